@@ -1,0 +1,5 @@
+"""Run `python -m replay`."""
+
+from replay.cli import main
+
+raise SystemExit(main())

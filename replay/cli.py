@@ -1,0 +1,79 @@
+"""Command line: `replay [PATH]` opens the app; `replay COMMAND ...` runs a headless command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from replay import __version__
+from replay.commands import command_modules
+
+DESCRIPTION = """\
+Step through an AI coding-agent transcript, stop at every empty turn, see the turns
+before and after side by side, and record what each silence meant.
+
+Formats (detected from the content): opencode export JSON, opencode storage directory and
+opencode.db, Claude Code JSONL (and project directories), Codex CLI rollouts, Gemini CLI
+sessions, Aider chat history, generic chat JSON/JSONL (OpenAI messages, ShareGPT)."""
+
+
+def _command_epilog() -> str:
+    lines = ["commands (replay COMMAND --help for each):"]
+    for name, module in command_modules().items():
+        lines.append(f"  {name:<8} {module.HELP}")
+    lines.append("")
+    lines.append("With no PATH, replay opens a bundled sample session.")
+    return "\n".join(lines)
+
+
+def app_parser() -> argparse.ArgumentParser:
+    """The parser for opening the app."""
+    parser = argparse.ArgumentParser(
+        prog="replay",
+        description=DESCRIPTION,
+        epilog=_command_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("path", nargs="?", metavar="PATH",
+                        help="session file, directory or database (default: bundled sample)")
+    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
+    parser.add_argument("--follow", action="store_true",
+                        help="keep reading as the file grows; stop at new empty turns")
+    parser.add_argument("--reviewer", metavar="NAME",
+                        help="name recorded with annotations (default: config, then login name)")
+    parser.add_argument("--annotations", metavar="FILE",
+                        help="annotation journal to use (default: in the user data directory)")
+    parser.add_argument("--labels", metavar="FILE", help="TOML file with the label set to use")
+    parser.add_argument("--theme", metavar="NAME", help="colour theme (remembered for next time)")
+    parser.add_argument("--tool-only", action="store_true",
+                        help="also stop at assistant turns that only call tools")
+    parser.add_argument("--version", action="version", version=f"replay {__version__}")
+    return parser
+
+
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """The parser for one headless command."""
+    module = command_modules()[name]
+    parser = argparse.ArgumentParser(prog=f"replay {name}", description=module.HELP)
+    module.configure(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `replay` console script."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    commands = command_modules()
+    try:
+        if arguments and arguments[0] in commands:
+            name = arguments[0]
+            args = command_parser(name).parse_args(arguments[1:])
+            return int(commands[name].run(args))
+        args = app_parser().parse_args(arguments)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    from replay.ui.launch import launch
+
+    return launch(args)

@@ -1,0 +1,296 @@
+"""Finding empty turns: the rules are data (tables of reasons and evidence), not scattered ifs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from replay.core.model import MARKER_KINDS, VISIBLE_KINDS, Kind, Part, Session, Turn
+from replay.core.text import empty_wrapper_names, is_blank
+
+
+@dataclass(frozen=True, slots=True)
+class DetectionRules:
+    """What counts as an empty turn; the defaults are the product's definition."""
+
+    roles: frozenset[str] = frozenset({"user", "assistant"})
+    """Roles whose turns are checked."""
+    visible_kinds: frozenset[str] = VISIBLE_KINDS
+    """Part kinds that are visible content (text only when non-blank)."""
+    tool_only_is_empty: bool = False
+    """Also stop at assistant turns that only call tools, with no words."""
+    min_gap_evidence: float = 30.0
+    """Seconds of silence before a turn worth naming as evidence."""
+
+    def with_options(self, **changes: Any) -> DetectionRules:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+DEFAULT_RULES = DetectionRules()
+"""The product's default definition of an empty turn."""
+
+
+def is_visible(part: Part, rules: DetectionRules = DEFAULT_RULES) -> bool:
+    """True when the part shows something to a person."""
+    if part.kind not in rules.visible_kinds:
+        return False
+    if part.kind == Kind.TEXT:
+        return not is_blank(part.text)
+    return True
+
+
+def _tool_only(turn: Turn, rules: DetectionRules) -> bool:
+    visible = [part for part in turn.parts if is_visible(part, rules)]
+    return bool(visible) and all(p.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT) for p in visible)
+
+
+def is_empty(turn: Turn, rules: DetectionRules = DEFAULT_RULES) -> bool:
+    """True when the turn has no visible content under the rules."""
+    if turn.role not in rules.roles:
+        return False
+    if not any(is_visible(part, rules) for part in turn.parts):
+        return True
+    return rules.tool_only_is_empty and turn.role == "assistant" and _tool_only(turn, rules)
+
+
+def _kinds(turn: Turn) -> set[str]:
+    return {part.kind for part in turn.parts}
+
+
+def _has_wrapper(turn: Turn) -> bool:
+    return any(p.kind == Kind.TEXT and empty_wrapper_names(p.text) for p in turn.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One way a turn can be empty: a stable code, a phrase, and when it applies."""
+
+    code: str
+    """Stable identifier used in `scan --json` and CSV."""
+    phrase: str
+    """Plain words for the banner."""
+    applies: Callable[[Turn], bool]
+    """Predicate over an empty turn."""
+
+
+REASONS: tuple[Reason, ...] = (
+    Reason("compaction-request", "asked for a compaction", lambda t: Kind.COMPACTION in _kinds(t)),
+    Reason("aborted", "ended with an error before showing anything",
+           lambda t: Kind.ERROR in _kinds(t)),
+    Reason("tool-only", "called tools without a word",
+           lambda t: bool(_kinds(t) & {Kind.TOOL_CALL, Kind.TOOL_RESULT})),
+    Reason("reasoning-only", "reasoned but showed nothing", lambda t: Kind.REASONING in _kinds(t)),
+    Reason("empty-wrapper", "sent only an empty wrapper tag", _has_wrapper),
+    Reason("blank-text", "sent only white space", lambda t: Kind.TEXT in _kinds(t)),
+    Reason("markers-only", "holds only step or snapshot markers",
+           lambda t: bool(_kinds(t)) and _kinds(t) <= MARKER_KINDS),
+    Reason("no-content", "has no content at all", lambda t: True),
+)
+"""Reasons in priority order; the first that applies names the empty turn."""
+
+REASON_BY_CODE: dict[str, Reason] = {reason.code: reason for reason in REASONS}
+
+
+def reason_for(turn: Turn) -> Reason:
+    """The first reason in `REASONS` that applies to an empty turn."""
+    for reason in REASONS:
+        if reason.applies(turn):
+            return reason
+    return REASONS[-1]
+
+
+def format_duration(seconds: float) -> str:
+    """A short human duration: `38 s`, `14 min`, `2.5 h`, `3 d`."""
+    seconds = abs(seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.0f} d"
+
+
+def gap_before(session: Session, index: int) -> float | None:
+    """Seconds between the previous timed turn and this one."""
+    turn = session.turns[index]
+    if turn.time is None:
+        return None
+    for previous in reversed(session.turns[max(0, index - 50) : index]):
+        if previous.time is not None:
+            end = previous.completed if previous.completed is not None else previous.time
+            return max(0.0, turn.time - end)
+    return None
+
+
+def _evidence_compaction(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    return ["compaction" for part in turn.parts if part.kind == Kind.COMPACTION][:1]
+
+
+def _evidence_error(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    return [f"error: {part.name or part.text or 'unknown'}" for part in turn.parts
+            if part.kind == Kind.ERROR]
+
+
+def _evidence_reasoning(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    parts = [part for part in turn.parts if part.kind == Kind.REASONING]
+    if not parts:
+        return []
+    chars = sum(part.text_length for part in parts)
+    return [f"reasoning: {chars:,} chars" if chars else "reasoning: empty"]
+
+
+def _evidence_wrapper(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    names: list[str] = []
+    for part in turn.parts:
+        if part.kind == Kind.TEXT:
+            names.extend(empty_wrapper_names(part.text))
+    return [f"empty <{name}> wrapper" for name in dict.fromkeys(names)]
+
+
+def _evidence_markers(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    steps = sum(1 for part in turn.parts if part.kind == Kind.STEP)
+    found = [f"step markers: {steps}"] if steps else []
+    if any(part.kind == Kind.SNAPSHOT for part in turn.parts):
+        found.append("snapshot")
+    return found
+
+
+def _evidence_no_parts(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    return [] if turn.parts else ["no parts"]
+
+
+def _evidence_tools(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    calls = [p for p in turn.parts if p.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT)]
+    if not calls:
+        return []
+    names = ", ".join(dict.fromkeys(p.name or "tool" for p in calls))
+    return [f"tools: {names}"]
+
+
+def _evidence_completion(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    if turn.role != "assistant" or turn.completed is not None:
+        return []
+    records_completion = any(
+        other.completed is not None for other in session.turns if other.role == "assistant"
+    )
+    return ["no completion time"] if records_completion else []
+
+
+def _evidence_gap(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    gap = gap_before(session, turn.index)
+    if gap is None or gap < rules.min_gap_evidence:
+        return []
+    return [f"gap before: {format_duration(gap)}"]
+
+
+def _evidence_flags(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    found = []
+    if turn.is_meta:
+        found.append("meta message")
+    if turn.agent == "compaction":
+        found.append("compaction agent")
+    if turn.index == len(session.turns) - 1:
+        found.append("last turn of the session")
+    return found
+
+
+Evidence = Callable[[Session, Turn, DetectionRules], list[str]]
+
+EVIDENCE: tuple[Evidence, ...] = (
+    _evidence_compaction,
+    _evidence_error,
+    _evidence_reasoning,
+    _evidence_wrapper,
+    _evidence_tools,
+    _evidence_markers,
+    _evidence_no_parts,
+    _evidence_completion,
+    _evidence_gap,
+    _evidence_flags,
+)
+"""Evidence collectors in display order; each returns zero or more short phrases."""
+
+
+def evidence_for(session: Session, turn: Turn, rules: DetectionRules = DEFAULT_RULES) -> list[str]:
+    """Every piece of evidence shown beside an empty turn."""
+    found: list[str] = []
+    for collect in EVIDENCE:
+        found.extend(collect(session, turn, rules))
+    return found
+
+
+@dataclass(slots=True)
+class EmptyTurn:
+    """An empty turn found in a session, as `scan --json` reports it."""
+
+    index: int
+    """0-based position in the session's turn list."""
+    id: str
+    """The source's own message id."""
+    role: str
+    """`user` or `assistant`."""
+    timestamp: str | None
+    """ISO 8601 time of the turn."""
+    reason: str
+    """Stable reason code (see `REASONS`)."""
+    evidence: list[str] = field(default_factory=list)
+    """Short phrases shown beside the turn."""
+    suggestion: str | None = None
+    """Suggested label name, when a suggester ran."""
+    suggestion_confidence: str | None = None
+    """low, medium or high."""
+    suggestion_reasons: list[str] = field(default_factory=list)
+    """Plain words behind the suggestion."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The `empty_turns` element of `scan --json`."""
+        return {
+            "index": self.index,
+            "id": self.id,
+            "role": self.role,
+            "timestamp": self.timestamp,
+            "reason": self.reason,
+            "evidence": list(self.evidence),
+            "suggestion": self.suggestion,
+        }
+
+
+Suggester = Callable[[Session, EmptyTurn], tuple[str, str, list[str]] | None]
+"""Given a session and an empty turn: (label, confidence, reasons) or None."""
+
+
+def describe_empty(
+    session: Session, turn: Turn, rules: DetectionRules = DEFAULT_RULES,
+    suggester: Suggester | None = None,
+) -> EmptyTurn:
+    """Build the report for one empty turn."""
+    found = EmptyTurn(
+        index=turn.index,
+        id=turn.id,
+        role=turn.role,
+        timestamp=turn.timestamp,
+        reason=reason_for(turn).code,
+        evidence=evidence_for(session, turn, rules),
+    )
+    if suggester is not None:
+        suggestion = suggester(session, found)
+        if suggestion is not None:
+            found.suggestion, found.suggestion_confidence, found.suggestion_reasons = suggestion
+    return found
+
+
+def find_empty_turns(
+    session: Session,
+    rules: DetectionRules = DEFAULT_RULES,
+    suggester: Suggester | None = None,
+    turns: Sequence[Turn] | None = None,
+) -> list[EmptyTurn]:
+    """Every empty turn of the session (or of `turns`, a slice of it), in order."""
+    return [
+        describe_empty(session, turn, rules, suggester)
+        for turn in (session.turns if turns is None else turns)
+        if is_empty(turn, rules)
+    ]

@@ -1,0 +1,243 @@
+"""The one shape every transcript format is read into: sessions, turns and parts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+
+class Kind:
+    """Part kinds; a reader maps each source block to one of these."""
+
+    TEXT = "text"
+    """Prose written by the person or the model (may be `synthetic`)."""
+    REASONING = "reasoning"
+    """Thinking or reasoning text; not visible content."""
+    TOOL_CALL = "tool_call"
+    """A tool invocation; `input` holds its arguments and `output` its result when known."""
+    TOOL_RESULT = "tool_result"
+    """A tool result whose call is not in the same turn."""
+    FILE = "file"
+    """An attached or referenced file; `name` is the file name or URL."""
+    IMAGE = "image"
+    """An image block."""
+    PATCH = "patch"
+    """A patch or diff applied to files."""
+    SUBTASK = "subtask"
+    """A request to run a subagent."""
+    AGENT = "agent"
+    """A mention of an agent by the person (`@build`)."""
+    COMPACTION = "compaction"
+    """A compaction marker or request."""
+    STEP = "step"
+    """A step start or finish marker."""
+    SNAPSHOT = "snapshot"
+    """A file-system snapshot marker."""
+    ERROR = "error"
+    """An error attached to the turn; `name` is the error type."""
+    RETRY = "retry"
+    """A retry marker."""
+    OTHER = "other"
+    """A block of a type this version of replay does not know; `name` is the source type."""
+
+
+VISIBLE_KINDS: frozenset[str] = frozenset(
+    {
+        Kind.TEXT,
+        Kind.TOOL_CALL,
+        Kind.TOOL_RESULT,
+        Kind.FILE,
+        Kind.IMAGE,
+        Kind.PATCH,
+        Kind.SUBTASK,
+        Kind.AGENT,
+    }
+)
+"""Kinds that count as visible content (text only when non-blank)."""
+
+MARKER_KINDS: frozenset[str] = frozenset({Kind.STEP, Kind.SNAPSHOT, Kind.RETRY})
+"""Kinds that only mark structure."""
+
+
+@dataclass(slots=True)
+class Part:
+    """One ordered piece of a turn."""
+
+    kind: str
+    """One of the `Kind` constants."""
+    text: str = ""
+    """Prose, reasoning, error message, or tool output for a TOOL_RESULT."""
+    name: str | None = None
+    """Tool name, file name or URL, error type, step reason, or unknown source type."""
+    input: str | None = None
+    """Tool input, as JSON text or plain text."""
+    output: str | None = None
+    """Tool output for a TOOL_CALL whose result is known."""
+    status: str | None = None
+    """Tool state: pending, running, completed or error."""
+    call_id: str | None = None
+    """The source's id for a tool call, linking calls, results and subagents."""
+    synthetic: bool = False
+    """Added by the harness (expanded attachment, injected context), not typed by a person."""
+    duration: float | None = None
+    """Seconds the tool call took, when the source says."""
+    shortened: bool = False
+    """True when text/input/output were cut to save memory; `Session.full_parts` reads them back."""
+    length: int = -1
+    """Length of `text` before shortening; -1 when `text` is whole."""
+
+    @property
+    def text_length(self) -> int:
+        """Length of the full text, whether or not it was shortened."""
+        return self.length if self.length >= 0 else len(self.text)
+
+
+@dataclass(slots=True)
+class Source:
+    """Where a turn came from, so the UI can show the raw record."""
+
+    path: str
+    """The file (or database, or directory) holding the record."""
+    line: int | None = None
+    """1-based line of the first record, for line-based formats."""
+    spans: tuple[tuple[int, int], ...] = ()
+    """Byte (offset, length) of every record that makes up the turn."""
+    record: str | None = None
+    """A locator for non-line sources: a JSON pointer, a table row, a file name."""
+
+
+@dataclass(slots=True, eq=False)
+class Turn:
+    """One message as the source tool presents it to a person."""
+
+    id: str
+    """The source's own message id, or a stable derived one."""
+    role: str
+    """`user`, `assistant` or `system`."""
+    parts: list[Part] = field(default_factory=list)
+    """Ordered content; possibly shortened, see `Part.shortened`."""
+    timestamp: str | None = None
+    """ISO 8601 time the source gives for the turn."""
+    time: float | None = None
+    """`timestamp` as epoch seconds, for gaps and playback."""
+    completed: float | None = None
+    """Epoch seconds when an assistant reply finished, when the source records it."""
+    model: str | None = None
+    """Model that wrote an assistant turn."""
+    tokens: dict[str, int] | None = None
+    """Token counts the source records (input, output, reasoning, cache_read, ...)."""
+    agent: str | None = None
+    """Agent or mode that produced the turn (opencode `build`, `plan`, `compaction`)."""
+    is_summary: bool = False
+    """The turn is a compaction summary written by the harness."""
+    is_meta: bool = False
+    """The harness marked the message as meta (injected, not typed)."""
+    source: Source | None = None
+    """Where the turn came from."""
+    index: int = -1
+    """Position in `Session.turns`; set by `Session.add`."""
+
+
+def parse_time(value: object) -> tuple[str | None, float | None]:
+    """Read an ISO string or epoch number (s or ms) into (ISO string, epoch seconds).
+
+    Returns (None, None) for anything else, never raising.
+    """
+    if isinstance(value, bool) or value is None:
+        return None, None
+    if isinstance(value, (int, float)):
+        seconds = float(value) / 1000.0 if value > 1e11 else float(value)
+        try:
+            moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None, None
+        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"), seconds
+    if isinstance(value, str) and value:
+        text = value.strip()
+        try:
+            moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+        except ValueError:
+            return value, None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        try:
+            return value, moment.timestamp()
+        except (OverflowError, OSError, ValueError):
+            return value, None
+    return None, None
+
+
+PartsLoader = Callable[[Turn], list[Part]]
+"""Reads the full parts of a turn back from its source."""
+
+
+@dataclass(slots=True, eq=False)
+class Session:
+    """One conversation: the ordered turns plus what the reader learnt on the way."""
+
+    path: str
+    """File, directory or database the session was read from."""
+    format: str
+    """Name of the reader that read it (`opencode`, `claude-code`, ...)."""
+    session_id: str | None = None
+    """The source's own session id."""
+    title: str | None = None
+    """A human title when the source has one."""
+    turns: list[Turn] = field(default_factory=list)
+    """User, assistant and system turns in order."""
+    skipped: int = 0
+    """Input records that could not be read."""
+    warnings: list[str] = field(default_factory=list)
+    """One line per problem met while reading (bad lines are counted, not fatal)."""
+    events: int = 0
+    """Bookkeeping records seen (summaries, snapshots, progress, token counts)."""
+    meta: dict[str, str] = field(default_factory=dict)
+    """Facts about the session: tool version, cwd, git branch, originator."""
+    sidechains: list[Session] = field(default_factory=list)
+    """Subagent sessions started from this one."""
+    parent_call: str | None = None
+    """For a sidechain: the tool call id (or turn id) in the parent that started it."""
+    loader: PartsLoader | None = None
+    """Reads back full parts for turns whose parts were shortened."""
+
+    def add(self, turn: Turn) -> Turn:
+        """Append a turn and record its index."""
+        turn.index = len(self.turns)
+        self.turns.append(turn)
+        return turn
+
+    def warn(self, message: str, *, skipped: bool = True) -> None:
+        """Record a problem; the first 50 are kept verbatim, the rest only counted."""
+        if skipped:
+            self.skipped += 1
+        if len(self.warnings) < 50:
+            self.warnings.append(message)
+        elif len(self.warnings) == 50:
+            self.warnings.append("more problems not listed")
+
+    def full_parts(self, turn: Turn) -> list[Part]:
+        """Parts of a turn with every shortened text read back from the source."""
+        if self.loader is None or not any(part.shortened for part in turn.parts):
+            return turn.parts
+        try:
+            return self.loader(turn)
+        except (OSError, ValueError):
+            return turn.parts
+
+    @property
+    def started(self) -> float | None:
+        """Epoch seconds of the first timed turn."""
+        for turn in self.turns:
+            if turn.time is not None:
+                return turn.time
+        return None
+
+    @property
+    def label(self) -> str:
+        """A short name for lists and headers."""
+        if self.title:
+            return self.title
+        if self.session_id:
+            return self.session_id
+        return self.path.rsplit("/", 1)[-1]

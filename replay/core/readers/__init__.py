@@ -1,0 +1,114 @@
+"""Every transcript reader, found by module, and the one entry point that picks among them.
+
+Each module in this package that defines `READER` (a `Reader`) is a format. Formats are tried
+in `priority` order against the content of the path, never by file name alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from pathlib import Path
+
+from replay.core.model import Session
+from replay.core.readers.base import (
+    Progress,
+    Reader,
+    ReaderError,
+    UnknownFormat,
+    UnreadablePath,
+    read_head,
+)
+
+__all__ = [
+    "Reader",
+    "ReaderError",
+    "UnknownFormat",
+    "UnreadablePath",
+    "all_readers",
+    "detect_reader",
+    "get_reader",
+    "load_sessions",
+]
+
+
+@cache
+def all_readers() -> tuple[Reader, ...]:
+    """Every reader in this package, in sniffing order."""
+    found: list[Reader] = []
+    for module_info in pkgutil.iter_modules(__path__):
+        if module_info.name.startswith("_") or module_info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        reader = getattr(module, "READER", None)
+        if isinstance(reader, Reader):
+            found.append(reader)
+    return tuple(sorted(found, key=lambda reader: (reader.priority, reader.name)))
+
+
+def format_names() -> list[str]:
+    """Names accepted by `--format`."""
+    return [reader.name for reader in all_readers()]
+
+
+def get_reader(name: str) -> Reader:
+    """The reader called `name`; UnknownFormat names the valid ones otherwise."""
+    for reader in all_readers():
+        if reader.name == name:
+            return reader
+    raise UnknownFormat(f"unknown format {name!r}; known formats: {', '.join(format_names())}")
+
+
+def _check_path(path: Path) -> None:
+    if not path.exists():
+        raise UnreadablePath(f"{path}: no such file or directory")
+    if path.is_dir():
+        return
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as error:
+        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+
+
+def detect_reader(path: Path) -> Reader:
+    """The first reader whose `sniff` accepts the content at `path`."""
+    _check_path(path)
+    try:
+        head = read_head(path)
+    except OSError as error:
+        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+    is_dir = path.is_dir()
+    for reader in all_readers():
+        if is_dir and not reader.directories:
+            continue
+        try:
+            if reader.sniff(path, head):
+                return reader
+        except (OSError, ValueError):
+            continue
+    tried = ", ".join(r.name for r in all_readers() if r.directories or not is_dir)
+    what = "directory" if is_dir else "file"
+    raise UnknownFormat(f"{path}: {what} not recognised as a transcript (formats tried: {tried})")
+
+
+def load_sessions(
+    path: Path | str, format: str | None = None, progress: Progress | None = None
+) -> list[Session]:
+    """Read every session at `path`, detecting the format unless `format` names one.
+
+    Raises:
+        UnreadablePath: the path cannot be read.
+        UnknownFormat: no reader recognises the content (or `format` is not a known name).
+    """
+    path = Path(path)
+    _check_path(path)
+    reader = get_reader(format) if format else detect_reader(path)
+    try:
+        return reader.read(path, progress)
+    except ReaderError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
+            RecursionError) as error:
+        raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None

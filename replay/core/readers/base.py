@@ -1,0 +1,144 @@
+"""What every reader provides, the errors they raise, and helpers for line-based formats."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Protocol
+
+from replay.core.model import Session
+
+Progress = Callable[[int, int], None]
+"""Called with (bytes or items done, total) while reading."""
+
+HEAD_BYTES = 64 * 1024
+"""How much of a file `sniff` functions see."""
+
+CHUNK_BYTES = 4 * 1024 * 1024
+"""Read size for line-based formats."""
+
+
+class ReaderError(Exception):
+    """A clean, one-line failure to read a path; never a traceback for the user."""
+
+
+class UnreadablePath(ReaderError):
+    """The path does not exist or cannot be opened."""
+
+
+class UnknownFormat(ReaderError):
+    """No reader recognised the content."""
+
+
+class LineBuilder(Protocol):
+    """Turns the records of a line-based transcript, fed in order, into one growing session."""
+
+    session: Session
+    """The session being built; its `turns` grow (and the last ones may change) as lines arrive."""
+
+    def feed(self, line: bytes, offset: int, lineno: int) -> None:
+        """Take one complete record (without its newline) found at byte `offset`, line `lineno`."""
+
+    def finish(self) -> None:
+        """Called once the input is exhausted (for now), to settle pending state."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """A transcript format: how to recognise it and how to read it."""
+
+    name: str
+    """Stable format name used by `--format` and in `scan --json`."""
+    title: str
+    """Human name for messages (`Claude Code JSONL`)."""
+    sniff: Callable[[Path, bytes], bool]
+    """True when the content looks like this format; gets the first HEAD_BYTES (b"" for dirs)."""
+    read: Callable[[Path, Progress | None], list[Session]]
+    """Read every session at the path; raises ReaderError for a path it cannot read."""
+    builder: Callable[[str], LineBuilder] | None = None
+    """For line-based formats: a fresh incremental builder for the given path (follow mode)."""
+    priority: int = 50
+    """Lower sniffs first; specific formats before generic ones."""
+    directories: bool = False
+    """True when the reader accepts a directory."""
+
+
+def iter_lines(
+    handle: BinaryIO, start: int = 0, lineno: int = 0, *, final: bool = True
+) -> Iterator[tuple[bytes, int, int]]:
+    """Yield (record, offset, lineno) for each line from byte `start`, newline removed.
+
+    With `final=False` a trailing line without a newline is held back (a writer may be
+    mid-record); with `final=True` it is yielded too. `lineno` is the number of lines before
+    `start`; yielded line numbers are 1-based. Blank lines are skipped but counted.
+    """
+    handle.seek(start)
+    offset = start
+    pending = b""
+    while True:
+        chunk = handle.read(CHUNK_BYTES)
+        if not chunk:
+            break
+        if pending:
+            chunk = pending + chunk
+            pending = b""
+        lines = chunk.split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            lineno += 1
+            length = len(line) + 1
+            if line.strip():
+                yield line.rstrip(b"\r"), offset, lineno
+            offset += length
+    if final and pending.strip():
+        yield pending.rstrip(b"\r"), offset, lineno + 1
+
+
+def read_line_session(
+    path: Path, builder: LineBuilder, progress: Progress | None = None
+) -> Session:
+    """Feed every line of a file to a builder and return its session."""
+    try:
+        total = os.path.getsize(path)
+        handle = open(path, "rb")
+    except OSError as error:
+        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+    with handle:
+        next_report = 0
+        for line, offset, lineno in iter_lines(handle):
+            builder.feed(line, offset, lineno)
+            if progress is not None and offset >= next_report:
+                progress(offset, total)
+                next_report = offset + CHUNK_BYTES
+    builder.finish()
+    if progress is not None:
+        progress(total, total)
+    return builder.session
+
+
+def read_spans(path: str, spans: tuple[tuple[int, int], ...]) -> list[bytes]:
+    """Read the byte spans of a file back (for full parts of shortened turns)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return [os.pread(fd, length, offset) for offset, length in spans]
+    finally:
+        os.close(fd)
+
+
+def read_head(path: Path) -> bytes:
+    """The first HEAD_BYTES of a file, or b"" for a directory."""
+    if path.is_dir():
+        return b""
+    with open(path, "rb") as handle:
+        return handle.read(HEAD_BYTES)
+
+
+def first_json_line(head: bytes) -> bytes | None:
+    """The first non-blank line of a head, if it starts like a JSON object."""
+    for line in head.split(b"\n", 20)[:20]:
+        stripped = line.strip()
+        if stripped:
+            return stripped if stripped.startswith(b"{") else None
+    return None

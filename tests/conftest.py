@@ -1,0 +1,30 @@
+"""Shared test fixtures: real transcripts from ../shared/realdata, isolated user directories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+REALDATA = REPO.parent / "shared" / "realdata"
+SAMPLES = REPO / "sample_sessions"
+
+
+@pytest.fixture(autouse=True)
+def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
+                       monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Keep every test away from the real user data and config directories."""
+    base = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("REPLAY_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("REPLAY_CONFIG_FILE", str(base / "config" / "config.toml"))
+    yield base
+
+
+def realdata(relative: str) -> Path:
+    """A file of ../shared/realdata; the test is skipped if the folder is not beside the repo."""
+    path = REALDATA / relative
+    if not REALDATA.is_dir():
+        pytest.skip("../shared/realdata is not beside the repository")
+    return path
