@@ -82,6 +82,8 @@ class Part:
     """Added by the harness (expanded attachment, injected context), not typed by a person."""
     duration: float | None = None
     """Seconds the tool call took, when the source says."""
+    mime: str | None = None
+    """Media type of a FILE or IMAGE part (`text/plain`, `image/png`), when the source says."""
     shortened: bool = False
     """True when text/input/output were cut to save memory; `Session.full_parts` reads them back."""
     length: int = -1
