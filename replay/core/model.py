@@ -174,7 +174,7 @@ PartsLoader = Callable[[Turn], list[Part]]
 """Reads the full parts of a turn back from its source."""
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, weakref_slot=True)
 class Session:
     """One conversation: the ordered turns plus what the reader learnt on the way."""
 
