@@ -1,0 +1,181 @@
+"""Agreement between reviewers: Cohen's kappa per pair and Krippendorff's alpha (nominal).
+
+Written out by hand (no numpy at run time); `tests/core/test_agree.py` checks both against
+textbook values and alpha against the `krippendorff` package on random data.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from replay.core.journal import latest
+
+Item = tuple[str, str]
+"""(session_id, turn_id): one thing reviewers label."""
+
+
+@dataclass(frozen=True, slots=True)
+class PairAgreement:
+    """Cohen's kappa between two reviewers over the items both rated."""
+
+    first: str
+    """One reviewer."""
+    second: str
+    """The other reviewer."""
+    n: int
+    """Items both rated."""
+    observed: float | None
+    """Share of those items with the same label."""
+    kappa: float | None
+    """Cohen's kappa, or None when undefined (see `reason`)."""
+    reason: str | None = None
+    """Why kappa is undefined."""
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON object for `replay agree --json`."""
+        return {"reviewers": [self.first, self.second], "n": self.n, "observed": self.observed,
+                "kappa": self.kappa, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """An item on which reviewers gave different labels."""
+
+    session_id: str
+    """The session."""
+    turn_id: str
+    """The turn."""
+    labels: dict[str, str]
+    """Label by reviewer."""
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON object for `replay agree --json`."""
+        return {"session_id": self.session_id, "turn_id": self.turn_id, "labels": dict(self.labels)}
+
+
+@dataclass(slots=True)
+class AgreementReport:
+    """Everything `replay agree` prints."""
+
+    reviewers: list[str] = field(default_factory=list)
+    """Reviewers with at least one rating, sorted."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """Items rated by each reviewer."""
+    items: int = 0
+    """Items with at least one rating."""
+    pairs: list[PairAgreement] = field(default_factory=list)
+    """Cohen's kappa for every pair of reviewers."""
+    alpha: float | None = None
+    """Krippendorff's alpha (nominal) over all reviewers, or None when undefined."""
+    alpha_items: int = 0
+    """Items with two or more ratings (the ones alpha uses)."""
+    alpha_reason: str | None = None
+    """Why alpha is undefined."""
+    disagreements: list[Disagreement] = field(default_factory=list)
+    """Items with two or more distinct labels, in order of first appearance."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The object printed by `replay agree --json`."""
+        return {
+            "reviewers": list(self.reviewers),
+            "counts": dict(self.counts),
+            "items": self.items,
+            "pairs": [pair.to_json() for pair in self.pairs],
+            "alpha": self.alpha,
+            "alpha_items": self.alpha_items,
+            "alpha_reason": self.alpha_reason,
+            "disagreements": [item.to_json() for item in self.disagreements],
+        }
+
+
+def ratings_by_item(records: Iterable[Mapping[str, Any]]) -> dict[Item, dict[str, str]]:
+    """The latest label per reviewer per item; a withdrawn annotation is no rating."""
+    table: dict[Item, dict[str, str]] = {}
+    for record in latest(dict(record) for record in records).values():
+        if not record["label"]:
+            continue
+        item = (record["session_id"], record["turn_id"])
+        table.setdefault(item, {})[record.get("reviewer", "")] = record["label"]
+    return table
+
+
+def cohen_kappa(pairs: list[tuple[str, str]]) -> tuple[float | None, float | None, str | None]:
+    """Cohen's kappa of paired labels: (kappa, observed agreement, reason when undefined)."""
+    n = len(pairs)
+    if n == 0:
+        return None, None, "no items rated by both"
+    observed = sum(1 for a, b in pairs if a == b) / n
+    first = Counter(a for a, _ in pairs)
+    second = Counter(b for _, b in pairs)
+    # Chance agreement in whole counts, so "total chance agreement" is an exact test.
+    chance_count = sum(first[label] * second[label] for label in first)
+    if chance_count == n * n:
+        only = next(iter(first))
+        return None, observed, f"both used only the label {only!r}: chance agreement is total"
+    expected = chance_count / (n * n)
+    return (observed - expected) / (1.0 - expected), observed, None
+
+
+def krippendorff_alpha(units: Iterable[Iterable[str]]) -> tuple[float | None, int, str | None]:
+    """Krippendorff's alpha for nominal data: (alpha, pairable units, reason when undefined).
+
+    Each unit is the list of labels it received; units with fewer than two are not pairable.
+    alpha = 1 - (n - 1) * D / E with D the off-diagonal sum of the coincidence matrix and E
+    the sum over distinct label pairs of n_c * n_k.
+    """
+    coincidences: Counter[tuple[str, str]] = Counter()
+    pairable = 0
+    for unit in units:
+        values = list(unit)
+        m = len(values)
+        if m < 2:
+            continue
+        pairable += 1
+        counts = Counter(values)
+        for c, n_c in counts.items():
+            for k, n_k in counts.items():
+                # Ordered pairs of distinct ratings within the unit, each weighted 1/(m-1).
+                pairs = n_c * (n_c - 1) if c == k else n_c * n_k
+                if pairs:
+                    coincidences[(c, k)] += pairs / (m - 1)
+    if pairable == 0:
+        return None, 0, "no item was rated by two or more reviewers"
+    totals: Counter[str] = Counter()
+    for (c, _), value in coincidences.items():
+        totals[c] += value
+    n = sum(totals.values())
+    disagreement = sum(value for (c, k), value in coincidences.items() if c != k)
+    chance = sum(totals[c] * totals[k] for c in totals for k in totals if c != k)
+    if chance == 0:
+        only = next(iter(totals))
+        return None, pairable, f"every rating is {only!r}: there is no variation to agree on"
+    return 1.0 - (n - 1) * disagreement / chance, pairable, None
+
+
+def agreement(records: Iterable[Mapping[str, Any]]) -> AgreementReport:
+    """Compare reviewers over journal records (from one or more journals, in file order)."""
+    table = ratings_by_item(records)
+    report = AgreementReport()
+    counts: Counter[str] = Counter()
+    for ratings in table.values():
+        counts.update(ratings.keys())
+    report.reviewers = sorted(counts)
+    report.counts = {name: counts[name] for name in report.reviewers}
+    report.items = len(table)
+    for first, second in combinations(report.reviewers, 2):
+        paired = [(r[first], r[second]) for r in table.values() if first in r and second in r]
+        kappa, observed, reason = cohen_kappa(paired)
+        report.pairs.append(PairAgreement(first, second, len(paired), observed, kappa, reason))
+    report.alpha, report.alpha_items, report.alpha_reason = krippendorff_alpha(
+        ratings.values() for ratings in table.values()
+    )
+    report.disagreements = [
+        Disagreement(session_id, turn_id, dict(sorted(ratings.items())))
+        for (session_id, turn_id), ratings in table.items()
+        if len(set(ratings.values())) > 1
+    ]
+    return report

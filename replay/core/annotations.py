@@ -1,0 +1,300 @@
+"""Annotations of empty turns and the store that saves each one the moment it is committed."""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from replay.core.journal import FORMAT_VERSION, Journal, JournalError, check_record, latest
+from replay.core.model import Session
+from replay.core.paths import data_dir
+
+__all__ = [
+    "CONFIDENCE",
+    "Annotation",
+    "AnnotationStore",
+    "JournalError",
+    "annotations_from_records",
+    "default_journal_path",
+    "default_reviewer",
+    "now_iso",
+    "session_identity",
+    "session_key",
+]
+
+CONFIDENCE: tuple[str, ...] = ("low", "medium", "high")
+"""How sure a reviewer is of a label, weakest first."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 with milliseconds and a `Z`."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    """One reviewer's interpretation of one turn; an empty `label` means it was withdrawn."""
+
+    session_id: str
+    """The session's own id (or `session_identity` when the source has none)."""
+    turn_id: str
+    """The turn's own message id."""
+    turn_index: int
+    """0-based position of the turn when it was annotated."""
+    label: str
+    """Label name, or "" when the reviewer withdrew the annotation (undo or clear)."""
+    note: str = ""
+    """Free text from the reviewer."""
+    confidence: str = "medium"
+    """One of `CONFIDENCE`."""
+    reviewer: str = ""
+    """Who annotated."""
+    time: str = ""
+    """ISO 8601 UTC time of the commit."""
+
+    @property
+    def withdrawn(self) -> bool:
+        """True when this record takes an earlier annotation back."""
+        return not self.label
+
+    def to_json(self) -> dict[str, Any]:
+        """The self-contained journal record."""
+        return {
+            "v": FORMAT_VERSION,
+            "session_id": self.session_id,
+            "turn_id": self.turn_id,
+            "turn_index": self.turn_index,
+            "label": self.label,
+            "note": self.note,
+            "confidence": self.confidence,
+            "reviewer": self.reviewer,
+            "time": self.time,
+        }
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> Annotation:
+        """Read a journal record back; unknown fields are ignored.
+
+        Raises:
+            ValueError: the record lacks a required field or has one of the wrong type.
+        """
+        problem = check_record(record)
+        if problem is not None:
+            raise ValueError(f"not an annotation record: {problem}")
+        return cls(
+            session_id=record["session_id"],
+            turn_id=record["turn_id"],
+            turn_index=record.get("turn_index", -1),
+            label=record["label"],
+            note=record.get("note", ""),
+            confidence=record.get("confidence", "medium"),
+            reviewer=record.get("reviewer", ""),
+            time=record.get("time", ""),
+        )
+
+
+def annotations_from_records(
+    records: Iterable[dict[str, Any]],
+    *,
+    session_id: str | None = None,
+    reviewer: str | None = None,
+    include_withdrawn: bool = False,
+) -> list[Annotation]:
+    """The latest annotation per (reviewer, session, turn), optionally for one session or reviewer."""
+    chosen = [
+        Annotation.from_json(record)
+        for record in latest(records).values()
+        if (session_id is None or record["session_id"] == session_id)
+        and (reviewer is None or record.get("reviewer", "") == reviewer)
+    ]
+    return chosen if include_withdrawn else [note for note in chosen if not note.withdrawn]
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def session_identity(session: Session) -> str:
+    """The id written into records: the source's session id, or a path-derived one without it."""
+    if session.session_id:
+        return session.session_id
+    return f"path-{_digest(os.path.abspath(session.path))[:16]}"
+
+
+def session_key(session: Session) -> str:
+    """A stable, file-name-safe key for a session: format plus session id (or path hash)."""
+    if not session.session_id:
+        return f"{_UNSAFE.sub('_', session.format)}-{session_identity(session)}"
+    raw = f"{session.format}-{session.session_id}"
+    safe = _UNSAFE.sub("_", raw).strip("._")[:96]
+    # Sanitising could map two ids onto one name; a short digest keeps them apart.
+    return safe if safe == raw else f"{safe}-{_digest(raw)[:10]}"
+
+
+def default_journal_path(session: Session) -> Path:
+    """Where a session's journal lives by default: the user data directory, never beside the file."""
+    return data_dir() / "journals" / f"{session_key(session)}.jsonl"
+
+
+def default_reviewer(configured: str | None = None) -> str:
+    """The reviewer name: the configured one, else the login name, else `reviewer`."""
+    if configured and configured.strip():
+        return configured.strip()
+    try:
+        name = getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        name = ""
+    return name.strip() or "reviewer"
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """One commit of this process, remembered so it can be undone."""
+
+    turn_id: str
+    turn_index: int
+    previous: Annotation | None
+
+
+class AnnotationStore:
+    """One reviewer's annotations of one session, saved to a journal on every commit.
+
+    When the journal cannot be written, the annotation is still applied in memory and kept
+    in `unsaved` (then `JournalError` is raised), so the work is not lost: `retry_unsaved`
+    writes them once the problem is fixed, `save_unsaved_to` writes them somewhere else.
+    """
+
+    def __init__(self, journal: Journal, session_id: str, reviewer: str) -> None:
+        self.journal = journal
+        """Where commits are appended."""
+        self.session_id = session_id
+        """The session whose annotations this store holds."""
+        self.reviewer = reviewer
+        """Whose annotations; other reviewers' records in the same journal are left alone."""
+        self.unsaved: list[Annotation] = []
+        """Committed annotations the journal refused, oldest first."""
+        self._current: dict[str, Annotation] = {}
+        self._changes: list[_Change] = []
+
+    @classmethod
+    def for_session(
+        cls, session: Session, reviewer: str, path: str | Path | None = None
+    ) -> AnnotationStore:
+        """A store for a loaded session, on `path` or the session's default journal."""
+        journal = Journal(path if path is not None else default_journal_path(session))
+        return cls(journal, session_identity(session), reviewer)
+
+    def load(self) -> list[str]:
+        """Read this reviewer's latest annotations of the session from the journal.
+
+        Returns one warning per journal line that was ignored.
+
+        Raises:
+            JournalError: the journal exists but cannot be read.
+        """
+        loaded = self.journal.load()
+        self._current = {
+            note.turn_id: note
+            for note in annotations_from_records(
+                loaded.records, session_id=self.session_id, reviewer=self.reviewer,
+                include_withdrawn=True,
+            )
+        }
+        self._changes.clear()
+        return loaded.warnings
+
+    def get(self, turn_id: str) -> Annotation | None:
+        """This reviewer's current annotation of a turn (None when absent or withdrawn)."""
+        note = self._current.get(turn_id)
+        return None if note is None or note.withdrawn else note
+
+    def all(self) -> dict[str, Annotation]:
+        """Every current (not withdrawn) annotation by turn id."""
+        return {turn_id: note for turn_id, note in self._current.items() if not note.withdrawn}
+
+    @property
+    def annotated_ids(self) -> frozenset[str]:
+        """Ids of the turns that hold an annotation now."""
+        return frozenset(turn_id for turn_id, note in self._current.items() if not note.withdrawn)
+
+    def commit(
+        self, turn_id: str, turn_index: int, label: str, note: str = "", confidence: str = "medium"
+    ) -> Annotation:
+        """Record an annotation: it is on disk (fsynced) when this returns.
+
+        Raises:
+            ValueError: `confidence` is not one of `CONFIDENCE`.
+            JournalError: the journal cannot be written; the annotation is kept in `unsaved`.
+        """
+        if confidence not in CONFIDENCE:
+            raise ValueError(f"confidence must be one of {', '.join(CONFIDENCE)}, not {confidence!r}")
+        annotation = Annotation(
+            session_id=self.session_id, turn_id=turn_id, turn_index=turn_index, label=label,
+            note=note, confidence=confidence, reviewer=self.reviewer, time=now_iso(),
+        )
+        self._changes.append(_Change(turn_id, turn_index, self._current.get(turn_id)))
+        self._save(annotation)
+        return annotation
+
+    def withdraw(self, turn_id: str, turn_index: int) -> Annotation:
+        """Take back the annotation of a turn by appending a record with an empty label."""
+        return self.commit(turn_id, turn_index, "")
+
+    def undo(self) -> Annotation | None:
+        """Revert this process's last commit by appending the state before it.
+
+        Returns the record appended (with an empty label when the turn had no annotation
+        before), or None when there is nothing left to undo.
+        """
+        if not self._changes:
+            return None
+        change = self._changes.pop()
+        if change.previous is None:
+            restored = Annotation(self.session_id, change.turn_id, change.turn_index, "",
+                                  reviewer=self.reviewer, time=now_iso())
+        else:
+            restored = replace(change.previous, time=now_iso())
+        self._save(restored)
+        return restored
+
+    def _save(self, annotation: Annotation) -> None:
+        """Apply in memory, then write; earlier unsaved records go first to keep the order."""
+        self._current[annotation.turn_id] = annotation
+        self.unsaved.append(annotation)
+        self.retry_unsaved()
+
+    def retry_unsaved(self) -> int:
+        """Write the unsaved annotations to the journal, oldest first; returns how many were written.
+
+        Raises:
+            JournalError: the journal still cannot be written; the rest stay in `unsaved`.
+        """
+        written = 0
+        while self.unsaved:
+            self.journal.append(self.unsaved[0].to_json())
+            self.unsaved.pop(0)
+            written += 1
+        return written
+
+    def save_unsaved_to(self, path: str | Path) -> int:
+        """Write the unsaved annotations to another journal file; returns how many were written.
+
+        Raises:
+            JournalError: that file cannot be written either; the rest stay in `unsaved`.
+        """
+        other = Journal(path)
+        written = 0
+        while self.unsaved:
+            other.append(self.unsaved[0].to_json())
+            self.unsaved.pop(0)
+            written += 1
+        return written

@@ -1,0 +1,206 @@
+"""Export annotations of a session as CSV (spreadsheet-safe) or JSON lines.
+
+Byte-order mark: Excel only reads a CSV as UTF-8 when it starts with a BOM, so files are
+written with `utf-8-sig` (`write_file`); standard output gets plain UTF-8, because a BOM
+in a pipe would corrupt the first column name for `csvkit`, `awk` and friends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from replay.core.annotations import Annotation, session_identity
+from replay.core.detect import EmptyTurn, Suggester, find_empty_turns, is_visible
+from replay.core.labels import LabelSet
+from replay.core.model import Kind, Session, Turn
+from replay.core.text import one_line
+
+CSV_COLUMNS: tuple[str, ...] = (
+    "session_id", "source_path", "format", "turn_index", "turn_id", "role", "timestamp",
+    "empty_reason", "label", "label_title", "note", "confidence", "reviewer", "annotated_at",
+    "suggestion", "before_excerpt", "after_excerpt",
+)
+"""Columns of the CSV export, in the order of the product contract."""
+
+EXCERPT_CHARS = 160
+"""Length of the before/after excerpts."""
+
+SEARCH_LIMIT = 500
+"""How many turns to walk past looking for a non-empty neighbour."""
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula."""
+
+Row = dict[str, Any]
+
+
+def _has_content(turn: Turn) -> bool:
+    return any(is_visible(part) for part in turn.parts)
+
+
+def _neighbour(session: Session, index: int, step: int) -> Turn | None:
+    """The nearest turn with visible content before (step -1) or after (step 1) `index`."""
+    position = index + step
+    walked = 0
+    while 0 <= position < len(session.turns) and walked < SEARCH_LIMIT:
+        turn = session.turns[position]
+        if _has_content(turn):
+            return turn
+        position += step
+        walked += 1
+    return None
+
+
+def excerpt(session: Session, turn: Turn | None, limit: int = EXCERPT_CHARS) -> str:
+    """One line showing a turn: `#N role: text`, tool calls as `[tool] input`."""
+    if turn is None:
+        return ""
+    pieces: list[str] = []
+    for part in session.full_parts(turn):
+        if not is_visible(part):
+            continue
+        if part.kind == Kind.TEXT:
+            pieces.append(part.text)
+        elif part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
+            pieces.append(f"[{part.name or 'tool'}] {part.input or part.text or ''}")
+        else:
+            pieces.append(f"[{part.kind}: {part.name or ''}]")
+        if sum(len(piece) for piece in pieces) > limit * 4:
+            break
+    return one_line(f"#{turn.index + 1} {turn.role}: " + " ".join(pieces), limit)
+
+
+def _row(
+    session: Session, turn: Turn | None, empty: EmptyTurn | None, annotation: Annotation | None,
+    labels: LabelSet,
+) -> Row:
+    index = turn.index if turn is not None else (annotation.turn_index if annotation else -1)
+    label = labels.get(annotation.label) if annotation else None
+    return {
+        "session_id": session_identity(session),
+        "source_path": session.path,
+        "format": session.format,
+        "turn_index": index,
+        "turn_id": turn.id if turn is not None else (annotation.turn_id if annotation else ""),
+        "role": turn.role if turn is not None else "",
+        "timestamp": turn.timestamp if turn is not None else None,
+        "empty_reason": empty.reason if empty else "",
+        "label": annotation.label if annotation else "",
+        "label_title": label.title if label else "",
+        "note": annotation.note if annotation else "",
+        "confidence": annotation.confidence if annotation else "",
+        "reviewer": annotation.reviewer if annotation else "",
+        "annotated_at": annotation.time if annotation else "",
+        "suggestion": empty.suggestion if empty else None,
+        "before_excerpt": excerpt(session, _neighbour(session, index, -1)) if turn else "",
+        "after_excerpt": excerpt(session, _neighbour(session, index, 1)) if turn else "",
+    }
+
+
+def export_rows(
+    session: Session,
+    annotations: Iterable[Annotation],
+    labels: LabelSet,
+    *,
+    all_empty: bool = False,
+    suggester: Suggester | None = None,
+) -> list[Row]:
+    """One row per annotation of this session (and, with `all_empty`, per unannotated empty turn).
+
+    Rows follow the turn order, then reviewer; `turn_index` is 0-based like `scan --json`.
+    Annotations of turns the session no longer holds are kept, with blank turn columns.
+    """
+    identity = session_identity(session)
+    by_id = {turn.id: turn for turn in session.turns}
+    empties = {empty.id: empty for empty in find_empty_turns(session, suggester=suggester)}
+    keyed: list[tuple[int, str, str, Row]] = []
+    annotated: set[str] = set()
+    for note in annotations:
+        if note.withdrawn or note.session_id != identity:
+            continue
+        turn = by_id.get(note.turn_id)
+        annotated.add(note.turn_id)
+        row = _row(session, turn, empties.get(note.turn_id), note, labels)
+        keyed.append((row["turn_index"], note.reviewer, note.time, row))
+    if all_empty:
+        for empty in empties.values():
+            if empty.id not in annotated:
+                row = _row(session, by_id[empty.id], empty, None, labels)
+                keyed.append((empty.index, "", "", row))
+    keyed.sort(key=lambda item: item[:3])
+    return [row for *_, row in keyed]
+
+
+def neutralise(value: object) -> str:
+    """A cell as text, with a leading `'` when a spreadsheet would run it as a formula."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return str(value)
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
+def write_csv(rows: Iterable[Row], stream: IO[str]) -> int:
+    """Write a header and the rows as RFC 4180 CSV (CRLF, minimal quoting); returns the row count.
+
+    Open files with `newline=""` so embedded line breaks stay as written.
+    """
+    writer = csv.writer(stream, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    count = 0
+    for row in rows:
+        writer.writerow([neutralise(row.get(column)) for column in CSV_COLUMNS])
+        count += 1
+    return count
+
+
+def write_jsonl(rows: Iterable[Row], stream: IO[str]) -> int:
+    """Write one JSON object per row, columns in CSV order; returns the row count."""
+    count = 0
+    for row in rows:
+        stream.write(orjson.dumps({column: row.get(column) for column in CSV_COLUMNS}).decode())
+        stream.write("\n")
+        count += 1
+    return count
+
+
+def write_file(rows: Iterable[Row], path: str | Path, kind: str = "csv") -> int:
+    """Write rows to a file as `csv` (UTF-8 with BOM) or `jsonl`; returns the row count.
+
+    The file is written beside its destination and renamed over it, so a failed export never
+    leaves a half-written file in place of a good one.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    path = Path(path)
+    encoding = "utf-8-sig" if kind == "csv" else "utf-8"
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with open(fd, "w", encoding=encoding, newline="") as stream:
+            count = write_csv(rows, stream) if kind == "csv" else write_jsonl(rows, stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, _mode_for(path))
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return count
+
+
+def _mode_for(path: Path) -> int:
+    """Keep the permissions of a file being replaced; a new file gets rw-r--r--."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return 0o644
