@@ -1,10 +1,37 @@
-"""Suggested interpretations of empty turns (filled in by the suggestion engine)."""
+"""Suggested interpretations of empty turns, from signals around them and a table of rules."""
 
 from __future__ import annotations
 
-from replay.core.detect import Suggester
+from collections.abc import Collection
+
+from replay.core.detect import EmptyTurn, Suggester
+from replay.core.model import Session
+from replay.core.suggest.rules import RULES, Rule, Suggestion, suggest
+from replay.core.suggest.signals import Signals, read_signals
+
+__all__ = [
+    "RULES",
+    "Rule",
+    "Signals",
+    "Suggestion",
+    "default_suggester",
+    "read_signals",
+    "suggest",
+    "suggester_for",
+]
+
+
+def suggester_for(labels: Collection[str] | None = None) -> Suggester:
+    """A suggester limited to a label set (every rule's label when None)."""
+    active = frozenset(labels) if labels is not None else None
+
+    def suggester(session: Session, empty: EmptyTurn) -> tuple[str, str, list[str]] | None:
+        found = suggest(session, empty, active)
+        return None if found is None else found.as_tuple()
+
+    return suggester
 
 
 def default_suggester() -> Suggester | None:
     """The suggester used by scan, export and the app."""
-    return None
+    return suggester_for(None)

@@ -1,0 +1,148 @@
+"""Suggestion rules as one table: the first rule whose label exists and whose test holds wins."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+
+from replay.core.detect import EmptyTurn
+from replay.core.model import Session, Turn
+from replay.core.suggest.signals import Signals, read_signals
+
+LONG_SUMMARY_RATIO = 5.0
+"""A following assistant turn this many times the median length may be a context dump..."""
+
+SUMMARY_HEADINGS = 3
+"""...when it also has at least this many headings or section names."""
+
+RESUMPTION_GAP = 600.0
+"""Seconds of silence before an empty turn that can mean the person came back."""
+
+RESUMPTION_RATIO = 10.0
+"""The same silence must also be this many times the session's median gap."""
+
+ABANDON_GAP = 600.0
+"""Seconds of silence after an empty assistant turn that suggest the reply just died."""
+
+CONTEXT_COMMANDS = frozenset({"clear", "compact", "reset", "new"})
+"""Slash commands that wipe or compress the context."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One line of the table: suggest `label` with `confidence` when `when` holds."""
+
+    label: str
+    """Label name from the label set."""
+    confidence: str
+    """low, medium or high."""
+    when: Callable[[Signals], bool]
+    """Test over the signals of one empty turn."""
+    because: str
+    """Plain-words reasons, `;`-separated, with `{fact}` fields from `Signals.facts()`."""
+
+
+def _is_user(s: Signals) -> bool:
+    return s.role == "user"
+
+
+def _is_assistant(s: Signals) -> bool:
+    return s.role == "assistant"
+
+
+def _long_summary(s: Signals) -> bool:
+    return s.summary is not None and (
+        s.summary.harness
+        or (s.summary.ratio >= LONG_SUMMARY_RATIO and s.summary.headings >= SUMMARY_HEADINGS)
+    )
+
+
+def _long_silence(seconds: float | None, ratio: float) -> bool:
+    return seconds is not None and seconds >= RESUMPTION_GAP and ratio >= RESUMPTION_RATIO
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("context-reset", "high", lambda s: s.compaction,
+         "compaction part"),
+    Rule("context-reset", "high", lambda s: s.summary is not None and s.summary.harness,
+         "the next turn {summary_turn} is the harness's compaction summary"),
+    Rule("context-reset", "medium", lambda s: s.command in CONTEXT_COMMANDS,
+         "comes right after the /{command} command"),
+    Rule("artifact", "high", lambda s: s.error is not None,
+         "error: {error}"),
+    Rule("artifact", "high", lambda s: s.no_completion and s.position == "last",
+         "last turn of the session; never completed (still being written when saved)"),
+    Rule("artifact", "medium", lambda s: s.no_completion,
+         "assistant reply never completed"),
+    Rule("thinking", "medium", lambda s: _is_assistant(s) and bool(s.reasoning_chars),
+         "reasoned for {reasoning} chars but showed nothing"),
+    Rule("artifact", "medium", lambda s: _is_assistant(s) and s.partner is not None,
+         "an empty {partner_role} turn sits right beside it: both recorded empty together"),
+    Rule("breakdown", "medium", lambda s: s.repeat is not None,
+         "the next user message repeats {repeat_turn} ({similarity}% alike)"),
+    Rule("approval", "medium", lambda s: _is_user(s) and s.ending is not None and s.ending.plan,
+         "the previous assistant turn states a plan; the person said nothing"),
+    Rule("context-reset", "medium", lambda s: _is_user(s) and _long_summary(s),
+         "the reply {summary_turn} is {summary_ratio}x the median length with {headings} "
+         "headings: a context dump"),
+    Rule("approval", "low",
+         lambda s: _is_user(s) and s.ending is not None and s.ending.question,
+         "the previous assistant turn asks a question; the person said nothing"),
+    Rule("resumption", "medium", lambda s: _long_silence(s.gap_before, s.gap_before_ratio),
+         "gap before: {gap_before} ({gap_before_ratio}x the median gap)"),
+    Rule("continue", "medium", lambda s: _is_user(s) and s.continue_word is not None,
+         "the next user message is a bare “{continue_word}”"),
+    Rule("artifact", "low",
+         lambda s: _is_assistant(s) and _long_silence(s.gap_after, s.gap_after_ratio),
+         "nothing happened for {gap_after} after it: the reply seems to have died"),
+    Rule("artifact", "low", _is_assistant,
+         "an assistant turn with no content and no reasoning"),
+    Rule("continue", "low", _is_user,
+         "a user turn with nothing in it, read as a bare go-on"),
+    Rule("other", "low", lambda s: True,
+         "no signal points anywhere"),
+)
+"""The rules in priority order; `suggest` returns the first applicable one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """A suggested interpretation of one empty turn and why."""
+
+    label: str
+    """Label name."""
+    confidence: str
+    """low, medium or high."""
+    reasons: list[str] = field(default_factory=list)
+    """Plain words behind it, one phrase each."""
+
+    def as_tuple(self) -> tuple[str, str, list[str]]:
+        """The (label, confidence, reasons) shape a `Suggester` returns."""
+        return self.label, self.confidence, list(self.reasons)
+
+
+def _index_of(empty_turn: EmptyTurn | Turn | int) -> int:
+    return empty_turn if isinstance(empty_turn, int) else empty_turn.index
+
+
+def first_rule(signals: Signals, labels: Collection[str] | None = None,
+               rules: tuple[Rule, ...] = RULES) -> Rule | None:
+    """The first rule whose label is in `labels` (all when None) and whose test holds."""
+    for rule in rules:
+        if labels is not None and rule.label not in labels:
+            continue
+        if rule.when(signals):
+            return rule
+    return None
+
+
+def suggest(session: Session, empty_turn: EmptyTurn | Turn | int,
+            labels: Collection[str] | None = None) -> Suggestion | None:
+    """Suggest a label for an empty turn; None when no rule with an active label applies."""
+    signals = read_signals(session, _index_of(empty_turn))
+    rule = first_rule(signals, labels)
+    if rule is None:
+        return None
+    facts = signals.facts()
+    reasons = [phrase.strip() for phrase in rule.because.format_map(facts).split(";")]
+    return Suggestion(rule.label, rule.confidence, [reason for reason in reasons if reason])

@@ -1,0 +1,507 @@
+"""Signals around an empty turn: small pure functions of (session, index) that rules read.
+
+Each signal looks only at the turn itself and a bounded window of neighbours, so a session of
+100,000 turns costs the same per empty turn as a short one. Session-wide figures (median gap,
+median assistant text length) are computed once per session and cached without keeping the
+session alive.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import weakref
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from replay.core.detect import format_duration, is_empty, is_visible
+from replay.core.detect import gap_before as _detect_gap_before
+from replay.core.model import MARKER_KINDS, Kind, Session, Turn
+from replay.core.text import empty_wrapper_names, strip_empty_wrappers
+
+WINDOW = 40
+"""How many turns either side a neighbour signal looks at."""
+
+USER_LOOKBACK = 10
+"""How many earlier user messages a repeated instruction is compared with."""
+
+USER_LOOKBACK_TURNS = 2000
+"""How far back (in turns) those earlier user messages are searched for."""
+
+REPEAT_THRESHOLD = 0.6
+"""Similarity at or above which the next user message counts as a repeat."""
+
+REPEAT_MIN_WORDS = 4
+"""Shorter messages ("continue", "yes") are not instructions that can be repeated."""
+
+TEXT_SAMPLE = 600
+"""Characters of a message compared for similarity (the start carries the instruction)."""
+
+
+# ---------------------------------------------------------------- session-wide figures
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStats:
+    """Figures computed once per session and shared by every empty turn of it."""
+
+    turns: int
+    """Number of turns when the figures were computed."""
+    median_gap: float | None
+    """Median seconds between consecutive timed turns."""
+    median_text: float | None
+    """Median length in characters of assistant turns that have text."""
+    records_completion: bool
+    """Some assistant turn carries a completion time, so a missing one means something."""
+
+
+_STATS: weakref.WeakKeyDictionary[Session, SessionStats] = weakref.WeakKeyDictionary()
+
+
+def _text_chars(turn: Turn) -> int:
+    return sum(part.text_length for part in turn.parts if part.kind == Kind.TEXT)
+
+
+def _compute_stats(session: Session) -> SessionStats:
+    gaps: list[float] = []
+    lengths: list[int] = []
+    records_completion = False
+    previous: float | None = None
+    for turn in session.turns:
+        if turn.time is not None:
+            if previous is not None:
+                gaps.append(max(0.0, turn.time - previous))
+            previous = turn.time
+        if turn.role == "assistant":
+            records_completion = records_completion or turn.completed is not None
+            chars = _text_chars(turn)
+            if chars:
+                lengths.append(chars)
+    return SessionStats(
+        turns=len(session.turns),
+        median_gap=statistics.median(gaps) if gaps else None,
+        median_text=statistics.median(lengths) if lengths else None,
+        records_completion=records_completion,
+    )
+
+
+def session_stats(session: Session) -> SessionStats:
+    """Cached session-wide figures, refreshed when a followed session has grown by a tenth."""
+    stats = _STATS.get(session)
+    grown = stats is not None and len(session.turns) > stats.turns + max(50, stats.turns // 10)
+    if stats is None or grown:
+        stats = _compute_stats(session)
+        _STATS[session] = stats
+    return stats
+
+
+# ---------------------------------------------------------------- text helpers
+
+
+def _words_of(session: Session, turn: Turn, *, full: bool) -> str:
+    """What the person or model wrote in a turn: typed text only, empty wrappers removed."""
+    parts = session.full_parts(turn) if full else turn.parts
+    texts = [
+        part.text for part in parts
+        if part.kind == Kind.TEXT and not part.synthetic and part.text
+    ]
+    return strip_empty_wrappers("\n".join(texts)).strip()
+
+
+def _has_words(turn: Turn) -> bool:
+    return any(
+        part.kind == Kind.TEXT and not part.synthetic and is_visible(part) for part in turn.parts
+    )
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().split())[:TEXT_SAMPLE]
+
+
+_WORD = re.compile(r"[a-z0-9_./-]+")
+
+
+def similarity(first: str, second: str) -> float:
+    """How alike two messages are (0 to 1): the better of difflib's ratio and word overlap."""
+    a, b = _normalise(first), _normalise(second)
+    if not a or not b:
+        return 0.0
+    words_a, words_b = set(_WORD.findall(a)), set(_WORD.findall(b))
+    jaccard = len(words_a & words_b) / len(words_a | words_b) if words_a | words_b else 0.0
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    ratio = matcher.ratio() if matcher.real_quick_ratio() > jaccard else 0.0
+    return max(ratio, jaccard)
+
+
+# ---------------------------------------------------------------- structural signals
+
+
+def _turn(session: Session, index: int) -> Turn:
+    return session.turns[index]
+
+
+def compaction(session: Session, index: int) -> bool:
+    """The turn holds a compaction marker or request, or was written by the compaction agent."""
+    turn = _turn(session, index)
+    return turn.agent == "compaction" or any(p.kind == Kind.COMPACTION for p in turn.parts)
+
+
+def error_name(session: Session, index: int) -> str | None:
+    """The name of the error attached to the turn (`MessageAbortedError`), if any."""
+    for part in _turn(session, index).parts:
+        if part.kind == Kind.ERROR:
+            return part.name or part.text or "error"
+    return None
+
+
+def no_completion(session: Session, index: int) -> bool:
+    """An assistant turn without a completion time in a session that records them."""
+    turn = _turn(session, index)
+    return (
+        turn.role == "assistant"
+        and turn.completed is None
+        and session_stats(session).records_completion
+    )
+
+
+def reasoning_chars(session: Session, index: int) -> int | None:
+    """Characters of reasoning in the turn; None when it has no reasoning part at all."""
+    parts = [p for p in _turn(session, index).parts if p.kind == Kind.REASONING]
+    if not parts:
+        return None
+    return sum(part.text_length for part in parts)
+
+
+def markers_only(session: Session, index: int) -> bool:
+    """The turn holds only step, snapshot or retry markers."""
+    kinds = {part.kind for part in _turn(session, index).parts}
+    return bool(kinds) and kinds <= MARKER_KINDS
+
+
+def no_parts(session: Session, index: int) -> bool:
+    """The turn has no parts at all."""
+    return not _turn(session, index).parts
+
+
+def empty_wrapper(session: Session, index: int) -> str | None:
+    """The name of the first empty wrapper tag the turn holds (`conversation_data`)."""
+    for part in _turn(session, index).parts:
+        if part.kind == Kind.TEXT:
+            names = empty_wrapper_names(part.text)
+            if names:
+                return names[0]
+    return None
+
+
+# ---------------------------------------------------------------- temporal signals
+
+
+def median_gap(session: Session, index: int) -> float | None:
+    """The session's median gap between consecutive turns, in seconds."""
+    return session_stats(session).median_gap
+
+
+def gap_before(session: Session, index: int) -> float | None:
+    """Seconds of silence between the end of the previous timed turn and this one."""
+    return _detect_gap_before(session, index)
+
+
+def gap_after(session: Session, index: int) -> float | None:
+    """Seconds between the end of this turn and the next timed turn."""
+    turn = _turn(session, index)
+    end = turn.completed if turn.completed is not None else turn.time
+    if end is None:
+        return None
+    for following in session.turns[index + 1 : index + 1 + WINDOW]:
+        if following.time is not None:
+            return max(0.0, following.time - end)
+    return None
+
+
+# ---------------------------------------------------------------- neighbour signals
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How the assistant turn just before an empty turn ended."""
+
+    index: int
+    """Index of that assistant turn."""
+    plan: bool
+    """It ends by stating what it will do next."""
+    question: bool
+    """It ends with a question."""
+
+
+_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+\S", re.MULTILINE)
+_PLAN_WORDS = re.compile(
+    r"\b(?:I'll|I will|I'm going to|I am going to|I plan to|I propose|I'd like to|"
+    r"Next,? I(?:'ll| will)|Let me(?! know)|Plan:|Next steps?:|Here's the plan|"
+    r"The plan is|My plan)",
+    re.IGNORECASE,
+)
+_TRAILING_DECORATION = re.compile(r"[\s*_`)\]\"'”’]+$")
+PLAN_TAIL = 500
+"""How much of the end of a message is searched for a plan."""
+
+
+def _ending_of(text: str) -> tuple[bool, bool]:
+    tail = text[-PLAN_TAIL:]
+    question = _TRAILING_DECORATION.sub("", tail).endswith("?")
+    plan = len(_NUMBERED.findall(tail)) >= 2 or _PLAN_WORDS.search(tail) is not None
+    return plan, question
+
+
+def previous_ending(session: Session, index: int) -> Ending | None:
+    """The plan or question the assistant left just before this turn, when it ended in words.
+
+    Only the nearest non-empty turn before counts, and only when its last visible part is
+    text: an assistant turn that ends with a tool call is still working, not waiting.
+    """
+    for position in range(index - 1, max(-1, index - 1 - WINDOW), -1):
+        turn = session.turns[position]
+        visible = [part for part in turn.parts if is_visible(part)]
+        if not visible:
+            continue
+        if turn.role != "assistant" or visible[-1].kind != Kind.TEXT:
+            return None
+        plan, question = _ending_of(_words_of(session, turn, full=True))
+        return Ending(position, plan, question) if plan or question else None
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The next assistant turn with words, measured as a possible context summary."""
+
+    index: int
+    """Index of that assistant turn."""
+    ratio: float
+    """Its text length over the session's median assistant text length."""
+    headings: int
+    """Markdown headings and summary section names (Goal, Progress, Next steps...) in it."""
+    harness: bool
+    """The harness marks it as a compaction summary."""
+
+
+_HEADING = re.compile(
+    r"^(?:\s{0,3}#{1,6}\s+\S"
+    r"|\s*\*\*[^*\n]{2,80}\*\*:?\s*$"
+    r"|\s*(?:goals?|constraints|progress|key decisions|decisions|(?:immediate )?next steps"
+    r"|critical context|relevant files|status|discoveries|instructions|accomplished"
+    r"|current state|summary|open questions)\s*:?\s*$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def count_headings(text: str) -> int:
+    """Markdown headings, bold title lines and bare section names in a text."""
+    return len(_HEADING.findall(text))
+
+
+def next_summary(session: Session, index: int) -> Summary | None:
+    """The next assistant turn with words, unless the person speaks first."""
+    stats = session_stats(session)
+    for turn in session.turns[index + 1 : index + 1 + WINDOW]:
+        if turn.role == "user" and _has_words(turn):
+            return None
+        if turn.role != "assistant" or not _has_words(turn):
+            continue
+        chars = _text_chars(turn)
+        ratio = chars / stats.median_text if stats.median_text else 1.0
+        headings = count_headings(_words_of(session, turn, full=True))
+        return Summary(turn.index, ratio, headings, turn.is_summary)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """The next user message says again what an earlier one said."""
+
+    index: int
+    """Index of the next user turn."""
+    earlier: int
+    """Index of the earlier user turn it repeats."""
+    similarity: float
+    """How alike the two are, 0 to 1."""
+
+
+def _next_user(session: Session, index: int) -> Turn | None:
+    for turn in session.turns[index + 1 : index + 1 + WINDOW]:
+        if turn.role == "user" and _has_words(turn):
+            return turn
+    return None
+
+
+def repeated_instruction(session: Session, index: int) -> Repeat | None:
+    """The next user message when it repeats one of the last few user messages before."""
+    following = _next_user(session, index)
+    if following is None:
+        return None
+    text = _words_of(session, following, full=True)
+    if len(text.split()) < REPEAT_MIN_WORDS:
+        return None
+    best: Repeat | None = None
+    seen = 0
+    for position in range(index - 1, max(-1, index - 1 - USER_LOOKBACK_TURNS), -1):
+        turn = session.turns[position]
+        if turn.role != "user" or not _has_words(turn):
+            continue
+        seen += 1
+        earlier = _words_of(session, turn, full=True)
+        if len(earlier.split()) >= REPEAT_MIN_WORDS:
+            score = similarity(text, earlier)
+            if score >= REPEAT_THRESHOLD and (best is None or score > best.similarity):
+                best = Repeat(following.index, position, score)
+        if seen >= USER_LOOKBACK:
+            break
+    return best
+
+
+def empty_partner(session: Session, index: int) -> int | None:
+    """Index of an adjacent empty turn of the other role (assistant then user, or vice versa)."""
+    role = _turn(session, index).role
+    for position in (index + 1, index - 1):
+        if 0 <= position < len(session.turns):
+            other = session.turns[position]
+            if other.role in ("user", "assistant") and other.role != role and is_empty(other):
+                return position
+    return None
+
+
+def position(session: Session, index: int) -> str | None:
+    """`first` or `last` when the turn opens or closes the conversation, else None."""
+    conversation = ("user", "assistant")
+    if not any(t.role in conversation for t in session.turns[max(0, index - WINDOW) : index]):
+        if index < WINDOW:
+            return "first"
+    if index == len(session.turns) - 1:
+        return "last"
+    return None
+
+
+_CONTINUE_WORDS = frozenset({
+    "continue", "go on", "keep going", "proceed", "ok", "okay", "go ahead", "carry on",
+    "resume", "next", "yes", "yes please", "go", "sure", "k", "please continue",
+    "continue please", "ok continue", "yes continue", "keep at it",
+})
+
+
+def bare_continuation(text: str) -> str | None:
+    """The continuation word when a whole message is only "continue", "go on", "ok"..."""
+    words = " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())
+    return words if words in _CONTINUE_WORDS else None
+
+
+def next_user_continues(session: Session, index: int) -> str | None:
+    """The next user message's words when it is a bare continuation ("continue", "go on")."""
+    following = _next_user(session, index)
+    if following is None:
+        return None
+    return bare_continuation(_words_of(session, following, full=False))
+
+
+_COMMAND = re.compile(r"<command-name>\s*/?([\w:-]+)\s*</command-name>|^\s*/([\w:-]+)\s*$")
+
+
+def command_before(session: Session, index: int) -> str | None:
+    """The slash command (`clear`, `compact`) in the user turn just before, if there is one."""
+    for turn in reversed(session.turns[max(0, index - 3) : index]):
+        if turn.role != "user":
+            continue
+        match = _COMMAND.search(_words_of(session, turn, full=False))
+        if match:
+            return match.group(1) or match.group(2)
+    return None
+
+
+# ---------------------------------------------------------------- all signals together
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """Every signal around one empty turn, as the rules read them."""
+
+    index: int
+    role: str
+    compaction: bool
+    error: str | None
+    no_completion: bool
+    reasoning_chars: int | None
+    markers_only: bool
+    no_parts: bool
+    wrapper: str | None
+    median_gap: float | None
+    gap_before: float | None
+    gap_after: float | None
+    ending: Ending | None
+    summary: Summary | None
+    repeat: Repeat | None
+    partner: int | None
+    position: str | None
+    continue_word: str | None
+    command: str | None
+
+    @property
+    def gap_before_ratio(self) -> float:
+        """Gap before over the median gap (0 when either is unknown)."""
+        return _ratio(self.gap_before, self.median_gap)
+
+    @property
+    def gap_after_ratio(self) -> float:
+        """Gap after over the median gap (0 when either is unknown)."""
+        return _ratio(self.gap_after, self.median_gap)
+
+    def facts(self) -> dict[str, str]:
+        """Signal values in plain words, for the `because` templates of rules."""
+        summary, repeat = self.summary, self.repeat
+        partner_role = "user" if self.role == "assistant" else "assistant"
+        return {
+            "role": self.role,
+            "error": self.error or "",
+            "reasoning": f"{self.reasoning_chars or 0:,}",
+            "wrapper": self.wrapper or "",
+            "gap_before": format_duration(self.gap_before or 0.0),
+            "gap_before_ratio": f"{self.gap_before_ratio:.0f}",
+            "gap_after": format_duration(self.gap_after or 0.0),
+            "gap_after_ratio": f"{self.gap_after_ratio:.0f}",
+            "summary_ratio": f"{summary.ratio:.0f}" if summary else "",
+            "headings": str(summary.headings) if summary else "",
+            "summary_turn": f"#{summary.index + 1}" if summary else "",
+            "repeat_turn": f"#{repeat.earlier + 1}" if repeat else "",
+            "similarity": f"{repeat.similarity * 100:.0f}" if repeat else "",
+            "partner_role": partner_role,
+            "continue_word": self.continue_word or "",
+            "command": self.command or "",
+        }
+
+
+def _ratio(value: float | None, median: float | None) -> float:
+    if value is None or median is None:
+        return 0.0
+    return value / max(median, 1.0)
+
+
+def read_signals(session: Session, index: int) -> Signals:
+    """Compute every signal for the empty turn at `index`."""
+    return Signals(
+        index=index,
+        role=session.turns[index].role,
+        compaction=compaction(session, index),
+        error=error_name(session, index),
+        no_completion=no_completion(session, index),
+        reasoning_chars=reasoning_chars(session, index),
+        markers_only=markers_only(session, index),
+        no_parts=no_parts(session, index),
+        wrapper=empty_wrapper(session, index),
+        median_gap=median_gap(session, index),
+        gap_before=gap_before(session, index),
+        gap_after=gap_after(session, index),
+        ending=previous_ending(session, index),
+        summary=next_summary(session, index),
+        repeat=repeated_instruction(session, index),
+        partner=empty_partner(session, index),
+        position=position(session, index),
+        continue_word=next_user_continues(session, index),
+        command=command_before(session, index),
+    )
