@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from replay.core.detect import EmptyTurn, Suggester
+from replay.core.labels import LabelSet
 from replay.core.model import Session
-from replay.core.suggest.rules import RULES, Rule, Suggestion, suggest
+from replay.core.suggest.rules import RULES, Rule, Suggestion, label_names, suggest
 from replay.core.suggest.signals import Signals, read_signals
 
 __all__ = [
@@ -21,9 +22,9 @@ __all__ = [
 ]
 
 
-def suggester_for(labels: Collection[str] | None = None) -> Suggester:
+def suggester_for(labels: Collection[str] | LabelSet | None = None) -> Suggester:
     """A suggester limited to a label set (every rule's label when None)."""
-    active = frozenset(labels) if labels is not None else None
+    active = label_names(labels)
 
     def suggester(session: Session, empty: EmptyTurn) -> tuple[str, str, list[str]] | None:
         found = suggest(session, empty, active)

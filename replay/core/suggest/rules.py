@@ -6,6 +6,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from replay.core.detect import EmptyTurn
+from replay.core.labels import LabelSet
 from replay.core.model import Session, Turn
 from replay.core.suggest.signals import Signals, read_signals
 
@@ -125,6 +126,15 @@ def _index_of(empty_turn: EmptyTurn | Turn | int) -> int:
     return empty_turn if isinstance(empty_turn, int) else empty_turn.index
 
 
+def label_names(labels: Collection[str] | LabelSet | None) -> frozenset[str] | None:
+    """The names of an active label set (a `LabelSet` or plain names); None means every label."""
+    if labels is None:
+        return None
+    if isinstance(labels, LabelSet):
+        return frozenset(labels.names)
+    return frozenset(labels)
+
+
 def first_rule(signals: Signals, labels: Collection[str] | None = None,
                rules: tuple[Rule, ...] = RULES) -> Rule | None:
     """The first rule whose label is in `labels` (all when None) and whose test holds."""
@@ -137,10 +147,10 @@ def first_rule(signals: Signals, labels: Collection[str] | None = None,
 
 
 def suggest(session: Session, empty_turn: EmptyTurn | Turn | int,
-            labels: Collection[str] | None = None) -> Suggestion | None:
+            labels: Collection[str] | LabelSet | None = None) -> Suggestion | None:
     """Suggest a label for an empty turn; None when no rule with an active label applies."""
     signals = read_signals(session, _index_of(empty_turn))
-    rule = first_rule(signals, labels)
+    rule = first_rule(signals, label_names(labels))
     if rule is None:
         return None
     facts = signals.facts()

@@ -122,13 +122,15 @@ _WORD = re.compile(r"[a-z0-9_./-]+")
 
 
 def similarity(first: str, second: str) -> float:
-    """How alike two messages are (0 to 1): the better of difflib's ratio and word overlap."""
+    """How alike two messages are (0 to 1): the better of word-sequence ratio and word overlap."""
     a, b = _normalise(first), _normalise(second)
     if not a or not b:
         return 0.0
-    words_a, words_b = set(_WORD.findall(a)), set(_WORD.findall(b))
-    jaccard = len(words_a & words_b) / len(words_a | words_b) if words_a | words_b else 0.0
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    # Words, not characters: two unrelated sentences share many letters but few words.
+    words_a, words_b = _WORD.findall(a), _WORD.findall(b)
+    union = set(words_a) | set(words_b)
+    jaccard = len(set(words_a) & set(words_b)) / len(union) if union else 0.0
+    matcher = SequenceMatcher(None, words_a, words_b, autojunk=False)
     ratio = matcher.ratio() if matcher.real_quick_ratio() > jaccard else 0.0
     return max(ratio, jaccard)
 
@@ -361,6 +363,8 @@ def repeated_instruction(session: Session, index: int) -> Repeat | None:
 def empty_partner(session: Session, index: int) -> int | None:
     """Index of an adjacent empty turn of the other role (assistant then user, or vice versa)."""
     role = _turn(session, index).role
+    if not is_empty(_turn(session, index)):
+        return None
     for position in (index + 1, index - 1):
         if 0 <= position < len(session.turns):
             other = session.turns[position]

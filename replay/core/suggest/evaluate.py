@@ -1,0 +1,136 @@
+"""Measuring the suggestion rules against a hand-labelled journal of empty turns."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from replay.core.detect import find_empty_turns
+from replay.core.model import Session
+from replay.core.readers import ReaderError, load_sessions
+from replay.core.suggest.rules import suggest
+
+
+@dataclass(frozen=True, slots=True)
+class GoldLabel:
+    """One hand label: which empty turn, which label, and the reviewer's written reason."""
+
+    path: str
+    """Session file, relative to the repository or to the shared real-data folder."""
+    session_id: str | None
+    """The source's session id."""
+    turn_id: str
+    """The empty turn's own id."""
+    label: str
+    """The label a person chose by reading the turns around it."""
+    reason: str
+    """Why, in a sentence."""
+
+
+@dataclass(frozen=True, slots=True)
+class Miss:
+    """An empty turn where the suggestion differs from the hand label."""
+
+    path: str
+    turn_id: str
+    index: int
+    gold: str
+    predicted: str | None
+    reasons: list[str]
+
+
+@dataclass(slots=True)
+class EvalResult:
+    """How often the rules agree with the hand labels, and where they do not."""
+
+    accuracy: float
+    """Share of labelled empty turns whose suggestion equals the hand label."""
+    n: int
+    """Labelled empty turns that were found and compared."""
+    confusion: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(gold, predicted) -> count; predicted is `none` when no rule applied."""
+    misses: list[Miss] = field(default_factory=list)
+    """Every disagreement, for reading."""
+    not_found: list[GoldLabel] = field(default_factory=list)
+    """Labels whose turn is not an empty turn of the session any more."""
+    unlabelled: list[tuple[str, str]] = field(default_factory=list)
+    """(path, turn id) of empty turns in labelled sessions that have no label."""
+
+
+def read_labels(labels_path: Path | str) -> list[GoldLabel]:
+    """Read the journal; a later line for the same turn replaces an earlier one."""
+    latest: dict[tuple[str, str], GoldLabel] = {}
+    for number, line in enumerate(Path(labels_path).read_bytes().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = orjson.loads(line)
+            gold = GoldLabel(str(record["path"]), record.get("session_id"),
+                             str(record["turn_id"]), str(record["label"]),
+                             str(record.get("reason", "")))
+        except (orjson.JSONDecodeError, KeyError, TypeError) as error:
+            raise ValueError(f"{labels_path}:{number}: not a label record ({error})") from None
+        latest[(gold.path, gold.turn_id)] = gold
+    return list(latest.values())
+
+
+def default_roots(labels_path: Path) -> tuple[Path, ...]:
+    """Where label paths are resolved: the repository, then the shared real-data folder."""
+    repo = labels_path.resolve().parent.parent
+    return (repo, repo.parent / "shared" / "realdata")
+
+
+def _resolve(path: str, roots: Iterable[Path]) -> Path | None:
+    for root in roots:
+        candidate = root / path
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _sessions(path: Path) -> list[Session]:
+    try:
+        return load_sessions(path)
+    except ReaderError:
+        return []
+
+
+def evaluate(labels_path: Path | str, roots: Iterable[Path] | None = None,
+             labels: Collection[str] | None = None) -> EvalResult:
+    """Run the rules on every labelled empty turn and compare with the hand labels."""
+    labels_path = Path(labels_path)
+    search = tuple(roots) if roots is not None else default_roots(labels_path)
+    by_path: dict[str, list[GoldLabel]] = {}
+    for gold in read_labels(labels_path):
+        by_path.setdefault(gold.path, []).append(gold)
+    confusion: Counter[tuple[str, str]] = Counter()
+    result = EvalResult(0.0, 0)
+    for path, golds in by_path.items():
+        resolved = _resolve(path, search)
+        sessions = _sessions(resolved) if resolved is not None else []
+        wanted = {gold.turn_id: gold for gold in golds}
+        found: set[str] = set()
+        for session in sessions:
+            for empty in find_empty_turns(session):
+                gold = wanted.get(empty.id)
+                if gold is None or (gold.session_id and session.session_id
+                                    and gold.session_id != session.session_id):
+                    result.unlabelled.append((path, empty.id))
+                    continue
+                found.add(empty.id)
+                suggestion = suggest(session, empty, labels)
+                predicted = suggestion.label if suggestion else "none"
+                confusion[(gold.label, predicted)] += 1
+                if predicted != gold.label:
+                    result.misses.append(Miss(path, empty.id, empty.index, gold.label, predicted,
+                                              suggestion.reasons if suggestion else []))
+        result.not_found.extend(gold for gold in golds if gold.turn_id not in found)
+    result.n = sum(confusion.values())
+    result.confusion = dict(sorted(confusion.items()))
+    hits = sum(count for (gold, predicted), count in confusion.items() if gold == predicted)
+    result.accuracy = hits / result.n if result.n else 0.0
+    return result
