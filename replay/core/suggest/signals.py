@@ -25,7 +25,7 @@ WINDOW = 40
 USER_LOOKBACK = 10
 """How many earlier user messages a repeated instruction is compared with."""
 
-USER_LOOKBACK_TURNS = 2000
+USER_LOOKBACK_TURNS = 500
 """How far back (in turns) those earlier user messages are searched for."""
 
 REPEAT_THRESHOLD = 0.6
