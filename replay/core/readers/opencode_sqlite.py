@@ -1,0 +1,288 @@
+"""opencode's SQLite database (`<data dir>/opencode.db`), read strictly read-only.
+
+Tables (`session/session.sql.ts`): `session(id, title, time_created, ...)`,
+`message(id, session_id, time_created, time_updated, data)` and
+`part(id, message_id, session_id, time_created, time_updated, data)`, where `data` is the JSON
+of the message info or part without its ids. opencode may be writing while we read (WAL mode):
+a read-only connection sees the last committed state and never changes the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from replay.core.model import Part, PartsLoader, Session, Source, Turn, parse_time
+from replay.core.readers._opencode_parts import turn_from_message
+from replay.core.readers.base import Progress, Reader, ReaderError, UnreadablePath
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+BUSY_SECONDS = 2.0
+"""How long to wait for a lock held by a writer before giving up with a clean error."""
+
+SESSION_FIELDS = ("title", "slug", "directory", "version", "parent_id", "project_id")
+"""Optional `session` columns copied when present (columns vary between opencode versions)."""
+
+
+def database_file(path: Path) -> Path | None:
+    """The database at `path`: the file itself, or `opencode.db` (or `opencode*.db`) in a dir."""
+    if not path.is_dir():
+        return path
+    preferred = path / "opencode.db"
+    if preferred.is_file():
+        return preferred
+    others = sorted(p for p in path.glob("opencode*.db") if p.is_file())
+    return others[0] if others else None
+
+
+def _quiet_wal(database: Path) -> bool:
+    """True for a WAL-mode database with no WAL file: nobody is writing it right now.
+
+    A read-only connection to such a file would leave new `-wal` and `-shm` files beside it
+    (only a writer can remove them); reading it as immutable leaves the folder as it was.
+    """
+    try:
+        with open(database, "rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    # Bytes 18 and 19 of the header are the write and read format versions; 2 means WAL.
+    wal_mode = len(header) == 20 and header[18] == 2
+    return wal_mode and not Path(f"{database}-wal").exists()
+
+
+def _uri(path: Path, *, immutable: bool = False) -> str:
+    suffix = "&immutable=1" if immutable else ""
+    return f"file:{quote(str(path.resolve()))}?mode=ro{suffix}"
+
+
+def _connect(path: Path, *, immutable: bool | None = None) -> sqlite3.Connection:
+    """A read-only connection; immutable by default only when nobody is writing (`_quiet_wal`)."""
+    if immutable is None:
+        immutable = _quiet_wal(path)
+    connection = sqlite3.connect(_uri(path, immutable=immutable), uri=True, timeout=BUSY_SECONDS,
+                                 check_same_thread=False)
+    # Belt and braces: even a bug here cannot write to the user's database.
+    connection.execute("PRAGMA query_only = ON")
+    return connection
+
+
+def _tables(connection: sqlite3.Connection) -> set[str]:
+    rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {str(row[0]) for row in rows}
+
+
+def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
+    return {str(row[1]) for row in connection.execute(f"PRAGMA table_info({table})")}
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A SQLite file (or a directory holding `opencode.db`) with message and part tables."""
+    database = database_file(path)
+    if database is None:
+        return False
+    if database != path:
+        with open(database, "rb") as handle:
+            head = handle.read(len(SQLITE_MAGIC))
+    if not head.startswith(SQLITE_MAGIC):
+        return False
+    try:
+        with closing(_connect(database)) as connection:
+            return {"message", "part"} <= _tables(connection)
+    except sqlite3.Error:
+        return False
+
+
+def _problem(database: Path, error: sqlite3.Error) -> ReaderError:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if "locked" in text or "busy" in text:
+        return ReaderError(f"{database}: database is locked by another program ({text}); "
+                           "try again in a moment")
+    return ReaderError(f"{database}: cannot be read as an opencode database ({text})")
+
+
+@contextmanager
+def _opened(database: Path) -> Iterator[tuple[sqlite3.Connection, bool]]:
+    """A read-only connection, and whether it had to fall back to immutable mode."""
+    immutable = False
+    try:
+        connection = _connect(database)
+        _tables(connection)
+    except sqlite3.OperationalError as error:
+        if "locked" in str(error) or "busy" in str(error):
+            raise _problem(database, error) from None
+        # A read-only directory cannot hold the WAL index file; read the main file as it is.
+        try:
+            connection = _connect(database, immutable=True)
+            _tables(connection)
+        except sqlite3.Error:
+            raise _problem(database, error) from None
+        immutable = True
+    except sqlite3.Error as error:
+        raise _problem(database, error) from None
+    try:
+        yield connection, immutable
+    finally:
+        connection.close()
+
+
+def _load_json(value: object) -> dict[str, Any] | None:
+    if not isinstance(value, (str, bytes)):
+        return None
+    try:
+        loaded = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _message_parts(connection: sqlite3.Connection, message_ids: list[str], session: Session | None
+                   ) -> dict[str, list[dict[str, Any]]]:
+    """Parts of the given messages, grouped by message, in id order."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    # Chunks stay under SQLite's bound-variable limit.
+    for start in range(0, len(message_ids), 500):
+        chunk = message_ids[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = connection.execute(
+            f"SELECT id, message_id, data FROM part WHERE message_id IN ({marks}) "
+            "ORDER BY message_id, id", chunk)
+        for part_id, message_id, data in rows:
+            raw = _load_json(data)
+            if raw is None:
+                if session is not None:
+                    session.warn(f"part {part_id}: data is not a JSON object")
+                continue
+            grouped.setdefault(str(message_id), []).append(
+                {**raw, "id": part_id, "messageID": message_id})
+    return grouped
+
+
+def _turns(connection: sqlite3.Connection, database: Path, rows: list[tuple[Any, ...]],
+           session: Session | None, *, shorten_long: bool) -> list[Turn]:
+    """Turns for `(id, data)` message rows, with their parts."""
+    infos: list[tuple[str, dict[str, Any]]] = []
+    for message_id, data in rows:
+        info = _load_json(data)
+        if info is None:
+            if session is not None:
+                session.warn(f"message {message_id}: data is not a JSON object")
+            continue
+        infos.append((str(message_id), {**info, "id": str(message_id)}))
+    parts = _message_parts(connection, [message_id for message_id, _ in infos], session)
+    return [
+        turn_from_message(info, parts.get(message_id, []),
+                          Source(str(database), record=f"message:{message_id}"), session,
+                          fallback_id=message_id, shorten_long=shorten_long)
+        for message_id, info in infos
+    ]
+
+
+def _loader(database: Path) -> PartsLoader:
+    """Reads the full parts of one turn back from its rows."""
+
+    def load(turn: Turn) -> list[Part]:
+        try:
+            with _opened(database) as (connection, _):
+                rows = connection.execute("SELECT id, data FROM message WHERE id = ?",
+                                          (turn.id,)).fetchall()
+                turns = _turns(connection, database, rows, None, shorten_long=False)
+        except (ReaderError, sqlite3.Error) as error:
+            raise ValueError(str(error)) from None
+        if not turns:
+            raise ValueError(f"{database}: message {turn.id} is gone")
+        return turns[0].parts
+
+    return load
+
+
+def _session_rows(connection: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every session (from the session table, plus ids only messages mention), oldest first."""
+    sessions: dict[str, dict[str, Any]] = {}
+    if "session" in _tables(connection):
+        columns = _columns(connection, "session")
+        if "id" in columns:
+            wanted = ["id"] + [c for c in (*SESSION_FIELDS, "time_created") if c in columns]
+            for row in connection.execute(f"SELECT {', '.join(wanted)} FROM session"):
+                record = dict(zip(wanted, row, strict=True))
+                sessions[str(record["id"])] = record
+    message_columns = _columns(connection, "message")
+    time_column = "MIN(time_created)" if "time_created" in message_columns else "NULL"
+    for session_id, first in connection.execute(
+            f"SELECT session_id, {time_column} FROM message GROUP BY session_id"):
+        record = sessions.setdefault(str(session_id), {"id": str(session_id), "orphan": True})
+        record.setdefault("first_message", first)
+    return sorted(sessions.values(), key=_session_order)
+
+
+def _session_order(record: dict[str, Any]) -> tuple[float, str]:
+    seconds = parse_time(record.get("time_created"))[1]
+    if seconds is None:
+        seconds = parse_time(record.get("first_message"))[1]
+    return (seconds if seconds is not None else float("inf"), str(record["id"]))
+
+
+def _read_session(connection: sqlite3.Connection, database: Path, record: dict[str, Any],
+                  order: str) -> Session:
+    session_id = str(record["id"])
+    session = Session(path=str(database), format=READER.name, session_id=session_id)
+    if isinstance(record.get("title"), str) and record["title"]:
+        session.title = record["title"]
+    for field in SESSION_FIELDS[1:]:
+        if isinstance(record.get(field), str) and record[field]:
+            session.meta[field] = record[field]
+    if record.get("orphan"):
+        session.warn(f"session {session_id}: not in the session table, read from its messages",
+                     skipped=False)
+    rows = connection.execute(
+        f"SELECT id, data FROM message WHERE session_id = ? ORDER BY {order}", (session_id,)
+    ).fetchall()
+    for turn in _turns(connection, database, rows, session, shorten_long=True):
+        session.add(turn)
+    session.loader = _loader(database)
+    return session
+
+
+def read(path: Path, progress: Progress | None = None) -> list[Session]:
+    """Every session in the database, oldest first."""
+    database = database_file(path)
+    if database is None:
+        raise UnreadablePath(f"{path}: no opencode.db in this directory")
+    sessions: list[Session] = []
+    try:
+        with _opened(database) as (connection, immutable):
+            tables = _tables(connection)
+            if not {"message", "part"} <= tables:
+                raise ReaderError(f"{database}: no `message` and `part` tables; expected an "
+                                  "opencode database")
+            order = "time_created, id" if "time_created" in _columns(connection, "message") \
+                else "id"
+            records = _session_rows(connection)
+            for done, record in enumerate(records, start=1):
+                session = _read_session(connection, database, record, order)
+                if immutable:
+                    session.warn("read as immutable (read-only folder): writes still in the WAL "
+                                 "file are not shown", skipped=False)
+                sessions.append(session)
+                if progress is not None:
+                    progress(done, len(records))
+    except sqlite3.Error as error:
+        raise _problem(database, error) from None
+    return sessions
+
+
+READER = Reader(
+    name="opencode-db",
+    title="opencode SQLite database",
+    sniff=sniff,
+    read=read,
+    priority=19,
+    directories=True,
+)
