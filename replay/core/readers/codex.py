@@ -1,0 +1,645 @@
+"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), read line by line.
+
+How records become turns (the Codex TUI's view of a session):
+
+* A **user turn** is one prompt. Codex writes it twice, as a `response_item` message with
+  role user and as an `event_msg` `user_message`; the two are merged into one turn, in
+  whichever order they come.
+* Injected context is not the person's words: role `developer`/`system` messages and role
+  user items that open with a known harness wrapper (`<environment_context>`,
+  `# AGENTS.md instructions`, ...) become **system turns** with `is_meta=True`. Sanitised
+  files hide the wrapper, so a second rule applies: in a file that writes `user_message`
+  events, a role user item that never gets its event is injected context too; it stays a
+  user turn only until the evidence arrives (the next event or assistant item), then
+  becomes a system turn in place.
+* An **assistant turn** is one step as the TUI shows it: the consecutive assistant-side
+  items (reasoning, tool calls with their outputs, web searches, ...) up to and including
+  the next assistant message. The message closes the turn; the next item opens a new one.
+  A reasoning item belongs to the step it precedes, so reasoning that arrives while no
+  turn is open waits for the next item. A step cut off by a user prompt, `task_complete`,
+  `turn_aborted` or the end of the input keeps whatever it has, so reasoning followed
+  directly by a prompt is a reasoning-only (empty) turn.
+* Tool outputs attach to their call by `call_id` (the call's `output` and `status`); a call
+  without an output keeps `status="pending"`.
+* Everything else is an **event** (`session.events`): `session_meta`, `turn_context`,
+  bookkeeping `event_msg`s (token counts, task start/end, agent message and reasoning
+  copies, command ends). `turn_aborted` also adds a `turn_aborted` error part to the
+  current assistant turn, and a `compacted` line also adds a system summary turn.
+
+Older versions are accepted: lines without the `{timestamp, type, payload}` envelope (bare
+response items, a first line holding the session meta, `record_type` state lines).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.readers.base import (
+    Progress,
+    Reader,
+    read_line_session,
+    read_spans,
+)
+from replay.core.text import is_blank, shorten
+
+ENVELOPE_TYPES: frozenset[str] = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+)
+"""Outer `type`s of the `{timestamp, type, payload}` envelope known so far."""
+
+CALL_TYPES: dict[str, str] = {
+    "function_call": "",
+    "custom_tool_call": "",
+    "local_shell_call": "local_shell",
+    "web_search_call": "web_search",
+    "image_generation_call": "image_generation",
+    "tool_search_call": "tool_search",
+    "mcp_tool_call": "",
+}
+"""Response items that are tool calls, with a fallback tool name."""
+
+OUTPUT_TYPES: frozenset[str] = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "local_shell_call_output",
+        "tool_search_output",
+        "mcp_tool_call_output",
+    }
+)
+"""Response items that carry the result of an earlier call."""
+
+RESPONSE_ITEM_TYPES: frozenset[str] = frozenset(
+    {"message", "reasoning", "ghost_snapshot", "compaction", "compaction_summary", "other"}
+    | set(CALL_TYPES)
+    | OUTPUT_TYPES
+)
+"""Payload types that may also appear bare (without an envelope) in older rollouts."""
+
+_INJECTED = re.compile(
+    r"\s*(?:<environment_context|<user_instructions|<INSTRUCTIONS|# AGENTS\.md instructions"
+    r"|<permissions instructions|<developer_instructions|<collaboration_mode|<turn_aborted"
+    r"|<skill\b|<personality_spec|<model_switch|<subagent_notification)"
+)
+"""Openings of role-user items that the harness writes, not the person."""
+
+_REDACTED = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+) sha=([0-9a-f]+)\]")
+"""Placeholder of sanitised rollouts; item and event copies share its len and sha."""
+
+_ENVELOPE_SNIFF = re.compile(
+    rb'"type"\s*:\s*"(?:session_meta|response_item|event_msg|turn_context|compacted)"'
+)
+_BARE_SNIFF = re.compile(rb'"type"\s*:\s*"(?:input_text|output_text|summary_text)"')
+_STATE_SNIFF = re.compile(rb'^\{\s*"record_type"\s*:')
+
+_STATUS = {"completed": "completed", "in_progress": "running", "searching": "running",
+           "failed": "error", "incomplete": "error"}
+"""Codex item statuses in the vocabulary of `Part.status`."""
+
+
+def trim_part(part: Part) -> Part:
+    """Shorten a part's long text, input and output in place, keeping blankness exact."""
+    text, cut = shorten(part.text)
+    if cut and text is not None:
+        # A head that is blank while the whole is not would make the turn look empty.
+        if not (is_blank(text) and not is_blank(part.text)):
+            part.length = len(part.text)
+            part.text = text
+            part.shortened = True
+    value, cut = shorten(part.input)
+    if cut:
+        part.input, part.shortened = value, True
+    value, cut = shorten(part.output)
+    if cut:
+        part.output, part.shortened = value, True
+    return part
+
+
+def _json_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
+def _content_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
+    """Parts of a message's `content`: a string or a list of typed items."""
+    if isinstance(content, str):
+        return [Part(Kind.TEXT, text=content, synthetic=synthetic)]
+    parts: list[Part] = []
+    for item in content if isinstance(content, list) else []:
+        if isinstance(item, str):
+            parts.append(Part(Kind.TEXT, text=item, synthetic=synthetic))
+            continue
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind in ("input_image", "image"):
+            url = item.get("image_url")
+            name = url if isinstance(url, str) and not url.startswith("data:") else "image"
+            parts.append(Part(Kind.IMAGE, name=name, synthetic=synthetic))
+        elif kind == "input_file":
+            parts.append(Part(Kind.FILE, name=str(item.get("filename") or "file"),
+                              synthetic=synthetic))
+        elif isinstance(item.get("text"), str):
+            parts.append(Part(Kind.TEXT, text=item["text"], synthetic=synthetic))
+        elif isinstance(item.get("refusal"), str):
+            parts.append(Part(Kind.TEXT, text=item["refusal"], synthetic=synthetic))
+    return parts
+
+
+def _plain(parts: Iterable[Part]) -> str:
+    return "\n".join(part.text for part in parts if part.kind == Kind.TEXT)
+
+
+def _same_prompt(event_text: str, item_text: str) -> bool:
+    """True when a `user_message` event and a role user item hold the same prompt."""
+    left, right = event_text.strip(), item_text.strip()
+    if left == right or (left and left in right):
+        return True
+    a, b = _REDACTED.search(left), _REDACTED.search(right)
+    return bool(a and b and a.groups() == b.groups())
+
+
+def _output(value: Any) -> tuple[str, str, float | None]:
+    """(text, status, seconds) of a tool output in any of the shapes Codex has written."""
+    status, seconds = "completed", None
+    if isinstance(value, str) and value.startswith("{\"output\""):
+        try:
+            decoded = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            decoded = None
+        if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+            meta = decoded.get("metadata")
+            if isinstance(meta, dict) and isinstance(meta.get("duration_seconds"), (int, float)):
+                seconds = float(meta["duration_seconds"])
+            return decoded["output"], status, seconds
+    if isinstance(value, dict):
+        if value.get("success") is False:
+            status = "error"
+        inner = value.get("content", value.get("content_items"))
+        value = inner if inner is not None else value
+    if isinstance(value, list):
+        texts = []
+        for item in value:
+            if isinstance(item, dict) and isinstance(item.get("text"), str):
+                texts.append(item["text"])
+            elif isinstance(item, dict) and "image_url" in item:
+                texts.append("[image]")
+            else:
+                texts.append(_json_text(item))
+        return "\n".join(texts), status, seconds
+    if value is None:
+        return "", status, seconds
+    return _json_text(value), status, seconds
+
+
+def _call_part(kind: str, item: dict[str, Any]) -> Part:
+    """A TOOL_CALL part for a call-like response item."""
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        name = CALL_TYPES.get(kind) or kind
+    call_id = item.get("call_id") or item.get("id")
+    if kind == "function_call":
+        arguments: Any = item.get("arguments")
+    elif kind == "custom_tool_call":
+        arguments = item.get("input")
+    elif kind == "local_shell_call" or kind == "web_search_call":
+        arguments = item.get("action")
+        if isinstance(arguments, dict) and isinstance(arguments.get("command"), list):
+            arguments = " ".join(str(word) for word in arguments["command"])
+        elif isinstance(arguments, dict) and isinstance(arguments.get("query"), str):
+            arguments = arguments["query"]
+    elif kind == "image_generation_call":
+        arguments = item.get("revised_prompt")
+    else:
+        arguments = item.get("arguments", item.get("input"))
+    if kind in ("web_search_call", "image_generation_call"):
+        # These run on the server: the item itself is the result.
+        status = _STATUS.get(str(item.get("status")), "completed")
+    else:
+        status = "pending"
+    return Part(
+        Kind.TOOL_CALL,
+        name=name,
+        input=None if arguments is None else _json_text(arguments),
+        status=status,
+        call_id=call_id if isinstance(call_id, str) else None,
+    )
+
+
+def _reasoning_part(item: dict[str, Any]) -> Part:
+    """A REASONING part: the summary texts, else raw content, else "" (encrypted only)."""
+    texts = [entry.get("text") for entry in item.get("summary") or []
+             if isinstance(entry, dict) and isinstance(entry.get("text"), str)]
+    if not texts:
+        texts = [entry.get("text") for entry in item.get("content") or []
+                 if isinstance(entry, dict) and isinstance(entry.get("text"), str)]
+    return Part(Kind.REASONING, text="\n\n".join(texts))
+
+
+class CodexBuilder:
+    """Builds one Codex session from rollout lines fed in order (see the module docstring)."""
+
+    def __init__(self, path: str, *, whole: bool = False) -> None:
+        self.session = Session(path=path, format="codex")
+        """The session being built."""
+        self.session.loader = functools.partial(load_full_parts, path)
+        self._whole = whole
+        self._open: Turn | None = None
+        self._last_assistant: Turn | None = None
+        self._pending: list[Part] = []
+        self._pending_spans: list[tuple[int, int]] = []
+        self._pending_head: tuple[int, Any, Any] | None = None
+        """(line, timestamp, item id) of the first waiting reasoning item."""
+        self._calls: dict[str, tuple[Part, Turn]] = {}
+        self._spans: dict[Turn, list[tuple[int, int]]] = {}
+        self._dirty: set[Turn] = set()
+        self._unconfirmed: list[Turn] = []
+        self._awaiting_item: Turn | None = None
+        self._events_mode = False
+        self._model: str | None = None
+        self._ids: set[str] = set()
+
+    # -- the LineBuilder protocol -------------------------------------------------------
+
+    def feed(self, line: bytes, offset: int, lineno: int) -> None:
+        """Take one rollout line."""
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            self.session.warn(f"line {lineno}: not valid JSON")
+            return
+        if not isinstance(record, dict):
+            self.session.warn(f"line {lineno}: not a JSON object")
+            return
+        span = (offset, len(line))
+        kind = record.get("type")
+        payload = record.get("payload")
+        stamp = record.get("timestamp")
+        if isinstance(payload, dict) and isinstance(kind, str):
+            self._dispatch(kind, payload, stamp, span, lineno)
+        elif kind in RESPONSE_ITEM_TYPES:
+            self._dispatch("response_item", record, stamp, span, lineno)
+        elif "record_type" in record:
+            self.session.events += 1
+        elif kind is None and "id" in record and ("instructions" in record or "git" in record
+                                                  or "timestamp" in record):
+            self._dispatch("session_meta", record, stamp, span, lineno)
+        elif isinstance(kind, str):
+            self.session.events += 1
+        else:
+            self.session.warn(f"line {lineno}: no record type")
+
+    def finish(self) -> None:
+        """Settle a trailing reasoning item and write every turn's spans."""
+        self._flush_pending()
+        for turn in self._dirty:
+            if turn.source is not None:
+                turn.source.spans = tuple(self._spans[turn])
+        self._dirty.clear()
+
+    # -- records ------------------------------------------------------------------------
+
+    def _dispatch(self, kind: str, payload: dict[str, Any], stamp: Any,
+                  span: tuple[int, int], lineno: int) -> None:
+        if kind == "response_item":
+            self._item(payload, stamp, span, lineno)
+        elif kind == "event_msg":
+            self._event(payload, stamp, span, lineno)
+        elif kind == "session_meta":
+            self._meta(payload)
+        elif kind == "turn_context":
+            self.session.events += 1
+            model = payload.get("model")
+            if isinstance(model, str) and model:
+                self._model = model
+                self.session.meta["model"] = model
+        elif kind == "compacted":
+            self._compacted(payload, stamp, span, lineno)
+        else:
+            self.session.events += 1
+
+    def _meta(self, payload: dict[str, Any]) -> None:
+        self.session.events += 1
+        session_id = payload.get("id")
+        if self.session.session_id is None and isinstance(session_id, str):
+            self.session.session_id = session_id
+        for key in ("cli_version", "originator", "cwd", "source", "model_provider", "model"):
+            value = payload.get(key)
+            if isinstance(value, str) and value and key not in self.session.meta:
+                self.session.meta[key] = value
+        git = payload.get("git")
+        if isinstance(git, dict) and isinstance(git.get("branch"), str):
+            self.session.meta.setdefault("git_branch", git["branch"])
+        model = self.session.meta.get("model")
+        if self._model is None and model:
+            self._model = model
+
+    def _item(self, item: dict[str, Any], stamp: Any, span: tuple[int, int],
+              lineno: int) -> None:
+        kind = item.get("type")
+        if kind == "message":
+            role = item.get("role")
+            if role == "assistant":
+                self._step(_content_parts(item.get("content")), item, stamp, span, lineno,
+                           closes=True)
+            elif role == "user":
+                self._user_item(item, stamp, span, lineno)
+            else:
+                self._system(_content_parts(item.get("content"), synthetic=True), item,
+                             stamp, span, lineno)
+        elif kind == "reasoning":
+            self._reasoning(_reasoning_part(item), item, stamp, span, lineno)
+        elif kind in CALL_TYPES or (isinstance(kind, str) and kind.endswith("_call")):
+            self._step([_call_part(kind, item)], item, stamp, span, lineno)
+        elif kind in OUTPUT_TYPES or (isinstance(kind, str) and kind.endswith("_output")):
+            self._tool_output(item, stamp, span, lineno)
+        else:
+            # ghost snapshots, encrypted compaction items and types newer than this reader
+            self.session.events += 1
+
+    def _event(self, payload: dict[str, Any], stamp: Any, span: tuple[int, int],
+               lineno: int) -> None:
+        kind = payload.get("type")
+        if kind == "user_message":
+            self._user_event(payload, stamp, span, lineno)
+            return
+        self.session.events += 1
+        if kind == "token_count":
+            self._tokens(payload)
+        elif kind == "turn_aborted":
+            self._flush_pending()
+            target = self._open or self._last_assistant
+            if target is not None:
+                reason = payload.get("reason")
+                target.parts.append(Part(Kind.ERROR, name="turn_aborted",
+                                         text=reason if isinstance(reason, str) else ""))
+                self._add_span(target, span)
+            self._close()
+        elif kind == "task_complete":
+            self._flush_pending()
+            self._close()
+
+    def _compacted(self, payload: dict[str, Any], stamp: Any, span: tuple[int, int],
+                   lineno: int) -> None:
+        self.session.events += 1
+        self._flush_pending()
+        self._close()
+        kept = payload.get("replacement_history")
+        count = len(kept) if isinstance(kept, list) else 0
+        parts = [Part(Kind.COMPACTION, name="compacted",
+                      text=f"history replaced by {count} items" if count else "")]
+        message = payload.get("message")
+        if isinstance(message, str) and not is_blank(message):
+            parts.append(Part(Kind.TEXT, text=message, synthetic=True))
+        turn = self._new_turn("system", lineno, stamp)
+        turn.is_summary = True
+        turn.is_meta = True
+        self._extend(turn, parts, span)
+
+    # -- turn assembly ------------------------------------------------------------------
+
+    def _new_turn(self, role: str, lineno: int, stamp: Any, own_id: Any = None) -> Turn:
+        """A new turn, named by the item's own id when it has a fresh one, else its line."""
+        fresh = isinstance(own_id, str) and own_id and own_id not in self._ids
+        turn_id = own_id if fresh else f"line-{lineno}"
+        self._ids.add(turn_id)
+        timestamp, seconds = parse_time(stamp)
+        turn = Turn(id=turn_id, role=role, timestamp=timestamp, time=seconds,
+                    source=Source(self.session.path, line=lineno))
+        self._spans[turn] = []
+        return self.session.add(turn)
+
+    def _add_span(self, turn: Turn, span: tuple[int, int]) -> None:
+        self._spans[turn].append(span)
+        self._dirty.add(turn)
+
+    def _extend(self, turn: Turn, parts: list[Part], span: tuple[int, int]) -> None:
+        for part in parts:
+            turn.parts.append(part if self._whole else trim_part(part))
+        self._add_span(turn, span)
+
+    def _close(self) -> None:
+        self._open = None
+
+    def _settle_unconfirmed(self) -> None:
+        """Assistant work began: unconfirmed prompts are settled one way or the other."""
+        if self._events_mode:
+            for turn in self._unconfirmed:
+                self._demote(turn)
+        self._unconfirmed.clear()
+        self._awaiting_item = None
+
+    def _demote(self, turn: Turn) -> None:
+        turn.role = "system"
+        turn.is_meta = True
+        for part in turn.parts:
+            part.synthetic = True
+
+    def _step(self, parts: list[Part], item: dict[str, Any], stamp: Any,
+              span: tuple[int, int], lineno: int, *, closes: bool = False) -> None:
+        """Add an assistant-side item to the open step, opening one when needed."""
+        self._settle_unconfirmed()
+        if self._open is None:
+            head = self._pending_head or (lineno, stamp, item.get("id"))
+            self._open = self._new_turn("assistant", *head)
+            self._open.model = self._model
+        turn = self._open
+        if self._pending:
+            turn.parts.extend(self._pending)
+            for pending_span in self._pending_spans:
+                self._add_span(turn, pending_span)
+            self._clear_pending()
+        self._extend(turn, parts, span)
+        for part in parts:
+            if part.kind == Kind.TOOL_CALL and part.call_id:
+                self._calls[part.call_id] = (part, turn)
+        self._last_assistant = turn
+        if closes:
+            turn.completed = parse_time(stamp)[1]
+            self._close()
+
+    def _reasoning(self, part: Part, item: dict[str, Any], stamp: Any,
+                   span: tuple[int, int], lineno: int) -> None:
+        if self._open is not None:
+            self._extend(self._open, [part], span)
+            return
+        if self._pending_head is None:
+            self._pending_head = (lineno, stamp, item.get("id"))
+        self._pending.append(part if self._whole else trim_part(part))
+        self._pending_spans.append(span)
+
+    def _clear_pending(self) -> None:
+        self._pending = []
+        self._pending_spans = []
+        self._pending_head = None
+
+    def _flush_pending(self) -> None:
+        """Turn waiting reasoning into a step of its own (it leads to nothing visible)."""
+        if not self._pending or self._pending_head is None:
+            return
+        turn = self._new_turn("assistant", *self._pending_head)
+        turn.model = self._model
+        turn.parts.extend(self._pending)
+        for pending_span in self._pending_spans:
+            self._add_span(turn, pending_span)
+        self._clear_pending()
+        self._open = turn
+        self._last_assistant = turn
+
+    def _tool_output(self, item: dict[str, Any], stamp: Any, span: tuple[int, int],
+                     lineno: int) -> None:
+        text, status, seconds = _output(item.get("output"))
+        call_id = item.get("call_id")
+        known = self._calls.get(call_id) if isinstance(call_id, str) else None
+        if known is None:
+            orphan = Part(Kind.TOOL_RESULT, text=text, status=status,
+                          call_id=call_id if isinstance(call_id, str) else None)
+            self._step([orphan], item, stamp, span, lineno)
+            return
+        part, turn = known
+        cut_text, cut = (text, False) if self._whole else shorten(text)
+        part.output = cut_text
+        part.shortened = part.shortened or cut
+        part.status = status
+        if seconds is not None:
+            part.duration = seconds
+        self._add_span(turn, span)
+
+    def _tokens(self, payload: dict[str, Any]) -> None:
+        info = payload.get("info")
+        usage = info.get("last_token_usage") if isinstance(info, dict) else None
+        target = self._open or self._last_assistant
+        if target is None or not isinstance(usage, dict):
+            return
+        names = {"input_tokens": "input", "cached_input_tokens": "cache_read",
+                 "output_tokens": "output", "reasoning_output_tokens": "reasoning",
+                 "total_tokens": "total"}
+        tokens = target.tokens if target.tokens is not None else {}
+        for source_name, name in names.items():
+            value = usage.get(source_name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                tokens[name] = tokens.get(name, 0) + value
+        target.tokens = tokens
+
+    def _system(self, parts: list[Part], item: dict[str, Any], stamp: Any,
+                span: tuple[int, int], lineno: int) -> None:
+        """Injected context: a meta system turn; the TUI hides it, so the open step goes on."""
+        turn = self._new_turn("system", lineno, stamp, item.get("id"))
+        turn.is_meta = True
+        self._extend(turn, parts, span)
+
+    def _user_item(self, item: dict[str, Any], stamp: Any, span: tuple[int, int],
+                   lineno: int) -> None:
+        parts = _content_parts(item.get("content"))
+        text = _plain(parts)
+        if _INJECTED.match(text):
+            for part in parts:
+                part.synthetic = True
+            self._system(parts, item, stamp, span, lineno)
+            return
+        awaiting = self._awaiting_item
+        if awaiting is not None and _same_prompt(_plain(awaiting.parts), text):
+            self._awaiting_item = None
+            self._add_span(awaiting, span)
+            return
+        self._flush_pending()
+        self._close()
+        turn = self._new_turn("user", lineno, stamp, item.get("id"))
+        self._extend(turn, parts, span)
+        self._unconfirmed.append(turn)
+        self._last_assistant = None
+
+    def _user_event(self, payload: dict[str, Any], stamp: Any, span: tuple[int, int],
+                    lineno: int) -> None:
+        self._events_mode = True
+        message = payload.get("message")
+        text = message if isinstance(message, str) else ""
+        match = None
+        for turn in reversed(self._unconfirmed):
+            if _same_prompt(text, _plain(turn.parts)):
+                match = turn
+                break
+        for turn in self._unconfirmed:
+            if turn is not match:
+                self._demote(turn)
+        self._unconfirmed.clear()
+        if match is not None:
+            self._add_span(match, span)
+            return
+        # The event came first (or alone): it is the prompt, and its item may follow.
+        self._flush_pending()
+        self._close()
+        parts = _content_parts(text) if text else []
+        for image in payload.get("images") or []:
+            name = image if isinstance(image, str) and not image.startswith("data:") else "image"
+            parts.append(Part(Kind.IMAGE, name=name))
+        for image in payload.get("local_images") or []:
+            parts.append(Part(Kind.IMAGE, name=str(image)))
+        turn = self._new_turn("user", lineno, stamp)
+        self._extend(turn, parts, span)
+        self._awaiting_item = turn
+        self._last_assistant = None
+
+
+def load_full_parts(path: str, turn: Turn) -> list[Part]:
+    """Read a turn's records back and rebuild its parts without shortening."""
+    if turn.source is None or not turn.source.spans:
+        return turn.parts
+    spans = turn.source.spans
+    builder = CodexBuilder(path, whole=True)
+    for number, (chunk, (offset, _)) in enumerate(zip(read_spans(path, spans), spans), 1):
+        builder.feed(chunk, offset, number)
+    builder.finish()
+    return [part for rebuilt in builder.session.turns for part in rebuilt.parts]
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """True for a rollout: an enveloped record, an old meta/state line or bare items."""
+    lines = [line.strip() for line in head.split(b"\n", 8)[:8]]
+    lines = [line for line in lines if line]
+    if not lines or not lines[0].startswith(b"{"):
+        return False
+    for line in lines[:5]:
+        if _ENVELOPE_SNIFF.search(line[:4096]) and b'"payload"' in line:
+            return True
+        if _STATE_SNIFF.match(line):
+            return True
+    try:
+        first = orjson.loads(lines[0])
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(first, dict):
+        return False
+    if "type" not in first and "id" in first and ("instructions" in first or "git" in first):
+        return True
+    return first.get("type") in RESPONSE_ITEM_TYPES and bool(
+        _BARE_SNIFF.search(lines[0]) or "call_id" in first
+    )
+
+
+def read(path: Path, progress: Progress | None = None) -> list[Session]:
+    """Read one rollout file into one session."""
+    builder = CodexBuilder(str(path))
+    return [read_line_session(path, builder, progress)]
+
+
+READER = Reader(
+    name="codex",
+    title="Codex CLI rollout JSONL",
+    sniff=sniff,
+    read=read,
+    builder=CodexBuilder,
+    priority=30,
+)
+"""The Codex CLI format."""

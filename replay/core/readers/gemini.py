@@ -1,0 +1,395 @@
+"""Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json[l]`).
+
+Two shapes exist. Older versions rewrite one JSON document
+`{sessionId, projectHash, startTime, lastUpdated, messages: [...]}`; newer ones append JSONL
+records: a metadata line (`sessionId`, `projectHash`, ...), message records (a message is
+written again in full each time its tool calls, results or tokens change: the last write of
+an id wins, in the place of the first), `{"$set": {...}}` metadata patches (a
+`$set.messages` list is the model's rewritten history after compression or masking) and
+`{"$rewindTo": id}` markers (the person rewound the chat to before that message).
+
+Each message is one turn: `user` → user, `gemini` → assistant (thoughts become reasoning
+parts, tool calls become tool-call parts with their results), `info`/`warning`/`error` →
+system turns (an error one carries an error part). For the reviewer nothing recorded is
+dropped: messages that only appear in a `$set.messages` history are added as meta turns,
+existing ones are left as first recorded (masking would hide their outputs), and a rewind
+adds a system turn saying how many messages Gemini CLI discarded, leaving them in place.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.readers.base import Progress, Reader, first_json_line, read_line_session, read_spans
+from replay.core.text import is_blank, shorten
+
+MESSAGE_TYPES: dict[str, str] = {
+    "user": "user",
+    "gemini": "assistant",
+    "model": "assistant",
+    "info": "system",
+    "warning": "system",
+    "error": "system",
+}
+"""Gemini message `type` → turn role."""
+
+STATUS: dict[str, str] = {
+    "success": "completed",
+    "error": "error",
+    "cancelled": "error",
+    "executing": "running",
+    "scheduled": "pending",
+    "validating": "pending",
+    "awaiting_approval": "pending",
+}
+"""Gemini tool-call statuses in the vocabulary of `Part.status`."""
+
+_HEADER_SNIFF = (re.compile(rb'"sessionId"\s*:'), re.compile(rb'"projectHash"\s*:'))
+_MESSAGE_SNIFF = re.compile(rb'"type"\s*:\s*"gemini"')
+
+
+def trim_part(part: Part) -> Part:
+    """Shorten a part's long text, input and output in place, keeping blankness exact."""
+    text, cut = shorten(part.text)
+    if cut and text is not None and not (is_blank(text) and not is_blank(part.text)):
+        part.length, part.text, part.shortened = len(part.text), text, True
+    value, cut = shorten(part.input)
+    if cut:
+        part.input, part.shortened = value, True
+    value, cut = shorten(part.output)
+    if cut:
+        part.output, part.shortened = value, True
+    return part
+
+
+def _json_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
+def _genai_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
+    """Parts of a `PartListUnion`: a string, one part object, or a list of either."""
+    items = content if isinstance(content, list) else [content]
+    parts: list[Part] = []
+    for item in items:
+        if isinstance(item, str):
+            if item:
+                parts.append(Part(Kind.TEXT, text=item, synthetic=synthetic))
+        elif not isinstance(item, dict):
+            continue
+        elif isinstance(item.get("text"), str):
+            kind = Kind.REASONING if item.get("thought") is True else Kind.TEXT
+            parts.append(Part(kind, text=item["text"], synthetic=synthetic))
+        elif isinstance(item.get("inlineData"), dict):
+            mime = str(item["inlineData"].get("mimeType") or "")
+            kind = Kind.IMAGE if mime.startswith("image/") else Kind.FILE
+            parts.append(Part(kind, name=mime or "inline data", synthetic=synthetic))
+        elif isinstance(item.get("fileData"), dict):
+            name = item["fileData"].get("fileUri") or item["fileData"].get("mimeType")
+            parts.append(Part(Kind.FILE, name=str(name or "file"), synthetic=synthetic))
+        elif isinstance(item.get("functionCall"), dict):
+            call = item["functionCall"]
+            parts.append(Part(Kind.TOOL_CALL, name=str(call.get("name") or "tool"),
+                              input=_json_text(call.get("args")), call_id=call.get("id"),
+                              synthetic=synthetic))
+        elif isinstance(item.get("functionResponse"), dict):
+            reply = item["functionResponse"]
+            parts.append(Part(Kind.TOOL_RESULT, name=str(reply.get("name") or "tool"),
+                              text=_response_text(reply.get("response")),
+                              call_id=reply.get("id"), synthetic=synthetic))
+        elif item:
+            parts.append(Part(Kind.OTHER, name=next(iter(item)), synthetic=synthetic))
+    return parts
+
+
+def _response_text(response: Any) -> str:
+    """The useful text of a `functionResponse.response` (`output`, `error` or the JSON)."""
+    if isinstance(response, dict):
+        for key in ("output", "error", "content"):
+            if isinstance(response.get(key), str):
+                return str(response[key])
+    return "" if response is None else _json_text(response)
+
+
+def _result_text(result: Any, display: Any) -> str | None:
+    """What a tool call returned: its function responses, else what the CLI displayed."""
+    texts: list[str] = []
+    for item in result if isinstance(result, list) else [result]:
+        if isinstance(item, dict) and isinstance(item.get("functionResponse"), dict):
+            texts.append(_response_text(item["functionResponse"].get("response")))
+        elif isinstance(item, dict) and isinstance(item.get("text"), str):
+            texts.append(item["text"])
+        elif isinstance(item, str):
+            texts.append(item)
+    if any(texts):
+        return "\n".join(texts)
+    if isinstance(display, str):
+        return display
+    if isinstance(display, dict):
+        diff = display.get("fileDiff")
+        return diff if isinstance(diff, str) else _json_text(display)
+    return None
+
+
+def _tool_part(call: dict[str, Any]) -> Part:
+    name = call.get("name") or call.get("displayName") or "tool"
+    args = call.get("args")
+    return Part(
+        Kind.TOOL_CALL,
+        name=str(name),
+        input=None if args is None else _json_text(args),
+        output=_result_text(call.get("result"), call.get("resultDisplay")),
+        status=STATUS.get(str(call.get("status")), None if call.get("status") is None
+                          else str(call.get("status"))),
+        call_id=call.get("id") if isinstance(call.get("id"), str) else None,
+    )
+
+
+def _tokens(value: Any) -> dict[str, int] | None:
+    if not isinstance(value, dict):
+        return None
+    names = {"input": "input", "output": "output", "cached": "cache_read",
+             "thoughts": "reasoning", "tool": "tool", "total": "total"}
+    tokens = {name: value[key] for key, name in names.items()
+              if isinstance(value.get(key), int) and not isinstance(value.get(key), bool)}
+    return tokens or None
+
+
+def message_parts(message: dict[str, Any], *, synthetic: bool = False) -> list[Part]:
+    """Every part of one Gemini message, in the order the CLI showed them."""
+    kind = message.get("type")
+    parts: list[Part] = []
+    for thought in message.get("thoughts") or []:
+        if isinstance(thought, dict):
+            subject, description = thought.get("subject"), thought.get("description")
+            text = "\n".join(str(piece) for piece in (subject, description) if piece)
+            parts.append(Part(Kind.REASONING, text=text, synthetic=synthetic))
+    content = message.get("content")
+    if kind == "user" and message.get("displayContent"):
+        content = message["displayContent"]
+    if kind == "error":
+        text = "\n".join(p.text for p in _genai_parts(content) if p.kind == Kind.TEXT)
+        parts.append(Part(Kind.ERROR, name="error", text=text, synthetic=synthetic))
+    else:
+        parts.extend(_genai_parts(content, synthetic=synthetic))
+    for call in message.get("toolCalls") or []:
+        if isinstance(call, dict):
+            parts.append(_tool_part(call))
+    return parts
+
+
+class GeminiBuilder:
+    """Builds one Gemini session from the lines of a JSONL recording or a JSON document."""
+
+    def __init__(self, path: str, *, whole: bool = False) -> None:
+        self.session = Session(path=path, format="gemini")
+        """The session being built."""
+        self.session.loader = functools.partial(load_full_parts, path)
+        self._whole = whole
+        self._by_id: dict[str, Turn] = {}
+        self._document: list[bytes] | None = None
+        self._document_span = (0, 0)
+        self._document_failed = False
+        self._mode: str | None = None
+        self._count = 0
+
+    def feed(self, line: bytes, offset: int, lineno: int) -> None:
+        """Take one line: a JSONL record, or a line of a pretty-printed document."""
+        if self._mode is None:
+            self._mode = "lines" if _complete_object(line) else "document"
+            if self._mode == "document":
+                self._document = []
+                self._document_span = (offset, 0)
+        if self._document is not None:
+            self._document.append(line)
+            start = self._document_span[0]
+            self._document_span = (start, offset + len(line) - start)
+            return
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            self.session.warn(f"line {lineno}: not valid JSON")
+            return
+        if not isinstance(record, dict):
+            self.session.warn(f"line {lineno}: not a JSON object")
+            return
+        self._record(record, (offset, len(line)), lineno)
+
+    def finish(self) -> None:
+        """For a JSON document, parse it whole now that every line has arrived."""
+        if self._document is None:
+            return
+        try:
+            document = orjson.loads(b"\n".join(self._document))
+        except orjson.JSONDecodeError:
+            if not self._document_failed:
+                self._document_failed = True
+                self.session.warn("the JSON document is incomplete or malformed")
+            return
+        if not isinstance(document, dict):
+            self.session.warn("the JSON document is not an object")
+            return
+        self.session.turns.clear()
+        self._by_id.clear()
+        self._count = 0
+        self._header(document, self._document_span, 1, "/messages")
+
+    def _record(self, record: dict[str, Any], span: tuple[int, int], lineno: int) -> None:
+        if isinstance(record.get("$rewindTo"), str):
+            self._rewind(record["$rewindTo"], span, lineno)
+        elif isinstance(record.get("$set"), dict):
+            self.session.events += 1
+            self._metadata(record["$set"], span, lineno, "/$set/messages", added_meta=True)
+        elif isinstance(record.get("id"), str) and ("type" in record or "content" in record):
+            self._message(record, span, lineno, None)
+        elif "sessionId" in record or "projectHash" in record:
+            self._header(record, span, lineno, "/messages")
+        else:
+            self.session.events += 1
+
+    def _header(self, record: dict[str, Any], span: tuple[int, int], lineno: int,
+                pointer: str) -> None:
+        self.session.events += 1
+        self._metadata(record, span, lineno, pointer, added_meta=False)
+
+    def _metadata(self, values: dict[str, Any], span: tuple[int, int], lineno: int,
+                  pointer: str, *, added_meta: bool) -> None:
+        session_id = values.get("sessionId")
+        if isinstance(session_id, str) and session_id:
+            self.session.session_id = session_id
+        summary = values.get("summary")
+        if isinstance(summary, str) and summary.strip():
+            self.session.title = summary.strip()
+        for key in ("projectHash", "startTime", "kind"):
+            if isinstance(values.get(key), str):
+                self.session.meta[key] = values[key]
+        messages = values.get("messages")
+        if not isinstance(messages, list):
+            return
+        for position, message in enumerate(messages):
+            if not isinstance(message, dict):
+                self.session.warn(f"line {lineno}: message {position} is not an object")
+                continue
+            record = f"{pointer}/{position}"
+            if added_meta:
+                # A rewritten history: only messages never recorded before are news.
+                if message.get("id") not in self._by_id:
+                    self._message(message, span, lineno, record, meta=True)
+            else:
+                self._message(message, span, lineno, record)
+
+    def _message(self, message: dict[str, Any], span: tuple[int, int], lineno: int,
+                 record: str | None, *, meta: bool = False) -> None:
+        kind = message.get("type")
+        role = MESSAGE_TYPES.get(kind if isinstance(kind, str) else "", "system")
+        own = message.get("id")
+        turn_id = own if isinstance(own, str) and own else f"message-{self._count}"
+        self._count += 1
+        parts = message_parts(message, synthetic=meta)
+        if not self._whole:
+            parts = [trim_part(part) for part in parts]
+        timestamp, seconds = parse_time(message.get("timestamp"))
+        turn = self._by_id.get(turn_id)
+        if turn is None:
+            turn = self.session.add(Turn(id=turn_id, role=role))
+            self._by_id[turn_id] = turn
+        turn.role = role
+        turn.parts = parts
+        turn.timestamp, turn.time = timestamp, seconds
+        turn.model = message.get("model") if isinstance(message.get("model"), str) else None
+        turn.tokens = _tokens(message.get("tokens"))
+        turn.is_meta = meta or (role == "system" and kind not in ("info", "warning", "error"))
+        turn.source = Source(self.session.path, line=lineno, spans=(span,), record=record)
+
+    def _rewind(self, target: str, span: tuple[int, int], lineno: int) -> None:
+        """Mark a rewind; the discarded messages stay for the reviewer, out of the id map."""
+        self.session.events += 1
+        order = list(self._by_id)
+        start = order.index(target) if target in self._by_id else 0
+        dropped = order[start:]
+        for message_id in dropped:
+            del self._by_id[message_id]
+        what = f"message {target}" if target in order else "the start"
+        self.session.add(Turn(
+            id=f"rewind-{lineno}", role="system", is_meta=True,
+            parts=[Part(Kind.TEXT, synthetic=True,
+                        text=f"Rewound to {what}: Gemini CLI discarded {len(dropped)} "
+                             "messages from there on.")],
+            source=Source(self.session.path, line=lineno, spans=(span,)),
+        ))
+
+
+def _complete_object(line: bytes) -> bool:
+    """True when a line holds a whole JSON object (a JSONL record, not a document's start)."""
+    stripped = line.strip()
+    if not (stripped.startswith(b"{") and stripped.endswith(b"}")):
+        return False
+    try:
+        return isinstance(orjson.loads(stripped), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _pointer(document: Any, pointer: str | None) -> Any:
+    for step in (pointer or "").split("/")[1:]:
+        if isinstance(document, list) and step.isdigit() and int(step) < len(document):
+            document = document[int(step)]
+        elif isinstance(document, dict) and step in document:
+            document = document[step]
+        else:
+            raise ValueError(f"no {pointer} in the record")
+    return document
+
+
+def load_full_parts(path: str, turn: Turn) -> list[Part]:
+    """Read a message back from its record and rebuild its parts without shortening."""
+    if turn.source is None or not turn.source.spans:
+        return turn.parts
+    chunk = read_spans(path, turn.source.spans[:1])[0]
+    message = _pointer(orjson.loads(chunk), turn.source.record)
+    if not isinstance(message, dict):
+        raise ValueError("the record is not a message")
+    return message_parts(message, synthetic=turn.is_meta)
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """True for a Gemini recording: a header with sessionId and projectHash, or its messages."""
+    start = head.lstrip()[:1]
+    if start != b"{":
+        return False
+    if all(pattern.search(head) for pattern in _HEADER_SNIFF):
+        return True
+    line = first_json_line(head)
+    if line is None or not _MESSAGE_SNIFF.search(line):
+        return False
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and record.get("type") == "gemini" and "id" in record
+
+
+def read(path: Path, progress: Progress | None = None) -> list[Session]:
+    """Read one recording (either shape) into one session."""
+    return [read_line_session(path, GeminiBuilder(str(path)), progress)]
+
+
+READER = Reader(
+    name="gemini",
+    title="Gemini CLI chat recording",
+    sniff=sniff,
+    read=read,
+    builder=GeminiBuilder,
+    priority=30,
+)
+"""The Gemini CLI format."""
