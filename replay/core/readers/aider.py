@@ -1,0 +1,313 @@
+"""Aider's `.aider.chat.history.md`: markdown where `#### ` lines are the person and `> ` lines aider.
+
+Layout, as aider's `io.py` writes it:
+
+- `# aider chat started at 2024-05-01 10:20:30` (local time) opens a session; one file holds
+  every session run in that directory, so one file gives several `Session`s.
+- `#### text` lines are the person's prompt, one per line of a multi-line prompt; a blank
+  line of the prompt is a bare `####`, and an empty prompt is written `#### <blank>`.
+  Consecutive `####` lines are one user turn; a blank line between them starts another.
+- `> text` lines are aider's own output (banner, `Added x to the chat`, `Tokens: ...`,
+  confirmations, errors). They become **system turns**, one per run of `>` lines, so they
+  never make a user or assistant turn look full or empty; runs holding only bare `>` lines
+  are dropped.
+- Any other line is the model's reply, up to the next `####`, `>` or session header.
+- `^C KeyboardInterrupt` / `^C again to exit` (with or without `> `) mark an interrupt: while
+  a reply is streaming it adds an `error` part named `KeyboardInterrupt` to that assistant
+  turn; if the reply had not produced anything yet, it becomes an assistant turn holding only
+  that error (an empty turn, reason `aborted`). At the input prompt (after a slash command
+  that gets no reply, or after aider's output following a finished reply) it is plain
+  aider output.
+
+Known limits of the format: a reply line that itself starts with `> ` or `#### ` cannot be
+told from aider's output or a prompt. Turns carry no times of their own: the header's time
+(naive local time, read by `parse_time` as given) goes to the opening banner turn only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.readers.base import Progress, Reader, UnreadablePath
+
+NAME = "aider"
+HEADER = "# aider chat started at"
+"""The line that opens every aider session."""
+
+BLANK_PROMPT = "<blank>"
+"""What aider writes for a prompt submitted with nothing in it."""
+
+REPLY_COMMANDS: frozenset[str] = frozenset(
+    {"ask", "code", "architect", "context", "help", "ok", "lint", "test"}
+)
+"""Slash commands whose prompt the model answers; other commands get only aider output."""
+
+_HEADER_AT_LINE_START = re.compile(rb"(?m)^# aider chat started at")
+_INTERRUPT = re.compile(r"^\^C (?:KeyboardInterrupt|again to exit)\s*$")
+_MODEL = re.compile(r"^(?:Main model|Model|Models): (\S+)")
+_VERSION = re.compile(r"^Aider v(\S+)")
+_TOKENS = re.compile(r"([\d.,]+)([kKmM]?) (sent|received|cache write|cache hit)")
+_TOKEN_KEYS = {"sent": "input", "received": "output", "cache write": "cache_write",
+               "cache hit": "cache_read"}
+_SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
+
+
+def _token_count(number: str, suffix: str) -> int | None:
+    try:
+        return int(float(number.replace(",", "")) * _SCALE[suffix.lower()])
+    except (ValueError, OverflowError):
+        return None
+
+
+def parse_tokens(text: str) -> dict[str, int]:
+    """Token counts from aider's `Tokens: 2.4k sent, 1.1k cache hit, 393 received.` line."""
+    counts: dict[str, int] = {}
+    for number, suffix, what in _TOKENS.findall(text):
+        value = _token_count(number, suffix)
+        if value is not None:
+            counts[_TOKEN_KEYS[what]] = value
+    return counts
+
+
+def prompt_expects_reply(text: str) -> bool:
+    """True when aider sends this prompt to the model (not a blank line, shell or plain command)."""
+    stripped = text.strip()
+    if not stripped or stripped.startswith("!"):
+        return False
+    if stripped.startswith("/"):
+        command = stripped[1:].split(maxsplit=1)[0].lower() if len(stripped) > 1 else ""
+        return command in REPLY_COMMANDS
+    return True
+
+
+@dataclass(slots=True)
+class _Block:
+    """Consecutive lines of one kind waiting to become a turn."""
+
+    role: str
+    lines: list[str]
+    lineno: int
+    start: int
+    end: int
+
+
+@dataclass(slots=True)
+class _SessionBuilder:
+    """Turns the classified lines of one aider session into turns."""
+
+    session: Session
+    number: int
+    block: _Block | None = None
+    model: str | None = None
+    expects_reply: bool = False
+    """The last user turn was sent to the model."""
+    reply: Turn | None = None
+    """The last assistant turn since the last user turn."""
+    turn_count: int = 0
+    pending_blank: int = 0
+    """Blank lines seen inside an assistant block, kept only if more text follows."""
+    started: str | None = None
+    """The header's start time; given to the session's opening banner turn, written then."""
+
+    def _new_turn(self, role: str, parts: list[Part], lineno: int, start: int, end: int) -> Turn:
+        self.turn_count += 1
+        turn = Turn(
+            id=f"{self.number}-{self.turn_count}",
+            role=role,
+            parts=parts,
+            model=self.model if role == "assistant" else None,
+            source=Source(self.session.path, line=lineno, spans=((start, end - start),)),
+        )
+        if self.started and role == "system" and not self.session.turns:
+            turn.timestamp, turn.time = parse_time(self.started)
+        return self.session.add(turn)
+
+    def flush(self) -> None:
+        """Close the open block into a turn (system blocks with no words are dropped)."""
+        block, self.block = self.block, None
+        self.pending_blank = 0
+        if block is None:
+            return
+        if block.role == "user":
+            text = "\n".join(block.lines)
+            if text.strip() == BLANK_PROMPT:
+                text = ""
+            self._new_turn("user", [Part(Kind.TEXT, text)], block.lineno, block.start, block.end)
+            self.expects_reply = prompt_expects_reply(text)
+            self.reply = None
+            return
+        text = "\n".join(block.lines).strip("\n")
+        if block.role == "system":
+            if not text.strip():
+                return
+            self._new_turn("system", [Part(Kind.TEXT, text)], block.lineno, block.start, block.end)
+            return
+        self.reply = self._new_turn(
+            "assistant", [Part(Kind.TEXT, text)], block.lineno, block.start, block.end
+        )
+
+    def _append(self, role: str, text: str, lineno: int, offset: int, end: int) -> None:
+        block = self.block
+        if block is not None and block.role != role:
+            self.flush()
+            block = None
+        if block is None:
+            self.block = _Block(role, [text], lineno, offset, end)
+            return
+        if role == "assistant" and self.pending_blank:
+            block.lines.extend([""] * self.pending_blank)
+        self.pending_blank = 0
+        block.lines.append(text)
+        block.end = end
+
+    def user_line(self, text: str, lineno: int, offset: int, end: int) -> None:
+        """A `####` line: part of the prompt being read."""
+        self._append("user", text, lineno, offset, end)
+
+    def assistant_line(self, text: str, lineno: int, offset: int, end: int) -> None:
+        """An unprefixed line: part of the model's reply."""
+        if _INTERRUPT.match(text.strip()) and self._interrupt(text.strip(), lineno, offset, end):
+            return
+        self._append("assistant", text, lineno, offset, end)
+
+    def tool_line(self, text: str, lineno: int, offset: int, end: int) -> None:
+        """A `>` line: aider's own output."""
+        stripped = text.strip()
+        if _INTERRUPT.match(stripped) and self._interrupt(stripped, lineno, offset, end):
+            return
+        if self.block is not None and self.block.role != "system":
+            self.flush()
+        if (found := _MODEL.match(stripped)) is not None:
+            self.model = found.group(1)
+            self.session.meta.setdefault("model", self.model)
+        elif (found := _VERSION.match(stripped)) is not None:
+            self.session.meta.setdefault("version", found.group(1))
+        elif stripped.startswith("Tokens:") and self.reply is not None:
+            counts = parse_tokens(stripped)
+            if counts:
+                self.reply.tokens = counts
+        self._append("system", text, lineno, offset, end)
+
+    def blank_line(self) -> None:
+        """An empty line: ends a prompt; inside a reply it is kept if more text follows."""
+        if self.block is None:
+            return
+        if self.block.role == "user":
+            self.flush()
+        elif self.block.role == "assistant":
+            self.pending_blank += 1
+
+    def _interrupt(self, text: str, lineno: int, offset: int, end: int) -> bool:
+        """Attach a ^C to the reply it cut off; False when it happened at the input prompt."""
+        if self.block is not None and self.block.role == "user":
+            self.flush()
+        block = self.block
+        if block is not None and block.role == "assistant":
+            self.flush()
+            target = self.reply
+        elif self.reply is not None:
+            # Aider output after a finished reply means the ^C came at the prompt.
+            if block is not None and any(line.strip() for line in block.lines):
+                return False
+            if not self.session.turns or self.session.turns[-1] is not self.reply:
+                return False
+            target = self.reply
+        elif self.expects_reply:
+            self.flush()
+            target = self._new_turn("assistant", [], lineno, offset, end)
+            self.reply = target
+        else:
+            return False
+        if target is None:
+            return False
+        if not any(p.kind == Kind.ERROR and p.name == "KeyboardInterrupt" for p in target.parts):
+            target.parts.append(Part(Kind.ERROR, text, name="KeyboardInterrupt"))
+        return True
+
+
+def _classify(builder: _SessionBuilder, raw: str, lineno: int, offset: int, end: int) -> None:
+    line = raw.rstrip()
+    if line == "####" or line.startswith("#### "):
+        builder.user_line(line[5:], lineno, offset, end)
+    elif line == ">" or line.startswith("> "):
+        builder.tool_line(line[2:], lineno, offset, end)
+    elif not line.strip():
+        builder.blank_line()
+    else:
+        builder.assistant_line(raw.rstrip("\r"), lineno, offset, end)
+
+
+def parse_history(data: bytes, path: str) -> list[Session]:
+    """Every session of an aider chat history, in file order."""
+    sessions: list[Session] = []
+    builder: _SessionBuilder | None = None
+    seen_ids: set[str] = set()
+    headers = 0
+    offset = 0
+    for lineno, raw_bytes in enumerate(data.split(b"\n"), start=1):
+        end = offset + len(raw_bytes) + 1
+        raw = raw_bytes.decode("utf-8", errors="replace")
+        if raw.startswith(HEADER):
+            if builder is not None:
+                builder.flush()
+            started = raw[len(HEADER):].strip()
+            session = Session(path=path, format=NAME)
+            headers += 1
+            number = headers
+            session_id = started or f"#{number}"
+            if session_id in seen_ids:
+                session_id = f"{session_id} #{number}"
+            seen_ids.add(session_id)
+            session.session_id = session_id
+            session.title = f"aider chat {started}" if started else None
+            if started:
+                session.meta["started_at"] = started
+            builder = _SessionBuilder(session, number, started=started or None)
+            sessions.append(session)
+        elif builder is None:
+            if not raw.strip():
+                offset = end
+                continue
+            # Text before any header: a history whose start was cut off; keep it as session 0.
+            session = Session(path=path, format=NAME, session_id="#0")
+            session.warn(f"{path}: line {lineno}: text before the first {HEADER!r} line",
+                         skipped=False)
+            seen_ids.add("#0")
+            builder = _SessionBuilder(session, 0)
+            sessions.append(session)
+            _classify(builder, raw, lineno, offset, end)
+        else:
+            _classify(builder, raw, lineno, offset, end)
+        offset = end
+    if builder is not None:
+        builder.flush()
+    return sessions
+
+
+def _read(path: Path, progress: Progress | None = None) -> list[Session]:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+    if progress is not None:
+        progress(0, len(data))
+    sessions = parse_history(data, str(path))
+    if progress is not None:
+        progress(len(data), len(data))
+    return sessions
+
+
+def _sniff(path: Path, head: bytes) -> bool:
+    return _HEADER_AT_LINE_START.search(head) is not None
+
+
+READER = Reader(
+    name=NAME,
+    title="Aider chat history",
+    sniff=_sniff,
+    read=_read,
+    priority=40,
+)
