@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 from replay.core.detect import find_empty_turns
 from replay.core.model import Kind, Session, Source
-from replay.core.readers import ReaderError, detect_reader, load_sessions
-from replay.core.readers import opencode_sqlite
+from replay.core.readers import ReaderError, detect_reader, load_sessions, opencode_sqlite
 from replay.core.readers._opencode_parts import KEEP_WHOLE, turn_from_message
 from tests.conftest import realdata
 
@@ -221,7 +220,8 @@ def test_summary_agent_model_tokens_and_timestamps() -> None:
     # User infos carry `summary: {title, diffs}`: that is not a compaction summary.
     assert [t.index for t in sailor.turns if t.is_summary] == [39]
     first = read_export("nimble-pixel").turns[0]
-    assert (first.role, first.is_summary, first.agent, first.model) == ("user", False, "build", None)
+    assert (first.role, first.is_summary, first.agent, first.model) == (
+        "user", False, "build", None)
     assert first.timestamp == "2026-02-16T04:27:17.749Z" and first.time == 1771216037.749
     panda = read_export("silent-panda")
     assert panda.turns[26].agent == "plan" and panda.turns[62].agent == "build"

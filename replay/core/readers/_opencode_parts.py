@@ -8,6 +8,7 @@ raises: odd values become None, unreadable parts are skipped and counted with `S
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -29,9 +30,14 @@ def _str(value: object) -> str | None:
 
 
 def _number(value: object) -> float | None:
+    """A finite number, or None (JSON parsers may hand over NaN, infinity or huge integers)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _dict(value: object) -> dict[str, Any]:
@@ -65,7 +71,8 @@ def _text_part(raw: dict[str, Any]) -> Part:
 
 
 def _reasoning_part(raw: dict[str, Any]) -> Part:
-    return Part(Kind.REASONING, text=_str(raw.get("text")) or "", duration=_duration(raw.get("time")))
+    return Part(Kind.REASONING, text=_str(raw.get("text")) or "",
+                duration=_duration(raw.get("time")))
 
 
 def _tool_part(raw: dict[str, Any]) -> Part:
@@ -215,7 +222,8 @@ def _role(info: dict[str, Any], turn_id: str, session: Session | None) -> str:
     # Only assistant infos carry the model that answered and the message they answer.
     guessed = "assistant" if ("modelID" in info or "parentID" in info) else "user"
     if session is not None:
-        session.warn(f"message {turn_id}: role {role!r} not known, read as {guessed}", skipped=False)
+        session.warn(f"message {turn_id}: role {role!r} not known, read as {guessed}",
+                     skipped=False)
     return guessed
 
 

@@ -1,4 +1,7 @@
-"""opencode export JSON (`opencode export <sessionID>`): `{info, messages: [{info, parts}], todos?}`."""
+"""opencode export JSON, as `opencode export <sessionID>` writes it.
+
+Shape: `{info, messages: [{info, parts}]}`; newer versions add `todos`.
+"""
 
 from __future__ import annotations
 
