@@ -1,0 +1,178 @@
+"""Moving through a session: empty-turn index, search, role filter, go-to, playback timing."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+
+from replay.core.detect import DEFAULT_RULES, DetectionRules, is_empty
+from replay.core.model import Kind, Session, Turn
+
+SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+"""Playback speeds offered by + and -."""
+
+FIXED_STEP = 1.0
+"""Seconds per turn at 1x when the session has no usable timestamps."""
+
+
+def turn_search_text(turn: Turn) -> str:
+    """The text a search looks through: id, role, model and every part's words."""
+    pieces = [turn.id, turn.role]
+    for part in turn.parts:
+        if part.text:
+            pieces.append(part.text)
+        if part.name:
+            pieces.append(part.name)
+        if part.input:
+            pieces.append(part.input)
+        if part.output:
+            pieces.append(part.output)
+    return "\n".join(pieces)
+
+
+def first_text(turn: Turn) -> str:
+    """The first non-blank text of a turn, for previews."""
+    for part in turn.parts:
+        if part.kind == Kind.TEXT and part.text.strip():
+            return part.text
+    return ""
+
+
+@dataclass(slots=True)
+class Navigator:
+    """Index of a session's empty turns and the moves a reviewer makes over it."""
+
+    session: Session
+    """The session navigated."""
+    rules: DetectionRules = DEFAULT_RULES
+    """What counts as empty."""
+    empty_indices: list[int] = field(init=False, default_factory=list)
+    """Sorted indices of empty turns among the turns indexed so far."""
+    _indexed: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.refresh()
+
+    @property
+    def count(self) -> int:
+        """Number of turns."""
+        return len(self.session.turns)
+
+    def refresh(self, changed_from: int | None = None) -> list[int]:
+        """Index turns added (or changed from `changed_from`) since the last call.
+
+        Returns the indices of empty turns newly found.
+        """
+        start = self._indexed if changed_from is None else min(changed_from, self._indexed)
+        if start < self._indexed:
+            del self.empty_indices[bisect_left(self.empty_indices, start):]
+        turns = self.session.turns
+        found = [i for i in range(start, len(turns)) if is_empty(turns[i], self.rules)]
+        self.empty_indices.extend(found)
+        self._indexed = len(turns)
+        return found
+
+    def is_empty_at(self, index: int) -> bool:
+        """True when the turn at `index` is empty."""
+        position = bisect_left(self.empty_indices, index)
+        return position < len(self.empty_indices) and self.empty_indices[position] == index
+
+    def next_empty(self, index: int) -> int | None:
+        """The first empty turn after `index`."""
+        position = bisect_right(self.empty_indices, index)
+        return self.empty_indices[position] if position < len(self.empty_indices) else None
+
+    def previous_empty(self, index: int) -> int | None:
+        """The last empty turn before `index`."""
+        position = bisect_left(self.empty_indices, index)
+        return self.empty_indices[position - 1] if position > 0 else None
+
+    def empty_ordinal(self, index: int) -> int | None:
+        """1-based number of the empty turn at `index` among all empty turns."""
+        position = bisect_left(self.empty_indices, index)
+        if position < len(self.empty_indices) and self.empty_indices[position] == index:
+            return position + 1
+        return None
+
+    def step(self, index: int, delta: int, role: str | None = None) -> int:
+        """Move `delta` turns (only through turns of `role` when given), clamped to the ends."""
+        turns = self.session.turns
+        if not turns:
+            return 0
+        if role is None:
+            return max(0, min(len(turns) - 1, index + delta))
+        direction = 1 if delta > 0 else -1
+        position = index
+        remaining = abs(delta)
+        while remaining:
+            candidate = position + direction
+            while 0 <= candidate < len(turns) and turns[candidate].role != role:
+                candidate += direction
+            if not 0 <= candidate < len(turns):
+                break
+            position = candidate
+            remaining -= 1
+        return position
+
+    def search(self, query: str, start: int, forward: bool = True) -> int | None:
+        """The next turn (wrapping) whose text contains `query`, case-insensitively."""
+        needle = query.casefold()
+        turns = self.session.turns
+        if not needle or not turns:
+            return None
+        total = len(turns)
+        direction = 1 if forward else -1
+        for offset in range(1, total + 1):
+            index = (start + direction * offset) % total
+            if needle in turn_search_text(turns[index]).casefold():
+                return index
+        return None
+
+    def resolve(self, target: str) -> int | None:
+        """A turn from what a reviewer typed: a 1-based number, `#N`, or a turn id."""
+        text = target.strip()
+        if not text:
+            return None
+        number = text[1:] if text.startswith("#") else text
+        if number.isdigit():
+            index = int(number) - 1
+            return index if 0 <= index < self.count else None
+        for turn in self.session.turns:
+            if turn.id == text:
+                return turn.index
+        for turn in self.session.turns:
+            if turn.id.startswith(text):
+                return turn.index
+        return None
+
+    def delay_after(self, index: int, speed: float, idle_cap: float) -> float:
+        """Seconds to wait before showing the turn after `index` during playback.
+
+        Follows the real clock between the two turns, compresses idle gaps to `idle_cap`
+        (as asciinema's idle limit does), and falls back to a fixed rate without timestamps.
+        """
+        turns = self.session.turns
+        speed = max(speed, 0.01)
+        if index + 1 >= len(turns):
+            return FIXED_STEP / speed
+        here, after = turns[index], turns[index + 1]
+        if here.time is None or after.time is None:
+            return FIXED_STEP / speed
+        gap = max(0.0, after.time - here.time)
+        return min(max(gap, 0.05), idle_cap) / speed
+
+
+def faster(speed: float) -> float:
+    """The next speed up, capped at the fastest."""
+    for candidate in SPEEDS:
+        if candidate > speed + 1e-9:
+            return candidate
+    return SPEEDS[-1]
+
+
+def slower(speed: float) -> float:
+    """The next speed down, capped at the slowest."""
+    for candidate in reversed(SPEEDS):
+        if candidate < speed - 1e-9:
+            return candidate
+    return SPEEDS[0]

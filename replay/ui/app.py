@@ -1,0 +1,334 @@
+"""The Textual app: loads the source in a worker, then shows the picker or the replay screen."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult, InvalidThemeError, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import ProgressBar, Static
+from textual.worker import Worker, WorkerState
+
+from replay.config import DEFAULT_THEME, Settings, remember
+from replay.core.annotations import AnnotationStore, default_reviewer
+from replay.core.detect import DEFAULT_RULES, DetectionRules, Suggester
+from replay.core.journal import JournalError
+from replay.core.labels import DEFAULT_LABELS, LabelSet
+from replay.core.model import Session
+from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions
+from replay.core.readers.base import iter_lines
+from replay.core.suggest import default_suggester
+from replay.themes import app_variable_defaults, load_all_themes
+from replay.ui.commands import EmptyTurnProvider
+from replay.ui.messages import LoadFailed, LoadProgress, SessionsLoaded, SessionStarted, TurnsAdded
+from replay.ui.screens.replay_screen import ReplayScreen
+
+FIRST_BATCH_TURNS = 60
+"""Turns read before the first screen is shown."""
+BATCH_SECONDS = 0.25
+"""How often the loading worker reports growth."""
+
+
+@dataclass(slots=True)
+class LaunchOptions:
+    """What the command line asked for."""
+
+    path: Path
+    """Session file, directory or database."""
+    format: str | None = None
+    """Reader name, or None to detect."""
+    follow: bool = False
+    """Keep reading as the file grows."""
+    reviewer: str | None = None
+    """Name recorded with annotations."""
+    annotations: Path | None = None
+    """Journal file instead of the default one."""
+    labels: LabelSet = DEFAULT_LABELS
+    """Active label set."""
+    rules: DetectionRules = DEFAULT_RULES
+    """What counts as an empty turn."""
+    problems: list[str] = field(default_factory=list)
+    """Config problems to show once the app is up."""
+
+
+class LoadingScreen(Screen[None]):
+    """Shown while the first turns are read."""
+
+    DEFAULT_CSS = """
+    LoadingScreen { align: center middle; }
+    LoadingScreen > Static { width: auto; margin-bottom: 1; }
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"Reading {self.path}", markup=False)
+        yield ProgressBar(total=100, show_eta=False)
+
+
+class ReplayApp(App[None]):
+    """replay: review agent transcripts, stopping at every empty turn."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "replay"
+    COMMANDS = App.COMMANDS | {EmptyTurnProvider}
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="help", tooltip="Show every key"),
+        Binding("ctrl+q", "quit", "Quit", id="quit", tooltip="Quit replay", priority=True),
+    ]
+
+    def __init__(self, options: LaunchOptions, settings: Settings | None = None,
+                 suggester: Suggester | None = None) -> None:
+        super().__init__()
+        self.options = options
+        """What to open and how."""
+        self.settings = settings or Settings()
+        """User settings."""
+        self.suggester = suggester
+        """Suggests labels for empty turns."""
+        self.replay_screen: ReplayScreen | None = None
+        """The screen of the session being reviewed."""
+        self._theme_failures: list[str] = []
+        result = load_all_themes()
+        for theme in result.loaded:
+            self.register_theme(theme)
+        self._theme_failures = result.failed
+        if not self.settings.animations:
+            self.animation_level = "none"
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return app_variable_defaults(self.current_theme)
+
+    def on_mount(self) -> None:
+        self.set_keymap(self.settings.keymap)
+        wanted = self.settings.theme
+        try:
+            self.theme = wanted
+        except InvalidThemeError:
+            self.notify(f"Unknown theme {wanted!r}; using {DEFAULT_THEME}.", severity="warning",
+                        markup=False)
+            self.theme = DEFAULT_THEME
+        for failure in self._theme_failures:
+            self.notify(failure, title="Theme file not loaded", severity="error", markup=False)
+        for problem in self.options.problems:
+            self.notify(problem, title="Settings", severity="warning", markup=False)
+        self.push_screen(LoadingScreen(self.options.path))
+        self.load_source(self.options.path, self.options.format)
+
+    def watch_theme(self, theme: str) -> None:
+        if self.is_mounted and theme != self.settings.theme:
+            problem = remember("theme", theme)
+            if problem:
+                self.notify(problem, severity="warning", markup=False)
+
+    # ---------------------------------------------------------------- loading
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False,
+          description="Reading the session")
+    def load_source(self, path: Path, format: str | None) -> None:
+        """Read the source; a single line-based file is shown while it is still being read."""
+        try:
+            reader = get_reader(format) if format else detect_reader(path)
+        except ReaderError as error:
+            self.post_message(LoadFailed(str(error)))
+            return
+        if self.options.follow:
+            self._load_followed(path, reader.name)
+            return
+        if path.is_file() and reader.builder is not None:
+            self._load_progressively(path, reader.builder)
+            return
+        try:
+            sessions = load_sessions(path, reader.name,
+                                     lambda done, total: self.post_message(LoadProgress(done, total)))
+        except ReaderError as error:
+            self.post_message(LoadFailed(str(error)))
+            return
+        if len(sessions) == 1:
+            self.post_message(SessionStarted(sessions[0]))
+            self.post_message(TurnsAdded(sessions[0], 0, done=True))
+        else:
+            self.post_message(SessionsLoaded(sessions))
+
+    def _load_progressively(self, path: Path, make_builder: object) -> None:
+        from replay.core.readers.base import LineBuilder
+
+        builder: LineBuilder = make_builder(str(path))  # type: ignore[operator]
+        session = builder.session
+        total = path.stat().st_size
+        started = False
+        reported = 0
+        last_report = time.monotonic()
+        with open(path, "rb") as handle:
+            for line, offset, lineno in iter_lines(handle):
+                builder.feed(line, offset, lineno)
+                count = len(session.turns)
+                if not started and count >= FIRST_BATCH_TURNS:
+                    started = True
+                    self.post_message(SessionStarted(session))
+                    last_report = time.monotonic()
+                elif started and time.monotonic() - last_report > BATCH_SECONDS:
+                    # The last turn may still grow: report only the ones before it as settled.
+                    self.post_message(TurnsAdded(session, max(reported - 1, 0)))
+                    self.post_message(LoadProgress(offset, total))
+                    reported = count
+                    last_report = time.monotonic()
+        builder.finish()
+        if not started:
+            self.post_message(SessionStarted(session))
+        self.post_message(LoadProgress(total, total))
+        self.post_message(TurnsAdded(session, max(reported - 1, 0), done=True))
+
+    def _load_followed(self, path: Path, format: str) -> None:
+        from replay.core.follow import SessionFollower
+
+        follower = SessionFollower(path, format)
+        try:
+            update = follower.poll()
+        except ReaderError as error:
+            self.post_message(LoadFailed(str(error)))
+            return
+        self.follower = follower
+        self.post_message(SessionStarted(update.session))
+        self.post_message(TurnsAdded(update.session, 0, done=True))
+        self.call_from_thread(self.follow_source)
+
+    @work(exclusive=True, group="follow", exit_on_error=False, description="Following")
+    async def follow_source(self) -> None:
+        """Wake on file changes; the follower decides what is new."""
+        import asyncio
+
+        from replay.watching import watch_path
+
+        async def changed() -> None:
+            update = await asyncio.to_thread(self.follower.poll)
+            if update.new_turns or update.changed or update.reset:
+                first = min([len(update.session.turns) - len(update.new_turns)]
+                            + list(update.changed))
+                self.post_message(TurnsAdded(update.session, max(first, 0), done=True,
+                                             reset=update.reset))
+
+        await watch_path(self.options.path, changed)
+
+    @on(LoadProgress)
+    def show_progress(self, event: LoadProgress) -> None:
+        percent = 100 * event.done // event.total if event.total else 100
+        if isinstance(self.screen, LoadingScreen):
+            self.screen.query_one(ProgressBar).update(progress=percent)
+        elif self.replay_screen is not None:
+            self.replay_screen.load_percent = percent
+
+    @on(SessionStarted)
+    def show_session(self, event: SessionStarted) -> None:
+        self.open_session(event.session, loading=True)
+
+    @on(SessionsLoaded)
+    def show_picker(self, event: SessionsLoaded) -> None:
+        from replay.ui.screens.picker import SessionPicker
+
+        if not event.sessions:
+            self.exit(message=f"replay: {self.options.path}: no sessions found")
+            return
+        if len(event.sessions) == 1:
+            self.open_session(event.sessions[0])
+            return
+        self.switch_screen(SessionPicker(str(self.options.path), event.sessions,
+                                         self.options.rules))
+
+    @on(TurnsAdded)
+    def grow_session(self, event: TurnsAdded) -> None:
+        screen = self.replay_screen
+        if screen is not None and screen.session is event.session:
+            screen.turns_added(event.changed_from, done=event.done, reset=event.reset)
+
+    @on(LoadFailed)
+    def stop_on_failure(self, event: LoadFailed) -> None:
+        self.exit(return_code=2, message=f"replay: {event.error}")
+
+    @on(Worker.StateChanged)
+    def report_worker_error(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"{event.worker.description}: {error}", title="Something went wrong",
+                        severity="error", markup=False, timeout=10)
+
+    def open_session(self, session: Session, *, loading: bool = False) -> None:
+        """Show a session on the replay screen, with this reviewer's annotations loaded."""
+        reviewer = default_reviewer(self.options.reviewer or self.settings.reviewer)
+        store = AnnotationStore.for_session(session, reviewer, self.options.annotations)
+        try:
+            for warning in store.load()[:3]:
+                self.notify(warning, title="Journal", severity="warning", markup=False)
+        except JournalError as error:
+            self.notify(str(error), title="Annotations not loaded", severity="error",
+                        markup=False, timeout=10)
+        screen = ReplayScreen(session, store, labels=self.options.labels,
+                              rules=self.options.rules, suggester=self.suggester,
+                              following=self.options.follow, indexing=loading)
+        self.replay_screen = screen
+        if isinstance(self.screen, LoadingScreen):
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    # ---------------------------------------------------------------- commands
+
+    def action_help(self) -> None:
+        from replay.ui.screens.help import HelpScreen
+
+        if isinstance(self.screen, ReplayScreen):
+            bindings = [b for b in self.screen.BINDINGS if isinstance(b, Binding)]
+        else:
+            bindings = []
+        self.push_screen(HelpScreen(bindings + list(self.BINDINGS),  # type: ignore[arg-type]
+                                    self.options.labels, self.settings.keymap))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, ReplayScreen):
+            yield SystemCommand("Export annotations to CSV",
+                                "Write this session's annotations to a CSV file here",
+                                screen.action_export)
+            yield SystemCommand("Next unannotated empty turn", "Jump to it",
+                                screen.action_next_unannotated)
+            yield SystemCommand("Toggle tool-only stops",
+                                "Also stop at assistant turns that only call tools",
+                                self.toggle_tool_only)
+
+    def toggle_tool_only(self) -> None:
+        """Switch the rule that also stops at tool-only assistant turns."""
+        rules = self.options.rules.with_options(
+            tool_only_is_empty=not self.options.rules.tool_only_is_empty)
+        self.options.rules = rules
+        screen = self.replay_screen
+        if screen is not None:
+            screen.rules = rules
+            screen.turns_added(0, done=False, reset=True)
+        state = "on" if rules.tool_only_is_empty else "off"
+        self.notify(f"Tool-only stops {state}.", timeout=2)
+
+
+def make_app(path: Path | str | None = None, *, settings: Settings | None = None,
+             format: str | None = None, follow: bool = False, reviewer: str | None = None,
+             annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
+             rules: DetectionRules | None = None, problems: list[str] | None = None,
+             suggest: bool = True) -> ReplayApp:
+    """Build the app the same way for the CLI and the tests."""
+    from replay.resources import default_sample
+
+    settings = settings or Settings()
+    if rules is None:
+        rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty)
+    options = LaunchOptions(
+        path=Path(path) if path is not None else default_sample(), format=format,
+        follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
+        rules=rules, problems=list(problems or []),
+    )
+    return ReplayApp(options, settings, default_suggester() if suggest else None)

@@ -1,0 +1,54 @@
+"""From parsed command-line arguments to a running app, with clean errors before it starts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from replay.config import load_settings
+from replay.core.labels import DEFAULT_LABELS, LabelSetError, load_label_set
+from replay.core.readers import ReaderError, detect_reader, get_reader
+
+
+def _fail(message: str) -> int:
+    print(f"replay: {message}", file=sys.stderr)
+    return 2
+
+
+def launch(args: argparse.Namespace) -> int:
+    """Check the path and options, then run the app; returns the exit status."""
+    from replay.resources import default_sample
+
+    loaded = load_settings()
+    settings = loaded.settings
+    path = Path(args.path) if args.path else default_sample()
+    try:
+        reader = get_reader(args.format) if args.format else detect_reader(path)
+    except ReaderError as error:
+        return _fail(str(error))
+    labels_path = args.labels or settings.labels
+    labels = DEFAULT_LABELS
+    if labels_path:
+        try:
+            labels = load_label_set(labels_path)
+        except LabelSetError as error:
+            return _fail(str(error))
+    if args.follow and not path.exists():
+        return _fail(f"{path}: no such file to follow")
+    if args.theme:
+        from dataclasses import replace
+
+        settings = replace(settings, theme=args.theme)
+    if args.tool_only:
+        from dataclasses import replace
+
+        settings = replace(settings, tool_only_is_empty=True)
+    from replay.ui.app import make_app
+
+    app = make_app(path, settings=settings, format=reader.name, follow=args.follow,
+                   reviewer=args.reviewer,
+                   annotations=Path(args.annotations) if args.annotations else None,
+                   labels=labels, problems=loaded.problems)
+    app.run()
+    return app.return_code or 0

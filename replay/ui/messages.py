@@ -1,0 +1,51 @@
+"""App-level messages: what the loading and following workers report to the handlers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from replay.core.model import Session
+
+
+@dataclass
+class SessionStarted(Message):
+    """A single session is being read; its first turns are already in it."""
+
+    session: Session
+
+
+@dataclass
+class SessionsLoaded(Message):
+    """Every session at the path has been read (more than one: show the picker)."""
+
+    sessions: list[Session]
+
+
+@dataclass
+class TurnsAdded(Message):
+    """The session grew (or turns from `changed_from` changed) while loading or following."""
+
+    session: Session
+    changed_from: int
+    done: bool = False
+    reset: bool = False
+
+
+@dataclass
+class LoadProgress(Message):
+    """Bytes read so far; only the latest matters."""
+
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, LoadProgress)
+
+
+@dataclass
+class LoadFailed(Message):
+    """The path could not be read; one clear line."""
+
+    error: str

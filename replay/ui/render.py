@@ -1,0 +1,146 @@
+"""Turning turns into safe Rich renderables: no transcript text is ever parsed as markup."""
+
+from __future__ import annotations
+
+import time as _time
+from datetime import datetime
+
+from rich.console import RenderableType
+from rich.markdown import Markdown
+from rich.text import Text
+
+from replay.core.detect import format_duration
+from replay.core.model import Kind, Part, Turn
+from replay.core.safe import escape_controls
+
+FOLD_LINES = 24
+"""Lines of a tool output shown before the rest is folded."""
+
+
+def clean(text: str | None) -> str:
+    """Transcript text made safe for the terminal."""
+    return escape_controls(text or "")
+
+
+def clock(turn: Turn) -> str:
+    """The turn's local wall-clock time, `14:02:51`, or its raw timestamp."""
+    if turn.time is None:
+        return clean(turn.timestamp) if turn.timestamp else ""
+    try:
+        return datetime.fromtimestamp(turn.time).strftime("%H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+def date_and_clock(turn: Turn) -> str:
+    """`2026-02-16 14:02:51` for headers that need the day too."""
+    if turn.time is None:
+        return clock(turn)
+    try:
+        return _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(turn.time))
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+def gap_text(seconds: float | None) -> str:
+    """`+38 s` for the gap since the previous turn."""
+    return f"+{format_duration(seconds)}" if seconds is not None else ""
+
+
+def prose(text: str) -> RenderableType:
+    """Markdown for prose; plain text when it is large (rendering cost) or has no markdown."""
+    safe = clean(text)
+    if len(safe) > 20_000 or not any(mark in safe for mark in ("#", "*", "`", "- ", "1. ", "|")):
+        return Text(safe)
+    return Markdown(safe, hyperlinks=False, code_theme="ansi_dark", inline_code_lexer=None)
+
+
+def fold(text: str, lines: int = FOLD_LINES) -> tuple[str, int]:
+    """The first `lines` lines of a text and how many were hidden."""
+    all_lines = text.splitlines()
+    if len(all_lines) <= lines:
+        return text, 0
+    return "\n".join(all_lines[:lines]), len(all_lines) - lines
+
+
+def tool_title(part: Part) -> str:
+    """`bash · completed · 2.1 s` for a tool call's fold line."""
+    pieces = [clean(part.name or "tool")]
+    if part.status:
+        pieces.append(clean(part.status))
+    if part.duration is not None:
+        pieces.append(format_duration(part.duration) if part.duration >= 1 else
+                      f"{part.duration * 1000:.0f} ms")
+    return " · ".join(pieces)
+
+
+def marker_line(part: Part) -> Text:
+    """One dim line for markers, errors, files and other small parts."""
+    if part.kind == Kind.ERROR:
+        message = f" {clean(part.text)}" if part.text else ""
+        return Text(f"error: {clean(part.name) or 'unknown'}{message}", style="bold red")
+    if part.kind == Kind.COMPACTION:
+        return Text(f"⟲ compaction{' (auto)' if part.name == 'auto' else ''}", style="bold")
+    if part.kind == Kind.FILE:
+        return Text(f"◇ {clean(part.name or part.text)}", style="italic")
+    if part.kind == Kind.IMAGE:
+        return Text(f"▣ image {clean(part.name or '')}".rstrip(), style="italic")
+    if part.kind == Kind.PATCH:
+        return Text(f"± patch {clean(part.text or part.name or '')}".rstrip(), style="italic")
+    if part.kind == Kind.STEP:
+        return Text(f"· step {clean(part.name or '')}".rstrip(), style="dim")
+    if part.kind == Kind.SNAPSHOT:
+        return Text("· snapshot", style="dim")
+    if part.kind == Kind.AGENT:
+        return Text(f"@{clean(part.name or part.text)}", style="bold")
+    if part.kind == Kind.SUBTASK:
+        return Text(f"↳ subtask {clean(part.name or '')}: {clean(part.text)}", style="italic")
+    if part.kind == Kind.RETRY:
+        return Text("· retry", style="dim")
+    return Text(f"· {clean(part.name or part.kind)} {clean(part.text)[:200]}".rstrip(), style="dim")
+
+
+def tool_body(part: Part) -> Text:
+    """Input and (folded) output of a tool call, as plain text."""
+    body = Text()
+    if part.input:
+        shown, hidden = fold(clean(part.input), 12)
+        body.append("input\n", style="bold dim")
+        body.append(shown)
+        if hidden:
+            body.append(f"\n… {hidden:,} more lines", style="dim italic")
+    output = part.output if part.kind == Kind.TOOL_CALL else part.text
+    if output:
+        shown, hidden = fold(clean(output))
+        if body:
+            body.append("\n")
+        body.append("output\n", style="bold dim")
+        body.append(shown)
+        if hidden:
+            body.append(f"\n… {hidden:,} more lines folded (v shows the raw record)",
+                        style="dim italic")
+    if part.shortened:
+        body.append("\n… shortened in memory; v shows the raw record", style="dim italic")
+    return body
+
+
+def summarize_tools(parts: list[Part]) -> str:
+    """`bash × 3, read` for a compact view of several tool calls."""
+    counts: dict[str, int] = {}
+    for part in parts:
+        name = clean(part.name or "tool")
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(f"{name} × {count}" if count > 1 else name for name, count in counts.items())
+
+
+def turn_plain_text(parts: list[Part]) -> str:
+    """The text of a turn for copying: prose, then tool calls with input and output."""
+    pieces: list[str] = []
+    for part in parts:
+        if part.kind == Kind.TEXT:
+            pieces.append(part.text)
+        elif part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
+            pieces.append(f"[{part.name or 'tool'}] {part.input or ''}\n{part.output or part.text}")
+        elif part.kind == Kind.REASONING and part.text:
+            pieces.append(f"(reasoning) {part.text}")
+    return "\n\n".join(piece.strip() for piece in pieces if piece.strip())

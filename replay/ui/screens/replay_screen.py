@@ -1,0 +1,650 @@
+"""The main screen: one session, stepped or played, pausing at empty turns, with context panes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static
+
+from replay.core.annotations import CONFIDENCE, Annotation, AnnotationStore
+from replay.core.detect import (
+    REASON_BY_CODE,
+    DetectionRules,
+    EmptyTurn,
+    Suggester,
+    describe_empty,
+    gap_before,
+)
+from replay.core.journal import JournalError
+from replay.core.labels import LabelSet
+from replay.core.model import Session, Turn
+from replay.core.navigation import Navigator, faster, slower
+from replay.core.safe import escape_controls
+from replay.ui.render import clean, gap_text, turn_plain_text
+from replay.ui.widgets.annotation_bar import AnnotationBar
+from replay.ui.widgets.timeline import Timeline, TimelineJump
+from replay.ui.widgets.turn_view import TurnView
+
+if TYPE_CHECKING:
+    from replay.ui.app import ReplayApp
+
+ROLE_FILTERS: tuple[str | None, ...] = (None, "user", "assistant")
+NARROW_WIDTH = 110
+
+
+class ReplayScreen(Screen[None]):
+    """Step through one session; stop by itself at every empty turn."""
+
+    BINDING_GROUP_TITLE = "Replay"
+    BINDINGS = [
+        Binding("space", "toggle_play", "Play/pause", id="toggle-play",
+                tooltip="Play the session; playback pauses by itself at empty turns"),
+        Binding("right,l", "step(1)", "Next", id="next-turn", tooltip="Next turn"),
+        Binding("left,h", "step(-1)", "Prev", id="previous-turn", tooltip="Previous turn"),
+        Binding("home,g", "first", "First", id="first-turn", show=False,
+                tooltip="First turn"),
+        Binding("end,G", "last", "Last", id="last-turn", show=False, tooltip="Last turn"),
+        Binding("right_square_bracket", "next_empty", "Next empty", id="next-empty-turn",
+                tooltip="Jump to the next empty turn"),
+        Binding("left_square_bracket", "previous_empty", "Prev empty",
+                id="previous-empty-turn", tooltip="Jump to the previous empty turn"),
+        Binding("u", "next_unannotated", "Unannotated", id="next-unannotated",
+                tooltip="Jump to the next empty turn without an annotation"),
+        Binding("plus,equals_sign", "faster", "Faster", id="faster", show=False,
+                tooltip="Play faster"),
+        Binding("minus", "slower", "Slower", id="slower", show=False, tooltip="Play slower"),
+        Binding("greater_than_sign", "context(1)", "More context", id="wider-context",
+                show=False, tooltip="Show more turns before and after"),
+        Binding("less_than_sign", "context(-1)", "Less context", id="narrower-context",
+                show=False, tooltip="Show fewer turns before and after"),
+        Binding("colon,ctrl+g", "goto", "Go to", id="goto-turn",
+                tooltip="Go to a turn by number or id"),
+        Binding("slash", "search", "Search", id="search", tooltip="Search turn text"),
+        Binding("n", "search_next(True)", "Next match", id="search-next", show=False,
+                tooltip="Next search match"),
+        Binding("N", "search_next(False)", "Prev match", id="search-previous", show=False,
+                tooltip="Previous search match"),
+        Binding("r", "cycle_role", "Role filter", id="role-filter", show=False,
+                tooltip="Step through all turns, only user turns, or only assistant turns"),
+        Binding("v", "raw", "Raw", id="raw-record", show=False,
+                tooltip="Show the source record of the turn"),
+        Binding("y", "copy", "Copy", id="copy-turn", show=False,
+                tooltip="Copy the turn's text to the clipboard (OSC 52)"),
+        Binding("s", "sidechain", "Subagent", id="open-sidechain", show=False,
+                tooltip="Open a subagent started by this turn"),
+        Binding("enter", "commit", "Save", id="commit-annotation",
+                tooltip="Save the annotation (accepts the suggestion when none is picked)"),
+        Binding("tab", "note", "Note", id="edit-note", show=False, tooltip="Write a note"),
+        Binding("c", "cycle_confidence", "Confidence", id="cycle-confidence", show=False,
+                tooltip="Cycle confidence: low, medium, high"),
+        Binding("z,ctrl+z", "undo", "Undo", id="undo-annotation", show=False,
+                tooltip="Undo the last annotation saved in this session"),
+        Binding("e", "export", "Export", id="export-csv",
+                tooltip="Export annotations to a CSV file in the current directory"),
+        Binding("f", "live", "Live end", id="live-end", show=False,
+                tooltip="Jump to the newest turn and keep following"),
+        Binding("escape", "back", "Back", id="back", show=False,
+                tooltip="Leave the note field, or go back to the session list"),
+    ] + [
+        Binding(key, f"pick_label('{key}')", f"Label {key}", id=f"pick-label-{key}", show=False,
+                tooltip=f"Pick the label whose key is {key}")
+        for key in "1234567890"
+    ]
+
+    index: reactive[int] = reactive(0, init=False)
+    """Position of the current turn."""
+    playing: reactive[bool] = reactive(False, init=False)
+    """Playback is running."""
+    speed: reactive[float] = reactive(1.0, init=False)
+    """Playback speed factor."""
+    context_turns: reactive[int] = reactive(3, init=False)
+    """Turns shown in each context pane."""
+
+    def __init__(self, session: Session, store: AnnotationStore, *, labels: LabelSet,
+                 rules: DetectionRules, suggester: Suggester | None, following: bool,
+                 indexing: bool) -> None:
+        super().__init__()
+        self.session = session
+        """The session on screen."""
+        self.navigator = Navigator(session, rules)
+        """Empty-turn index and moves."""
+        self.store = store
+        """This reviewer's annotations, saved on commit."""
+        self.labels = labels
+        """Active label set."""
+        self.rules = rules
+        """What counts as empty."""
+        self.suggester = suggester
+        """Suggests labels for empty turns."""
+        self.following = following
+        """The file is followed as it grows."""
+        self.indexing = indexing
+        """Turns are still being read."""
+        self.load_percent = 0
+        """Bytes read so far, in percent."""
+        self.at_live_end = True
+        """Following: the reviewer is at the newest turn, so new turns advance the view."""
+        self.new_turns = 0
+        """Following: turns that arrived while the reviewer was elsewhere."""
+        self.moved = False
+        """The reviewer moved since the screen opened (so loading must not jump)."""
+        self.paused_at_empty = False
+        """Playback stopped by itself at the current empty turn."""
+        self.role_filter: str | None = None
+        """Only step through turns of this role."""
+        self.pending_label: str | None = None
+        """Label picked for the current empty turn but not saved yet."""
+        self.confidence = "medium"
+        """Confidence for the next save."""
+        self.search_query = ""
+        """Last search."""
+        self._timer: Timer | None = None
+        self._empty_cache: dict[int, EmptyTurn] = {}
+
+    @property
+    def replay_app(self) -> ReplayApp:
+        """The app, typed."""
+        from replay.ui.app import ReplayApp
+
+        assert isinstance(self.app, ReplayApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status", markup=False)
+        yield Timeline(self.session, id="timeline")
+        with Horizontal(id="context"):
+            yield VerticalScroll(id="before", classes="pane")
+            yield VerticalScroll(id="after", classes="pane")
+        with Vertical(id="current-area"):
+            yield Static(id="banner", markup=False)
+            yield VerticalScroll(id="current", classes="pane")
+        yield AnnotationBar(self.labels, id="annotation")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        settings = self.replay_app.settings
+        self.set_reactive(ReplayScreen.speed, settings.speed)
+        self.set_reactive(ReplayScreen.context_turns, settings.context_turns)
+        for pane_id in ("#before", "#after", "#current"):
+            self.query_one(pane_id).can_focus = False
+        self._apply_width(self.app.size.width)
+        if not self.indexing:
+            self.resume_position()
+        self.show()
+
+    def on_resize(self) -> None:
+        self._apply_width(self.app.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        self.set_class(width < NARROW_WIDTH, "narrow")
+
+    # ---------------------------------------------------------------- state shown
+
+    def empty_turn(self, index: int) -> EmptyTurn | None:
+        """The report of the empty turn at `index` (cached), or None if it is not empty."""
+        if not self.navigator.is_empty_at(index):
+            return None
+        found = self._empty_cache.get(index)
+        if found is None:
+            found = describe_empty(self.session, self.session.turns[index], self.rules,
+                                   self.suggester)
+            self._empty_cache[index] = found
+        return found
+
+    def annotated_indices(self) -> set[int]:
+        """Indices of the empty turns this reviewer has annotated."""
+        ids = self.store.annotated_ids
+        turns = self.session.turns
+        return {i for i in self.navigator.empty_indices if turns[i].id in ids}
+
+    def status_text(self) -> Text:
+        """The header line."""
+        session = self.session
+        total = len(session.turns)
+        status = Text(no_wrap=True, overflow="ellipsis")
+        status.append(" replay", style="bold")
+        status.append(f" · {clean(session.label)[:40]} · {session.format} · ")
+        status.append(f"turn {self.index + 1:,} / {total:,}" if total else "no turns", style="bold")
+        if self.paused_at_empty:
+            status.append(" · paused at empty turn", style="bold reverse")
+        elif self.playing:
+            status.append(" · ▶ playing", style="bold")
+        else:
+            status.append(" · paused")
+        status.append(f" · {self.speed:g}x")
+        empties = len(self.navigator.empty_indices)
+        status.append(f" · {len(self.annotated_indices())} / {empties} annotated")
+        if self.role_filter:
+            status.append(f" · {self.role_filter} only")
+        if self.indexing:
+            status.append(f" · indexing {self.load_percent}%", style="italic")
+        if self.following:
+            status.append(" · following" if self.at_live_end else " · following (paused)")
+            if self.new_turns:
+                status.append(f" · +{self.new_turns} new turns (f)", style="bold reverse")
+        return status
+
+    def banner_text(self, turn: Turn, empty: EmptyTurn | None) -> Text:
+        """The line above the current turn; an alarm at an empty turn."""
+        banner = Text(no_wrap=False)
+        gap = gap_text(gap_before(self.session, turn.index)) if turn.index else ""
+        if empty is None:
+            banner.append(f" #{turn.index + 1} {turn.role}", style="bold")
+            if gap:
+                banner.append(f" · {gap}")
+            return banner
+        reason = REASON_BY_CODE.get(empty.reason)
+        ordinal = self.navigator.empty_ordinal(turn.index) or 0
+        banner.append(f" EMPTY TURN {ordinal} / {len(self.navigator.empty_indices)}: ",
+                      style="bold reverse")
+        banner.append(f" the {turn.role} {reason.phrase if reason else 'sent nothing'}",
+                      style="bold")
+        banner.append(f" ({empty.reason})")
+        if gap:
+            banner.append(f" · {gap}")
+        if empty.evidence:
+            banner.append("\n evidence: ", style="bold")
+            banner.append(escape_controls(" · ".join(empty.evidence)))
+        return banner
+
+    def show(self) -> None:
+        """Redraw everything for the current index."""
+        turns = self.session.turns
+        self.query_one("#status", Static).update(self.status_text())
+        timeline = self.query_one(Timeline)
+        timeline.set_state(self.index, self.navigator.empty_indices, self.annotated_indices())
+        annotation = self.query_one(AnnotationBar)
+        if not turns:
+            self.query_one("#banner", Static).update(Text(" (no turns yet)", style="italic"))
+            annotation.display = False
+            return
+        self.index = min(self.index, len(turns) - 1)
+        turn = turns[self.index]
+        empty = self.empty_turn(self.index)
+        banner = self.query_one("#banner", Static)
+        banner.update(self.banner_text(turn, empty))
+        banner.set_class(empty is not None, "empty")
+        self._fill_current(turn, empty is not None)
+        self._fill_context()
+        annotation.display = empty is not None
+        if empty is not None:
+            saved = self.store.get(turn.id)
+            pending = self.pending_label or (saved.label if saved else empty.suggestion)
+            unsaved = any(item.turn_id == turn.id for item in self.store.unsaved)
+            annotation.show(empty, pending, self.confidence, saved, unsaved)
+
+    def _fill_current(self, turn: Turn, empty: bool) -> None:
+        pane = self.query_one("#current", VerticalScroll)
+        pane.remove_children()
+        parts = self.session.full_parts(turn)
+        pane.mount(TurnView(self.session, turn, compact=False, empty=empty, parts=parts))
+        pane.scroll_home(animate=False)
+        sidechains = [s for s in self.session.sidechains
+                      if s.parent_call and any(p.call_id == s.parent_call for p in turn.parts)]
+        if sidechains:
+            pane.mount(Static(Text(f"↳ {len(sidechains)} subagent session(s): press s to open",
+                                   style="italic"), markup=False))
+
+    def _fill_context(self) -> None:
+        turns = self.session.turns
+        count = self.context_turns
+        before_range = range(max(0, self.index - count), self.index)
+        after_range = range(self.index + 1, min(len(turns), self.index + 1 + count))
+        for pane_id, indices, title in (("#before", before_range, "Before"),
+                                        ("#after", after_range, "After")):
+            pane = self.query_one(pane_id, VerticalScroll)
+            pane.border_title = f"{title} ({len(indices)} turns)"
+            pane.remove_children()
+            pane.mount_all(
+                TurnView(self.session, turns[i], compact=True,
+                         empty=self.navigator.is_empty_at(i))
+                for i in indices
+            )
+            if pane_id == "#before":
+                pane.call_after_refresh(pane.scroll_end, animate=False)
+            else:
+                pane.scroll_home(animate=False)
+
+    def watch_index(self) -> None:
+        self.pending_label = None
+        self.paused_at_empty = self.paused_at_empty and self.playing is False
+        turn = self.session.turns[self.index] if self.session.turns else None
+        saved = self.store.get(turn.id) if turn is not None else None
+        self.confidence = saved.confidence if saved is not None else "medium"
+        annotation = self.query_one(AnnotationBar)
+        annotation.set_note(saved.note if saved is not None else "")
+        if self.following:
+            self.at_live_end = self.index >= len(self.session.turns) - 1
+            if self.at_live_end:
+                self.new_turns = 0
+        self.show()
+
+    def watch_speed(self) -> None:
+        self.query_one("#status", Static).update(self.status_text())
+
+    def watch_context_turns(self) -> None:
+        self._fill_context()
+
+    def watch_playing(self, playing: bool) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if playing:
+            self.paused_at_empty = False
+            self._schedule_next()
+        self.query_one("#status", Static).update(self.status_text())
+
+    # ---------------------------------------------------------------- moving
+
+    def go(self, index: int | None, *, user: bool = True) -> None:
+        """Move to a turn (clamped); any move by the reviewer stops playback."""
+        if index is None or not self.session.turns:
+            return
+        if user:
+            self.moved = True
+            self.playing = False
+            self.paused_at_empty = False
+        index = max(0, min(len(self.session.turns) - 1, index))
+        if index == self.index:
+            self.show()
+        else:
+            self.index = index
+
+    def resume_position(self) -> None:
+        """Land on the first unannotated empty turn (or stay at the start if there is none)."""
+        ids = self.store.annotated_ids
+        turns = self.session.turns
+        for index in self.navigator.empty_indices:
+            if turns[index].id not in ids:
+                self.set_reactive(ReplayScreen.index, index)
+                return
+
+    def action_step(self, delta: int) -> None:
+        self.go(self.navigator.step(self.index, delta, self.role_filter))
+
+    def action_first(self) -> None:
+        self.go(0)
+
+    def action_last(self) -> None:
+        self.go(len(self.session.turns) - 1)
+
+    def action_next_empty(self) -> None:
+        target = self.navigator.next_empty(self.index)
+        if target is None:
+            self.notify("No empty turn after this one.", timeout=2)
+        self.go(target)
+
+    def action_previous_empty(self) -> None:
+        target = self.navigator.previous_empty(self.index)
+        if target is None:
+            self.notify("No empty turn before this one.", timeout=2)
+        self.go(target)
+
+    def action_next_unannotated(self) -> None:
+        ids = self.store.annotated_ids
+        turns = self.session.turns
+        order = self.navigator.empty_indices
+        candidates = [i for i in order if i > self.index] + [i for i in order if i <= self.index]
+        for index in candidates:
+            if turns[index].id not in ids:
+                self.go(index)
+                return
+        self.notify("Every empty turn is annotated.", timeout=3)
+
+    def action_faster(self) -> None:
+        self.speed = faster(self.speed)
+
+    def action_slower(self) -> None:
+        self.speed = slower(self.speed)
+
+    def action_context(self, delta: int) -> None:
+        self.context_turns = max(1, min(20, self.context_turns + delta))
+
+    def action_cycle_role(self) -> None:
+        position = ROLE_FILTERS.index(self.role_filter)
+        self.role_filter = ROLE_FILTERS[(position + 1) % len(ROLE_FILTERS)]
+        self.notify(f"Stepping through {self.role_filter or 'all'} turns.", timeout=2)
+        self.show()
+
+    @on(TimelineJump)
+    def jump_from_timeline(self, event: TimelineJump) -> None:
+        self.go(event.index)
+
+    # ---------------------------------------------------------------- playing
+
+    def action_toggle_play(self) -> None:
+        if not self.playing and self.index >= len(self.session.turns) - 1:
+            self.notify("At the last turn.", timeout=2)
+            return
+        self.playing = not self.playing
+
+    def _schedule_next(self) -> None:
+        settings = self.replay_app.settings
+        delay = self.navigator.delay_after(self.index, self.speed, settings.idle_cap)
+        self._timer = self.set_timer(delay, self._advance)
+
+    def _advance(self) -> None:
+        self._timer = None
+        if not self.playing:
+            return
+        if self.index >= len(self.session.turns) - 1:
+            self.playing = False
+            return
+        next_index = self.navigator.step(self.index, 1, self.role_filter)
+        if self.navigator.is_empty_at(next_index):
+            self.paused_at_empty = True
+            self.set_reactive(ReplayScreen.playing, False)
+            self.index = next_index
+            self.query_one("#status", Static).update(self.status_text())
+            return
+        self.index = next_index
+        self._schedule_next()
+
+    # ---------------------------------------------------------------- annotating
+
+    def _current_empty(self) -> tuple[Turn, EmptyTurn] | None:
+        if not self.session.turns:
+            return None
+        empty = self.empty_turn(self.index)
+        if empty is None:
+            return None
+        return self.session.turns[self.index], empty
+
+    def action_pick_label(self, key: str) -> None:
+        label = self.labels.by_key(key)
+        if label is None:
+            return
+        if self._current_empty() is None:
+            self.notify("Labels are for empty turns: press ] to go to the next one.", timeout=3)
+            return
+        self.pending_label = label.name
+        self.show()
+
+    def action_cycle_confidence(self) -> None:
+        position = CONFIDENCE.index(self.confidence) if self.confidence in CONFIDENCE else 1
+        self.confidence = CONFIDENCE[(position + 1) % len(CONFIDENCE)]
+        self.show()
+
+    def action_note(self) -> None:
+        if self._current_empty() is not None:
+            self.query_one("#annotation-note", Input).focus()
+
+    def action_back(self) -> None:
+        if isinstance(self.focused, Input):
+            self.set_focus(None)
+        elif len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+
+    @on(Input.Submitted, "#annotation-note")
+    def commit_from_note(self) -> None:
+        self.action_commit()
+        self.set_focus(None)
+
+    def action_commit(self) -> None:
+        current = self._current_empty()
+        if current is None:
+            return
+        turn, empty = current
+        saved = self.store.get(turn.id)
+        label = self.pending_label or empty.suggestion or (saved.label if saved else None)
+        if not label:
+            self.notify("Pick a label with its number key first.", severity="warning", timeout=3)
+            return
+        note = self.query_one(AnnotationBar).note
+        try:
+            annotation = self.store.commit(turn.id, turn.index, label, note, self.confidence)
+        except JournalError as error:
+            self.notify(f"{error}\nKept in memory; export or fix the directory to save it.",
+                        title="Annotation not saved", severity="error", markup=False,
+                        timeout=10)
+        else:
+            self.notify(f"Saved {annotation.label} for #{turn.index + 1}.", timeout=2,
+                        markup=False)
+        self.pending_label = None
+        self.show()
+
+    def action_undo(self) -> None:
+        try:
+            restored = self.store.undo()
+        except JournalError as error:
+            self.notify(str(error), title="Undo not saved", severity="error", markup=False)
+            restored = None
+        if restored is None:
+            self.notify("Nothing to undo.", timeout=2)
+            return
+        self.go(restored.turn_index if 0 <= restored.turn_index < len(self.session.turns)
+                else self.index)
+        what = f"restored {restored.label}" if restored.label else "annotation removed"
+        self.notify(f"Undone: #{restored.turn_index + 1} {what}.", timeout=3, markup=False)
+
+    # ---------------------------------------------------------------- other actions
+
+    def action_goto(self) -> None:
+        from replay.ui.screens.prompt import PromptScreen
+
+        def go_to(answer: str | None) -> None:
+            if not answer:
+                return
+            index = self.navigator.resolve(answer)
+            if index is None:
+                self.notify(f"No turn {answer!r}.", severity="warning", markup=False)
+            self.go(index)
+
+        self.app.push_screen(PromptScreen("Go to turn (number or id)"), go_to)
+
+    def action_search(self) -> None:
+        from replay.ui.screens.prompt import PromptScreen
+
+        def search(answer: str | None) -> None:
+            if answer:
+                self.search_query = answer
+                self.action_search_next(True)
+
+        self.app.push_screen(PromptScreen("Search", self.search_query), search)
+
+    def action_search_next(self, forward: bool) -> None:
+        if not self.search_query:
+            self.action_search()
+            return
+        found = self.navigator.search(self.search_query, self.index, forward)
+        if found is None:
+            self.notify(f"No match for {self.search_query!r}.", severity="warning",
+                        markup=False)
+            return
+        self.go(found)
+
+    def action_raw(self) -> None:
+        from replay.ui.screens.raw import RawScreen
+
+        if self.session.turns:
+            self.app.push_screen(RawScreen(self.session, self.session.turns[self.index]))
+
+    def action_copy(self) -> None:
+        if not self.session.turns:
+            return
+        turn = self.session.turns[self.index]
+        text = turn_plain_text(self.session.full_parts(turn)) or f"(empty turn {turn.id})"
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2)
+
+    def action_sidechain(self) -> None:
+        if not self.session.turns:
+            return
+        turn = self.session.turns[self.index]
+        calls = {p.call_id for p in turn.parts if p.call_id}
+        for sidechain in self.session.sidechains:
+            if sidechain.parent_call in calls:
+                self.replay_app.open_session(sidechain)
+                return
+        self.notify("No subagent was started from this turn.", timeout=2)
+
+    def action_live(self) -> None:
+        self.at_live_end = True
+        self.new_turns = 0
+        self.go(len(self.session.turns) - 1)
+
+    def action_export(self) -> None:
+        self.export_annotations(Path.cwd())
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False,
+          description="Exporting annotations")
+    def export_annotations(self, directory: Path) -> None:
+        """Write this reviewer's annotations (and unannotated empty turns) as CSV."""
+        from replay.core.export import export_rows, write_csv
+
+        rows = export_rows(self.session, list(self.store.all().values()), self.labels,
+                           all_empty=True, suggester=self.suggester)
+        name = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.session.label)
+        target = directory / f"{name[:60]}-annotations.csv"
+        try:
+            with open(target, "w", encoding="utf-8-sig", newline="") as stream:
+                write_csv(rows, stream)
+        except OSError as error:
+            self.app.call_from_thread(
+                self.notify, f"Could not write {target}: {error.strerror or error}",
+                severity="error", markup=False)
+            return
+        self.app.call_from_thread(
+            self.notify, f"Exported {len(rows)} rows to {target}", title="Export",
+            markup=False, timeout=6)
+
+    # ---------------------------------------------------------------- growth
+
+    def turns_added(self, changed_from: int, *, done: bool, reset: bool) -> None:
+        """The session grew (loading or following); index the new turns and redraw."""
+        if reset:
+            self.navigator = Navigator(self.session, self.rules)
+            self.query_one(Timeline).reset()
+        for index in [i for i in self._empty_cache if i >= changed_from]:
+            del self._empty_cache[index]
+        before = len(self.navigator.empty_indices)
+        new_empty = self.navigator.refresh(changed_from)
+        if done and self.indexing:
+            self.indexing = False
+            if not self.moved:
+                self.resume_position()
+        if self.following and not self.indexing:
+            self._follow_growth(new_empty, before)
+        self.index = min(self.index, max(len(self.session.turns) - 1, 0))
+        self.show()
+
+    def _follow_growth(self, new_empty: list[int], before: int) -> None:
+        last = len(self.session.turns) - 1
+        if not self.at_live_end:
+            self.new_turns = max(0, last - self.index)
+            return
+        target = next((i for i in new_empty if i > self.index), last)
+        if target in new_empty:
+            self.paused_at_empty = True
+            self.at_live_end = False
+            self.notify(f"New empty turn #{target + 1}.", timeout=4)
+        self.set_reactive(ReplayScreen.index, target)

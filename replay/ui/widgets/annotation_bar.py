@@ -1,0 +1,85 @@
+"""The panel under an empty turn: suggestion, label keys, note, confidence, save state."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Input, Static
+
+from replay.core.annotations import Annotation
+from replay.core.detect import EmptyTurn
+from replay.core.labels import LabelSet
+from replay.core.safe import escape_controls
+
+
+class AnnotationBar(Vertical):
+    """Shows what the reviewer is about to record for the current empty turn."""
+
+    DEFAULT_CSS = """
+    AnnotationBar { height: auto; padding: 0 1; background: $panel; }
+    AnnotationBar > #annotation-suggestion { height: auto; }
+    AnnotationBar > #annotation-labels { height: auto; }
+    AnnotationBar > #annotation-state { height: 1; color: $text-muted; }
+    AnnotationBar > Input { height: 1; border: none; padding: 0 1; background: $surface; }
+    AnnotationBar > Input:focus { background: $boost; }
+    """
+
+    def __init__(self, labels: LabelSet, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.labels = labels
+        """The active label set."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="annotation-suggestion", markup=False)
+        yield Static(id="annotation-labels", markup=False)
+        yield Input(placeholder="note (tab to write, enter to save)", id="annotation-note")
+        yield Static(id="annotation-state", markup=False)
+
+    def show(self, empty: EmptyTurn, pending: str | None, confidence: str,
+             saved: Annotation | None, unsaved: bool) -> None:
+        """Redraw for an empty turn, the label picked so far and what is saved."""
+        suggestion = Text()
+        if empty.suggestion:
+            label = self.labels.get(empty.suggestion)
+            title = label.title if label else empty.suggestion
+            suggestion.append("suggested: ", style="bold")
+            suggestion.append(f"{empty.suggestion}", style="bold reverse")
+            suggestion.append(f" ({title}, {empty.suggestion_confidence or 'low'} confidence)")
+            if empty.suggestion_reasons:
+                suggestion.append(" · " + escape_controls("; ".join(empty.suggestion_reasons)),
+                                  style="italic")
+            suggestion.append("  · enter accepts", style="dim")
+        else:
+            suggestion.append("no suggestion: pick a label with its number key", style="dim")
+        self.query_one("#annotation-suggestion", Static).update(suggestion)
+        keys = Text()
+        for label in self.labels:
+            chosen = label.name == pending
+            committed = saved is not None and saved.label == label.name
+            style = "bold reverse" if chosen else ("bold underline" if committed else "")
+            keys.append(f"{label.key} ", style="bold")
+            keys.append(label.name, style=style)
+            keys.append("  ")
+        if pending and self.labels.get(pending):
+            keys.append("\n" + self.labels.get(pending).description, style="italic dim")  # type: ignore[union-attr]
+        self.query_one("#annotation-labels", Static).update(keys)
+        state = Text()
+        state.append(f"confidence: {confidence} (c cycles)  ")
+        if saved is not None and saved.label:
+            state.append(f"saved: {saved.label}", style="bold")
+            state.append(f" by {escape_controls(saved.reviewer)}", style="dim")
+            if unsaved:
+                state.append("  NOT WRITTEN TO DISK: see notification", style="bold red")
+        else:
+            state.append("not annotated yet", style="dim")
+        self.query_one("#annotation-state", Static).update(state)
+
+    def set_note(self, note: str) -> None:
+        """Put a saved note back into the field."""
+        self.query_one("#annotation-note", Input).value = note
+
+    @property
+    def note(self) -> str:
+        """The note typed so far."""
+        return self.query_one("#annotation-note", Input).value

@@ -1,0 +1,119 @@
+"""The strip across the whole session: turn density, empty turns, annotations, the position."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.color import Color, ColorParseError
+from textual.message import Message
+from textual.widget import Widget
+
+from replay.core.model import Kind, Session
+
+BARS = "▁▂▃▄▅▆▇"
+
+
+@dataclass
+class TimelineJump(Message):
+    """The reviewer clicked the timeline at a turn."""
+
+    index: int
+
+
+class Timeline(Widget):
+    """Two rows: density bars with empty-turn marks, and a caret under the current turn."""
+
+    DEFAULT_CSS = """
+    Timeline { height: 2; padding: 0 1; background: $surface; }
+    """
+
+    def __init__(self, session: Session, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.session = session
+        """Session drawn."""
+        self.sizes: list[int] = []
+        """Text length of each turn indexed so far."""
+        self.empty: list[int] = []
+        """Sorted indices of empty turns."""
+        self.annotated: set[int] = set()
+        """Indices of annotated empty turns."""
+        self.current = 0
+        """Index of the current turn."""
+
+    def set_state(self, current: int, empty: list[int], annotated: set[int]) -> None:
+        """Redraw for a new position, empty-turn list or annotation set."""
+        self.current, self.empty, self.annotated = current, empty, annotated
+        turns = self.session.turns
+        for turn in turns[len(self.sizes):]:
+            self.sizes.append(sum(p.text_length for p in turn.parts if p.kind == Kind.TEXT))
+        self.refresh()
+
+    def reset(self) -> None:
+        """Forget cached sizes (the session was re-read)."""
+        self.sizes.clear()
+
+    def _bucket(self, width: int, x: int) -> tuple[int, int]:
+        total = len(self.sizes)
+        start = x * total // width
+        end = max(start + 1, (x + 1) * total // width)
+        return start, min(end, total)
+
+    def render(self) -> Text:
+        width = max(self.size.width, 1)
+        total = len(self.sizes)
+        text = Text(no_wrap=True, overflow="crop")
+        if total == 0:
+            return text
+        columns = min(width, total)
+        weights = []
+        for x in range(columns):
+            start, end = self._bucket(columns, x)
+            weights.append(sum(self.sizes[start:end]) / max(end - start, 1))
+        peak = max(weights) or 1.0
+        empty_style = self._style("turn-empty", bold=True)
+        done_style = self._style("annotation-mark", bold=True)
+        bar_style = self._style("foreground-muted")
+        empty_iter = iter(self.empty)
+        next_empty = next(empty_iter, None)
+        caret = 0
+        for x in range(columns):
+            start, end = self._bucket(columns, x)
+            if start <= self.current < end:
+                caret = x
+            marks = []
+            while next_empty is not None and next_empty < end:
+                if next_empty >= start:
+                    marks.append(next_empty)
+                next_empty = next(empty_iter, None)
+            if marks:
+                done = all(mark in self.annotated for mark in marks)
+                text.append("◆" if done else "●", done_style if done else empty_style)
+            else:
+                level = int((weights[x] / peak) * (len(BARS) - 1)) if weights[x] else 0
+                text.append(BARS[level], bar_style)
+        text.append("\n")
+        text.append(" " * caret + "▲", self._style("primary", bold=True))
+        return text
+
+    def _style(self, variable: str, bold: bool = False) -> Style:
+        """A Rich style from a theme variable (alpha dropped: Rich colours have none)."""
+        value = self.app.theme_variables.get(variable)
+        try:
+            color = Color.parse(value).rich_color if value else None
+        except ColorParseError:
+            color = None
+        return Style(color=color, bold=bold)
+
+    def on_click(self, event: events.Click) -> None:
+        total = len(self.sizes)
+        width = max(self.content_size.width, 1)
+        columns = min(width, total)
+        if not columns:
+            return
+        x = max(0, min(columns - 1, event.x - 1))
+        start, end = self._bucket(columns, x)
+        marks = [i for i in self.empty if start <= i < end]
+        self.post_message(TimelineJump(marks[0] if marks else start))
