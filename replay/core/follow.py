@@ -1,0 +1,476 @@
+"""Following a session while its tool is still writing it: what is new since the last look.
+
+`SessionFollower.poll` is cheap to call often and safe to call spuriously: a file-system
+event is only a reason to look. Line-based formats (those whose reader has a `builder`) feed
+only the new complete lines to one long-lived builder; whole-document formats (JSON exports,
+opencode storage and SQLite, Aider history) are read again when their stamp changes and
+compared with what was reported by turn id.
+
+Guarantees, for every format: the turn ids reported (each update's `new_turns`, after
+starting over whenever `reset` is true and forgetting the last `dropped` ones) are the ids a
+fresh `load_sessions` of the same content gives, in order; and no empty turn id is reported
+twice.
+
+When is an empty turn reported? Only once it is complete, since a turn that looks empty
+now may still be receiving its content (Claude Code writes one reply over several lines):
+a turn is complete when a later turn exists, or, for formats whose completion time is set
+only once a reply has ended (opencode's `time.completed`, see `COMPLETION_FORMATS`), when
+`Turn.completed` is set. Elsewhere `completed` only says when the last record so far was
+written (Claude Code sets it from each line of a reply), so it proves nothing. The last turn
+of a session, if empty and not complete, waits for the next turn, or for `settle()`, which a
+caller may use when it knows the writer has stopped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from replay.core.detect import (
+    DEFAULT_RULES,
+    DetectionRules,
+    EmptyTurn,
+    Suggester,
+    describe_empty,
+    is_empty,
+)
+from replay.core.model import Session, Turn
+from replay.core.readers import detect_reader, get_reader
+from replay.core.readers.base import (
+    CHUNK_BYTES,
+    HEAD_BYTES,
+    LineBuilder,
+    Reader,
+    ReaderError,
+    UnknownFormat,
+)
+from replay.core.tail import FileTail
+
+CHANGE_WINDOW = 256
+"""How many of the last reported turns are re-checked for changed content on each poll.
+
+Builders only change recent turns (a reply growing line by line, a tool result joining its
+call); re-checking a whole 100,000-turn session on every wake-up would cost far more.
+"""
+
+COMPLETION_FORMATS = frozenset({"opencode", "opencode-storage", "opencode-db"})
+"""Formats whose `Turn.completed` is only set once the reply has ended (absent in flight)."""
+
+READ_ERRORS = (ReaderError, OSError, ValueError, TypeError, KeyError, AttributeError,
+               IndexError, RecursionError)
+"""What reading a half-written document may raise; all mean "try again on the next change"."""
+
+
+@dataclass(slots=True)
+class FollowUpdate:
+    """What one `SessionFollower.poll` found."""
+
+    session: Session | None
+    """The session as it now stands (None until the file exists and its format is known)."""
+    new_turns: list[Turn] = field(default_factory=list)
+    """Turns added since the last poll, in order (all turns after a reset)."""
+    changed: list[int] = field(default_factory=list)
+    """Indices of turns reported before whose content changed (never a new turn's index)."""
+    reset: bool = False
+    """The source was truncated, rewritten or replaced: forget earlier turns, keep `new_turns`."""
+    dropped: int = 0
+    """Forget this many of the last turns reported before, then append `new_turns`.
+
+    Happens when a source takes a turn back: a chat builder's provisional reasoning-only
+    turn renamed once its step arrives, a document that lost or reordered messages.
+    """
+    new_empty: list[EmptyTurn] = field(default_factory=list)
+    """Empty turns that just became complete; each id appears once over the whole follow."""
+    sidechains_changed: bool = False
+    """A subagent session was attached or grew."""
+
+    @property
+    def has_news(self) -> bool:
+        """True when anything at all changed."""
+        return bool(self.new_turns or self.changed or self.reset or self.dropped
+                    or self.new_empty or self.sidechains_changed)
+
+
+Signature = tuple[object, ...]
+
+
+def content_signature(turn: Turn) -> Signature:
+    """A cheap fingerprint of what a turn shows, to notice that it changed."""
+    return (
+        turn.role,
+        turn.completed,
+        turn.is_summary,
+        tuple(
+            (part.kind, part.text_length, len(part.input or ""), len(part.output or ""),
+             part.status, part.name)
+            for part in turn.parts
+        ),
+    )
+
+
+class _Diff:
+    """What was reported so far, by id and content signature, and how the session differs."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.signatures: list[Signature] = []
+
+    def clear(self) -> None:
+        self.ids = []
+        self.signatures = []
+
+    def compare(self, turns: list[Turn], window: int | None) -> tuple[int, list[Turn], list[int]]:
+        """(turns dropped from the end, new turns, changed indices) since the last compare.
+
+        `window` limits how many of the last known turns are re-checked (None: all).
+        """
+        known = len(self.ids)
+        start = 0 if window is None else max(0, known - window)
+        keep = min(known, len(turns))
+        for index in range(start, keep):
+            if turns[index].id != self.ids[index]:
+                keep = index
+                break
+        dropped = known - keep
+        if dropped:
+            del self.ids[keep:], self.signatures[keep:]
+        changed: list[int] = []
+        for index in range(start, keep):
+            signature = content_signature(turns[index])
+            if signature != self.signatures[index]:
+                self.signatures[index] = signature
+                changed.append(index)
+        new_turns = turns[keep:]
+        self.extend(new_turns)
+        return dropped, list(new_turns), changed
+
+    def extend(self, turns: Iterable[Turn]) -> None:
+        for turn in turns:
+            self.ids.append(turn.id)
+            self.signatures.append(content_signature(turn))
+
+
+class _LineSource:
+    """A line-based session: new complete lines go to one long-lived builder."""
+
+    def __init__(self, reader: Reader, path: Path) -> None:
+        assert reader.builder is not None
+        self.reader = reader
+        self.path = path
+        self.tail = FileTail(path)
+        self.builder: LineBuilder = reader.builder(str(path))
+        self.fed = False
+        """The last `read` fed lines (or rebuilt the session)."""
+
+    @property
+    def session(self) -> Session:
+        return self.builder.session
+
+    def read(self) -> bool:
+        """Feed what was added; True when the file was reset and the session rebuilt."""
+        was_reset = False
+        fed = False
+        self.fed = False
+        while True:
+            batch = self.tail.read_new(max_bytes=CHUNK_BYTES)
+            if batch.reset:
+                assert self.reader.builder is not None
+                self.builder = self.reader.builder(str(self.path))
+                was_reset = True
+            for line, offset, lineno in batch.lines:
+                self.builder.feed(line, offset, lineno)
+                fed = True
+            if not batch.more:
+                break
+        if fed or was_reset:
+            self.builder.finish()
+        self.fed = fed or was_reset
+        return was_reset
+
+
+def _stamp(path: Path) -> tuple[object, ...]:
+    """What changes when a document, a database (with its journal) or a directory tree does."""
+    try:
+        if path.is_dir():
+            count = newest = total = 0
+            for directory, _dirs, files in os.walk(path):
+                for name in files:
+                    try:
+                        status = os.stat(os.path.join(directory, name))
+                    except OSError:
+                        continue
+                    count += 1
+                    total += status.st_size
+                    newest = max(newest, status.st_mtime_ns)
+            return ("dir", count, total, newest)
+        stamps: list[object] = []
+        for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-journal")):
+            try:
+                status = os.stat(candidate)
+            except FileNotFoundError:
+                stamps.append(None)
+                continue
+            stamps.append((status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns))
+        return tuple(stamps)
+    except OSError:
+        return ("unreadable",)
+
+
+class _DocumentSource:
+    """A whole-document session: read again when its stamp changes."""
+
+    def __init__(self, reader: Reader, path: Path, session_id: str | None) -> None:
+        self.reader = reader
+        self.path = path
+        self.session_id = session_id
+        self.session: Session | None = None
+        self.last_error: str | None = None
+        self._stamp: tuple[object, ...] | None = None
+
+    def read(self) -> bool:
+        """Read again if anything changed; True when a new session object was read."""
+        stamp = _stamp(self.path)
+        if stamp == self._stamp:
+            return False
+        # Stamp before reading: a write during the read changes the stamp, so it is read again.
+        self._stamp = stamp
+        try:
+            sessions = self.reader.read(self.path, None)
+        except READ_ERRORS as error:
+            self.last_error = str(error)
+            return False
+        self.last_error = None
+        chosen = self._choose(sessions)
+        if chosen is None:
+            return False
+        self.session = chosen
+        self.session_id = chosen.session_id
+        return True
+
+    def _choose(self, sessions: list[Session]) -> Session | None:
+        """The followed session: the same id as before, else the newest (listed last)."""
+        if not sessions:
+            return None
+        if self.session_id is not None:
+            for session in sessions:
+                if session.session_id == self.session_id:
+                    return session
+        return sessions[-1]
+
+
+def _judgeable(path: Path) -> bool:
+    """True when there is enough content to recognise a format (not a half-written first line)."""
+    if path.is_dir():
+        return True
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return False
+        with open(path, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError:
+        return False
+    return b"\n" in head or size >= HEAD_BYTES or head.rstrip().endswith((b"}", b"]"))
+
+
+class SessionFollower:
+    """Follows one session as it grows; `poll()` says what is new since the last call.
+
+    Args:
+        path: a session file, directory or database; it may not exist yet.
+        format: a reader name, to skip detection.
+        rules: what counts as an empty turn.
+        suggester: fills `EmptyTurn.suggestion` for reported empty turns.
+        session_id: for sources holding several sessions, the one to follow (default: newest).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        format: str | None = None,
+        *,
+        rules: DetectionRules = DEFAULT_RULES,
+        suggester: Suggester | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.path = Path(path)
+        """The followed path."""
+        self.rules = rules
+        """What counts as an empty turn."""
+        self.suggester = suggester
+        """Suggests labels for reported empty turns."""
+        self.reader: Reader | None = get_reader(format) if format else None
+        """The format, once known."""
+        self._session_id = session_id
+        self._source: _LineSource | _DocumentSource | None = None
+        self._diff = _Diff()
+        self._judged = 0
+        self._reported_empty: set[str] = set()
+        self._sidechains: Callable[[], bool] | None = None
+
+    @property
+    def session(self) -> Session | None:
+        """The followed session as last read."""
+        return None if self._source is None else self._source.session
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the last re-read of a whole document failed (it is retried on the next change)."""
+        return self._source.last_error if isinstance(self._source, _DocumentSource) else None
+
+    def _start(self) -> bool:
+        """Pick the reader and source once there is content to judge; False while waiting."""
+        if self._source is not None:
+            return True
+        if self.reader is None:
+            if not self.path.exists() or not _judgeable(self.path):
+                return False
+            self.reader = detect_reader(self.path)
+        if self.reader.builder is not None and not self.path.is_dir():
+            self._source = _LineSource(self.reader, self.path)
+        else:
+            self._source = _DocumentSource(self.reader, self.path, self._session_id)
+        self._sidechains = _sidechain_hook(self.reader, self._source)
+        return True
+
+    def poll(self) -> FollowUpdate:
+        """Read what changed and report it.
+
+        Raises:
+            UnknownFormat: the content is there but no reader recognises it.
+        """
+        if not self._start():
+            return FollowUpdate(None)
+        source = self._source
+        assert source is not None
+        rebuilt = source.read()
+        session = source.session
+        if session is None:
+            return FollowUpdate(None)
+        update = FollowUpdate(session)
+        window = CHANGE_WINDOW if isinstance(source, _LineSource) else None
+        if isinstance(source, _LineSource) and rebuilt:
+            self._diff.clear()
+            update.reset = True
+        known = len(self._diff.ids)
+        update.dropped, update.new_turns, update.changed = self._diff.compare(session.turns, window)
+        if update.dropped and update.dropped == known:
+            update.reset, update.dropped = True, 0  # nothing reported before still stands
+        if update.reset:
+            self._judged = 0
+        elif update.dropped:
+            self._judged = min(self._judged, known - update.dropped)
+        if self._sidechains is not None:
+            update.sidechains_changed = self._sidechains()
+        update.new_empty = self._complete_empty(session, settle=False)
+        return update
+
+    def settle(self) -> list[EmptyTurn]:
+        """Report the last turn too if it is empty: for callers that know the writer stopped."""
+        session = self.session
+        return [] if session is None else self._complete_empty(session, settle=True)
+
+    def _complete_empty(self, session: Session, *, settle: bool) -> list[EmptyTurn]:
+        """Empty turns that became complete since the last call, never the same id twice."""
+        turns = session.turns
+        end = len(turns) - 1
+        marks_end = self.reader is not None and self.reader.name in COMPLETION_FORMATS
+        if turns and (settle or (marks_end and turns[-1].completed is not None)):
+            end = len(turns)
+        found: list[EmptyTurn] = []
+        for index in range(self._judged, max(end, self._judged)):
+            turn = turns[index]
+            if turn.id in self._reported_empty or not is_empty(turn, self.rules):
+                continue
+            self._reported_empty.add(turn.id)
+            found.append(describe_empty(session, turn, self.rules, self.suggester))
+        self._judged = max(self._judged, end)
+        return found
+
+    def close(self) -> None:
+        """Release open files."""
+        if isinstance(self._source, _LineSource):
+            self._source.tail.close()
+
+
+def _sidechain_hook(reader: Reader, source: _LineSource | _DocumentSource) -> (
+    Callable[[], bool] | None
+):
+    """The subagent follower for formats that write subagents to their own files."""
+    if reader.name == "claude-code" and isinstance(source, _LineSource):
+        return _ClaudeSidechains(source).poll
+    return None
+
+
+class _ClaudeSidechains:
+    """Claude Code subagent files of a followed session, each tailed by its own builder.
+
+    Which files belong to the session, and under which call each hangs, is decided by the
+    reader's own helpers (`readers.claude_code`), so a follow and a fresh read agree; this only
+    keeps the files' builders alive between polls and links them again when one of them grew.
+    """
+
+    def __init__(self, main: _LineSource) -> None:
+        self.main = main
+        self.agents: dict[Path, _LineSource] = {}
+        self._linked: Session | None = None
+
+    def _files(self) -> list[Path]:
+        from replay.core.readers import claude_code as cc
+
+        path = self.main.path
+        files = cc._subagent_files(path)
+        session_id = self.main.session.session_id
+        if cc._agent_id_from_name(path) is None and session_id:
+            # Older versions: `agent-<id>.jsonl` beside the session, naming it in its records.
+            for file in cc._session_files(path.parent):
+                if not file.name.startswith("agent-") or file in files:
+                    continue
+                try:
+                    if file in self.agents or (file.stat().st_size > 0
+                                               and cc._first_session_id(file) == session_id):
+                        files.append(file)
+                except OSError:
+                    continue
+        return files
+
+    def poll(self) -> bool:
+        """Read the subagent files; True when a sidechain was added or grew."""
+        from replay.core.readers import claude_code as cc
+
+        main = self.main
+        session = main.session
+        if session.session_id is None and cc._UUID.fullmatch(main.path.stem):
+            session.session_id = main.path.stem  # Claude Code names the file after the session
+        grew = False
+        files = self._files()
+        for file in files:
+            agent = self.agents.get(file)
+            if agent is None:
+                agent = self.agents[file] = _LineSource(main.reader, file)
+            agent.read()
+            grew = agent.fed or grew
+        if not grew and self._linked is session:
+            return False
+        agents = []
+        for file in files:  # the reader's order, which decides ties between possible owners
+            builder = self.agents[file].builder
+            assert isinstance(builder, cc.ClaudeCodeBuilder)
+            agent_id = cc._agent_id_from_name(file)
+            if agent_id is not None and builder.agent_id is None:
+                builder.agent_id = agent_id
+                builder.session.meta.setdefault("agentId", agent_id)
+            read = cc._Read(builder.session, builder)
+            cc._apply_agent_meta(file, read)
+            builder.session.sidechains = []
+            agents.append(read)
+        assert isinstance(main.builder, cc.ClaudeCodeBuilder)
+        session.sidechains = []
+        cc._link(cc._Read(session, main.builder), agents)
+        self._linked = session
+        return bool(agents)
+
+
+__all__ = ["FollowUpdate", "SessionFollower", "UnknownFormat", "content_signature"]

@@ -1,0 +1,180 @@
+"""Waking a session follower when its files change, with watchfiles (kept out of the core).
+
+The file-system event is only a wake-up: `SessionFollower.poll` decides what is new, so a
+missed, merged or spurious event never loses or duplicates a turn. A slow idle timeout also
+wakes the follower, which covers the moment between the first read and the watcher starting,
+and file systems where notifications are unreliable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from replay.core.follow import FollowUpdate, SessionFollower
+
+if TYPE_CHECKING:
+    from watchfiles import Change
+
+DEBOUNCE_MS = 80
+"""Longest time changes are gathered into one wake-up (watchfiles' default 1.6 s is too slow)."""
+
+STEP_MS = 50
+"""A quiet spell this long ends a batch of changes early."""
+
+IDLE_POLL_MS = 2000
+"""With no event at all, the follower is still polled this often (a stat or two: no cost)."""
+
+Changes = set[tuple["Change", str]]
+"""What watchfiles reports: (change kind, path) pairs; empty on an idle timeout."""
+
+
+@dataclass(frozen=True, slots=True)
+class WatchPlan:
+    """What to hand watchfiles for one followed path."""
+
+    roots: tuple[str, ...]
+    """Directories (or files) watched."""
+    recursive: bool
+    """Whether sub-directories are watched too."""
+    target: str
+    """The followed path, absolute."""
+    sidechain_dir: str | None
+    """A Claude Code `<session>/` directory whose subagent files belong to the session."""
+
+    def accepts(self, change: object, changed_path: str) -> bool:
+        """True when a change concerns the followed session (its file, journal or subagents)."""
+        target = self.target
+        if changed_path == target or changed_path.startswith(target + "/"):
+            return True
+        # SQLite keeps recent writes in `<db>-wal`; rollback journals are `<db>-journal`.
+        if changed_path.startswith(target + "-"):
+            return True
+        if self.sidechain_dir is not None and (
+            changed_path == self.sidechain_dir or changed_path.startswith(self.sidechain_dir + "/")
+        ):
+            return True
+        # Older Claude Code versions write `agent-<id>.jsonl` beside the session file.
+        name = changed_path.rsplit("/", 1)[-1]
+        parent = changed_path.rsplit("/", 1)[0]
+        return (
+            self.sidechain_dir is not None
+            and parent == target.rsplit("/", 1)[0]
+            and name.startswith("agent-")
+            and name.endswith(".jsonl")
+        )
+
+
+def plan_watch(path: str | Path) -> WatchPlan:
+    """Decide what to watch for a followed path.
+
+    A directory (opencode storage) is watched recursively. A file is watched through its
+    parent directory, so an atomic replace is seen; the parent is watched recursively only
+    once a `<stem>/` directory (Claude Code subagents) exists beside a `.jsonl` session.
+    """
+    target = Path(path).absolute()
+    if target.is_dir():
+        return WatchPlan((str(target),), True, str(target), None)
+    sidechain_dir = None
+    recursive = False
+    if target.suffix == ".jsonl":
+        sidechain_dir = str(target.with_suffix(""))
+        recursive = Path(sidechain_dir).is_dir()
+    return WatchPlan((str(target.parent),), recursive, str(target), sidechain_dir)
+
+
+async def watch_path(
+    path: str | Path,
+    on_change: Callable[[Changes], Awaitable[Any] | Any],
+    stop_event: asyncio.Event | None = None,
+    *,
+    debounce_ms: int = DEBOUNCE_MS,
+    idle_poll_ms: int = IDLE_POLL_MS,
+) -> None:
+    """Call `on_change` whenever the followed session may have changed, until stopped.
+
+    `on_change` may be a plain function or a coroutine function; it gets the set of changes,
+    empty on an idle timeout. Cancelling the task stops watching cleanly.
+    """
+    from watchfiles import awatch
+
+    while stop_event is None or not stop_event.is_set():
+        plan = plan_watch(path)
+        async for changes in awatch(
+            *plan.roots,
+            watch_filter=plan.accepts,
+            debounce=debounce_ms,
+            step=STEP_MS,
+            stop_event=stop_event,
+            rust_timeout=idle_poll_ms,
+            yield_on_timeout=True,
+            recursive=plan.recursive,
+        ):
+            outcome = on_change(changes)
+            if inspect.isawaitable(outcome):
+                await outcome
+            if plan_watch(path) != plan:
+                break  # a subagent directory appeared: watch again, recursively
+        else:
+            return
+
+
+async def follow_async(
+    follower: SessionFollower,
+    on_update: Callable[[FollowUpdate], Awaitable[Any] | Any],
+    stop_event: asyncio.Event | None = None,
+) -> None:
+    """Poll `follower` in a thread on every wake-up and pass each non-empty update on."""
+
+    async def wake(changes: Changes) -> None:
+        update = await asyncio.to_thread(follower.poll)
+        if update.has_news:
+            outcome = on_update(update)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    await watch_path(follower.path, wake, stop_event)
+
+
+def follow_forever(
+    follower: SessionFollower,
+    callback: Callable[[FollowUpdate], Any],
+    stop: threading.Event,
+    *,
+    debounce_ms: int = DEBOUNCE_MS,
+    idle_poll_ms: int = IDLE_POLL_MS,
+) -> None:
+    """Block, polling `follower` on every wake-up and calling `callback` with news, until `stop`.
+
+    Signals are left to the caller: a handler that sets `stop` ends the loop within one
+    watchfiles step.
+    """
+    from watchfiles import watch
+
+    while not stop.is_set():
+        plan = plan_watch(follower.path)
+        for _changes in watch(
+            *plan.roots,
+            watch_filter=plan.accepts,
+            debounce=debounce_ms,
+            step=STEP_MS,
+            stop_event=stop,
+            rust_timeout=idle_poll_ms,
+            yield_on_timeout=True,
+            recursive=plan.recursive,
+            raise_interrupt=False,
+        ):
+            update = follower.poll()
+            if update.has_news:
+                callback(update)
+            if stop.is_set():
+                return
+            if plan_watch(follower.path) != plan:
+                break
+        else:
+            return
