@@ -1,0 +1,86 @@
+"""Generic chat JSON: `{"messages": [...]}` in OpenAI style, a list of such, or a harness variant.
+
+The conversation is found by shape, not by exact keys: the `messages` list, else the first
+list of `{role, content}` objects a few levels down (`{"conversation": {"messages": ...}}`).
+A top-level list of conversations gives one session each (id from `id`-like fields, else
+`#<n>`); a top-level list of messages is one conversation. See `chat.py` for the mapping.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from replay.core.model import Session
+from replay.core.readers.base import HEAD_BYTES, Progress, Reader, ReaderError
+from replay.core.readers.chat import (
+    INVALID,
+    envelope_id,
+    envelope_text,
+    fill_session,
+    find_conversations,
+    first_record,
+    head_document,
+    load_json,
+    starts_like_json,
+)
+
+NAME = "chat-json"
+
+_ROLE = re.compile(rb'"role"\s*:\s*"')
+_MESSAGES = re.compile(rb'"messages"\s*:\s*\[')
+
+
+def read_document(path: Path, document: object, format_name: str) -> list[Session]:
+    """Sessions of an already-parsed chat document; ReaderError if it holds no conversation."""
+    conversations = find_conversations(document)
+    if conversations is None:
+        raise ReaderError(
+            f"{path}: no chat conversation found (expected a 'messages' list of "
+            "{role, content} objects)"
+        )
+    several = isinstance(document, list) and conversations[0][0] is not None
+    sessions: list[Session] = []
+    for number, (envelope, pointer, messages) in enumerate(conversations, start=1):
+        session_id = envelope_id(envelope)
+        if session_id is None and several:
+            session_id = f"#{number}"
+        session = Session(
+            path=str(path),
+            format=format_name,
+            session_id=session_id,
+            title=envelope_text(envelope, "title", "name"),
+        )
+        sessions.append(fill_session(session, envelope, messages, pointer))
+    return sessions
+
+
+def _read(path: Path, progress: Progress | None = None) -> list[Session]:
+    document = load_json(path)
+    sessions = read_document(path, document, NAME)
+    if progress is not None:
+        progress(1, 1)
+    return sessions
+
+
+def _sniff(path: Path, head: bytes) -> bool:
+    if not starts_like_json(head):
+        return False
+    if len(head) < HEAD_BYTES:
+        # The head is the whole file: decide on the real document.
+        document = head_document(head)
+        return document is not INVALID and find_conversations(document) is not None
+    if isinstance(first_record(head), (dict, list)):
+        return False  # the first line is a whole record: JSON lines, not one document
+    return _ROLE.search(head) is not None and (
+        _MESSAGES.search(head) is not None or head.lstrip()[:1] == b"["
+    )
+
+
+READER = Reader(
+    name=NAME,
+    title="generic chat JSON",
+    sniff=_sniff,
+    read=_read,
+    priority=90,
+)
