@@ -10,15 +10,15 @@ How records become turns (the Codex TUI's view of a session):
   `# AGENTS.md instructions`, ...) become **system turns** with `is_meta=True`. Sanitised
   files hide the wrapper, so a second rule applies: in a file that writes `user_message`
   events, a role user item that never gets its event is injected context too; it stays a
-  user turn only until the evidence arrives (the next event or assistant item), then
-  becomes a system turn in place.
+  user turn only until the evidence arrives (the next event or assistant tool call or
+  message), then becomes a system turn in place.
 * An **assistant turn** is one step as the TUI shows it: the consecutive assistant-side
   items (reasoning, tool calls with their outputs, web searches, ...) up to and including
-  the next assistant message. The message closes the turn; the next item opens a new one.
-  A reasoning item belongs to the step it precedes, so reasoning that arrives while no
-  turn is open waits for the next item. A step cut off by a user prompt, `task_complete`,
-  `turn_aborted` or the end of the input keeps whatever it has, so reasoning followed
-  directly by a prompt is a reasoning-only (empty) turn.
+  the next assistant message. The message closes the turn; the next item opens a new one,
+  so a reasoning item always lands in the step it precedes. System turns do not end a
+  step (the TUI does not show them). A user prompt, `task_complete`, `turn_aborted` or
+  `compacted` ends the step with whatever it has: reasoning followed directly by a prompt
+  is a reasoning-only turn, which is empty.
 * Tool outputs attach to their call by `call_id` (the call's `output` and `status`); a call
   without an output keeps `status="pending"`.
 * Everything else is an **event** (`session.events`): `session_meta`, `turn_context`,
@@ -257,10 +257,6 @@ class CodexBuilder:
         self._whole = whole
         self._open: Turn | None = None
         self._last_assistant: Turn | None = None
-        self._pending: list[Part] = []
-        self._pending_spans: list[tuple[int, int]] = []
-        self._pending_head: tuple[int, Any, Any] | None = None
-        """(line, timestamp, item id) of the first waiting reasoning item."""
         self._calls: dict[str, tuple[Part, Turn]] = {}
         self._spans: dict[Turn, list[tuple[int, int]]] = {}
         self._dirty: set[Turn] = set()
@@ -301,8 +297,7 @@ class CodexBuilder:
             self.session.warn(f"line {lineno}: no record type")
 
     def finish(self) -> None:
-        """Settle a trailing reasoning item and write every turn's spans."""
-        self._flush_pending()
+        """Write the spans of every turn that grew since the last call."""
         for turn in self._dirty:
             if turn.source is not None:
                 turn.source.spans = tuple(self._spans[turn])
@@ -359,7 +354,8 @@ class CodexBuilder:
                 self._system(_content_parts(item.get("content"), synthetic=True), item,
                              stamp, span, lineno)
         elif kind == "reasoning":
-            self._reasoning(_reasoning_part(item), item, stamp, span, lineno)
+            # Reasoning opens (or joins) the step it precedes; alone it proves no prompt.
+            self._step([_reasoning_part(item)], item, stamp, span, lineno, settles=False)
         elif kind in CALL_TYPES or (isinstance(kind, str) and kind.endswith("_call")):
             self._step([_call_part(kind, item)], item, stamp, span, lineno)
         elif kind in OUTPUT_TYPES or (isinstance(kind, str) and kind.endswith("_output")):
@@ -378,7 +374,6 @@ class CodexBuilder:
         if kind == "token_count":
             self._tokens(payload)
         elif kind == "turn_aborted":
-            self._flush_pending()
             target = self._open or self._last_assistant
             if target is not None:
                 reason = payload.get("reason")
@@ -387,13 +382,11 @@ class CodexBuilder:
                 self._add_span(target, span)
             self._close()
         elif kind == "task_complete":
-            self._flush_pending()
             self._close()
 
     def _compacted(self, payload: dict[str, Any], stamp: Any, span: tuple[int, int],
                    lineno: int) -> None:
         self.session.events += 1
-        self._flush_pending()
         self._close()
         kept = payload.get("replacement_history")
         count = len(kept) if isinstance(kept, list) else 0
@@ -447,19 +440,15 @@ class CodexBuilder:
             part.synthetic = True
 
     def _step(self, parts: list[Part], item: dict[str, Any], stamp: Any,
-              span: tuple[int, int], lineno: int, *, closes: bool = False) -> None:
+              span: tuple[int, int], lineno: int, *, closes: bool = False,
+              settles: bool = True) -> None:
         """Add an assistant-side item to the open step, opening one when needed."""
-        self._settle_unconfirmed()
+        if settles:
+            self._settle_unconfirmed()
         if self._open is None:
-            head = self._pending_head or (lineno, stamp, item.get("id"))
-            self._open = self._new_turn("assistant", *head)
+            self._open = self._new_turn("assistant", lineno, stamp, item.get("id"))
             self._open.model = self._model
         turn = self._open
-        if self._pending:
-            turn.parts.extend(self._pending)
-            for pending_span in self._pending_spans:
-                self._add_span(turn, pending_span)
-            self._clear_pending()
         self._extend(turn, parts, span)
         for part in parts:
             if part.kind == Kind.TOOL_CALL and part.call_id:
@@ -468,34 +457,6 @@ class CodexBuilder:
         if closes:
             turn.completed = parse_time(stamp)[1]
             self._close()
-
-    def _reasoning(self, part: Part, item: dict[str, Any], stamp: Any,
-                   span: tuple[int, int], lineno: int) -> None:
-        if self._open is not None:
-            self._extend(self._open, [part], span)
-            return
-        if self._pending_head is None:
-            self._pending_head = (lineno, stamp, item.get("id"))
-        self._pending.append(part if self._whole else trim_part(part))
-        self._pending_spans.append(span)
-
-    def _clear_pending(self) -> None:
-        self._pending = []
-        self._pending_spans = []
-        self._pending_head = None
-
-    def _flush_pending(self) -> None:
-        """Turn waiting reasoning into a step of its own (it leads to nothing visible)."""
-        if not self._pending or self._pending_head is None:
-            return
-        turn = self._new_turn("assistant", *self._pending_head)
-        turn.model = self._model
-        turn.parts.extend(self._pending)
-        for pending_span in self._pending_spans:
-            self._add_span(turn, pending_span)
-        self._clear_pending()
-        self._open = turn
-        self._last_assistant = turn
 
     def _tool_output(self, item: dict[str, Any], stamp: Any, span: tuple[int, int],
                      lineno: int) -> None:
@@ -553,7 +514,6 @@ class CodexBuilder:
             self._awaiting_item = None
             self._add_span(awaiting, span)
             return
-        self._flush_pending()
         self._close()
         turn = self._new_turn("user", lineno, stamp, item.get("id"))
         self._extend(turn, parts, span)
@@ -578,7 +538,6 @@ class CodexBuilder:
             self._add_span(match, span)
             return
         # The event came first (or alone): it is the prompt, and its item may follow.
-        self._flush_pending()
         self._close()
         parts = _content_parts(text) if text else []
         for image in payload.get("images") or []:

@@ -197,8 +197,6 @@ class GeminiBuilder:
         self.session.loader = functools.partial(load_full_parts, path)
         self._whole = whole
         self._by_id: dict[str, Turn] = {}
-        self._document: list[bytes] | None = None
-        self._document_span = (0, 0)
         self._document_failed = False
         self._mode: str | None = None
         self._count = 0
@@ -207,13 +205,8 @@ class GeminiBuilder:
         """Take one line: a JSONL record, or a line of a pretty-printed document."""
         if self._mode is None:
             self._mode = "lines" if _complete_object(line) else "document"
-            if self._mode == "document":
-                self._document = []
-                self._document_span = (offset, 0)
-        if self._document is not None:
-            self._document.append(line)
-            start = self._document_span[0]
-            self._document_span = (start, offset + len(line) - start)
+        if self._mode == "document":
+            # The CLI rewrites a document whole; `finish` reads it back in one piece.
             return
         try:
             record = orjson.loads(line)
@@ -226,11 +219,16 @@ class GeminiBuilder:
         self._record(record, (offset, len(line)), lineno)
 
     def finish(self) -> None:
-        """For a JSON document, parse it whole now that every line has arrived."""
-        if self._document is None:
+        """For a JSON document, read and parse the whole file as it is now."""
+        if self._mode != "document":
             return
         try:
-            document = orjson.loads(b"\n".join(self._document))
+            with open(self.session.path, "rb") as handle:
+                content = handle.read()
+            document = orjson.loads(content)
+        except OSError as error:
+            self.session.warn(f"could not read the document: {error.strerror or error}")
+            return
         except orjson.JSONDecodeError:
             if not self._document_failed:
                 self._document_failed = True
@@ -242,7 +240,7 @@ class GeminiBuilder:
         self.session.turns.clear()
         self._by_id.clear()
         self._count = 0
-        self._header(document, self._document_span, 1, "/messages")
+        self._header(document, (0, len(content)), 1, "/messages")
 
     def _record(self, record: dict[str, Any], span: tuple[int, int], lineno: int) -> None:
         if isinstance(record.get("$rewindTo"), str):
