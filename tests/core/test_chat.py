@@ -13,6 +13,7 @@ from replay.core.model import Kind, Session, Turn
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions
 from replay.core.readers.base import iter_lines, read_spans
 from replay.core.readers.chat_jsonl import ChatLineBuilder
+from tests.conftest import realdata
 
 
 def _write(tmp_path: Path, name: str, value: Any) -> Path:
@@ -364,3 +365,27 @@ def test_forced_formats_refuse_each_other(tmp_path: Path) -> None:
         load_sessions(openai, format="sharegpt")
     with pytest.raises(ReaderError):
         load_sessions(_jsonl(tmp_path, "x.jsonl", ["{", "nope"]), format="sharegpt")
+
+
+def test_large_sharegpt_sniffs_from_its_head(tmp_path: Path) -> None:
+    turns = [{"from": "human", "value": "y" * 1000} for _ in range(100)]
+    path = _write(tmp_path, "big.json", [{"conversations": turns}])
+    assert path.stat().st_size > 64 * 1024
+    assert detect_reader(path).name == "sharegpt"
+    # Tool arguments that merely mention from/value do not make a chat file ShareGPT.
+    chat = {"messages": [{"role": "user", "content": "z" * 1000, "meta": {"from": 1, "value": 2}}
+                         for _ in range(100)]}
+    assert detect_reader(_write(tmp_path, "chat.json", json.dumps(chat, indent=1))).name == \
+        "chat-json"
+
+
+GENERIC = ("chat-json", "chat-jsonl", "sharegpt", "aider")
+
+
+def test_generic_sniffers_leave_real_transcripts_alone() -> None:
+    root = realdata("")
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+    assert len(files) == 21
+    claimed = [(reader, path.name) for path in files for reader in GENERIC
+               if get_reader(reader).sniff(path, path.read_bytes()[:64 * 1024])]
+    assert claimed == []

@@ -21,7 +21,9 @@ Rules:
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -587,3 +589,26 @@ def starts_like_json(head: bytes) -> bool:
     """True when the first non-blank byte opens an object or a list."""
     stripped = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     return stripped[:1] in (b"{", b"[")
+
+
+_LIST_OF_OBJECTS = re.compile(r"\[\s*\{")
+_DECODER = json.JSONDecoder()
+
+
+def head_has_item(head: bytes, accept: Callable[[object], bool], tries: int = 50) -> bool:
+    """True when some list in a (possibly cut) head starts with an object `accept` likes.
+
+    Used to sniff documents larger than the head: each of the first `tries` `[{` openings
+    is decoded as far as its first object, so the shape is checked, not mere key names.
+    """
+    text = head.decode("utf-8", errors="ignore")
+    for count, match in enumerate(_LIST_OF_OBJECTS.finditer(text)):
+        if count >= tries:
+            break
+        try:
+            item, _end = _DECODER.raw_decode(text, match.end() - 1)
+        except (ValueError, RecursionError):
+            continue
+        if accept(item):
+            return True
+    return False

@@ -8,7 +8,6 @@ A top-level list of conversations gives one session each (id from `id`-like fiel
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from replay.core.model import Session
@@ -21,14 +20,13 @@ from replay.core.readers.chat import (
     find_conversations,
     first_record,
     head_document,
+    head_has_item,
+    is_message,
     load_json,
     starts_like_json,
 )
 
 NAME = "chat-json"
-
-_ROLE = re.compile(rb'"role"\s*:\s*"')
-_MESSAGES = re.compile(rb'"messages"\s*:\s*\[')
 
 
 def read_document(path: Path, document: object, format_name: str) -> list[Session]:
@@ -72,9 +70,7 @@ def _sniff(path: Path, head: bytes) -> bool:
         return document is not INVALID and find_conversations(document) is not None
     if isinstance(first_record(head), (dict, list)):
         return False  # the first line is a whole record: JSON lines, not one document
-    return _ROLE.search(head) is not None and (
-        _MESSAGES.search(head) is not None or head.lstrip()[:1] == b"["
-    )
+    return head_has_item(head, is_message)
 
 
 READER = Reader(

@@ -9,7 +9,6 @@ holding the call (its value is `{"name", "arguments"}` JSON), and `observation`/
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from replay.core.readers.chat import (
     envelope_text,
     first_record,
     head_document,
+    head_has_item,
     json_lines,
     load_json,
     starts_like_json,
@@ -61,9 +61,6 @@ SPEAKERS: dict[str, str] = {
 
 LIST_KEYS: tuple[str, ...] = ("conversations", "conversation", "messages", "items")
 """Envelope fields that may hold the turn list."""
-
-_FROM = re.compile(rb'"from"\s*:\s*"')
-_VALUE = re.compile(rb'"value"\s*:')
 
 
 def is_turn(value: object) -> bool:
@@ -196,7 +193,7 @@ def _sniff(path: Path, head: bytes) -> bool:
     if len(head) < HEAD_BYTES:
         document = head_document(head)
         return document is not INVALID and conversations(document) is not None
-    return _FROM.search(head) is not None and _VALUE.search(head) is not None
+    return head_has_item(head, is_turn)
 
 
 READER = Reader(
