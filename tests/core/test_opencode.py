@@ -540,9 +540,10 @@ def test_a_locked_or_corrupt_database_is_one_clean_line(tmp_path: Path,
     locker = sqlite3.connect(database, isolation_level=None)
     try:
         locker.execute("BEGIN EXCLUSIVE")
-        with pytest.raises(ReaderError) as caught:
-            load_sessions(database, format="opencode-db")
-        assert "locked" in str(caught.value) and "\n" not in str(caught.value)
+        for format in ("opencode-db", None):
+            with pytest.raises(ReaderError) as caught:
+                load_sessions(database, format=format)
+            assert "locked" in str(caught.value) and "\n" not in str(caught.value)
     finally:
         locker.execute("ROLLBACK")
         locker.close()

@@ -96,16 +96,34 @@ def sniff(path: Path, head: bytes) -> bool:
     try:
         with closing(_connect(database)) as connection:
             return {"message", "part"} <= _tables(connection)
+    except sqlite3.OperationalError as error:
+        # A locked opencode.db is still ours: reading it then says it is locked.
+        return _is_lock(error) and database.name.startswith("opencode")
     except sqlite3.Error:
         return False
 
 
+def _is_lock(error: sqlite3.Error) -> bool:
+    text = str(error)
+    return "locked" in text or "busy" in text
+
+
 def _problem(database: Path, error: sqlite3.Error) -> ReaderError:
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    if "locked" in text or "busy" in text:
+    if _is_lock(error):
         return ReaderError(f"{database}: database is locked by another program ({text}); "
                            "try again in a moment")
     return ReaderError(f"{database}: cannot be read as an opencode database ({text})")
+
+
+def _checked(connection: sqlite3.Connection) -> sqlite3.Connection:
+    """The connection, once a first query worked; closed if it did not."""
+    try:
+        _tables(connection)
+    except sqlite3.Error:
+        connection.close()
+        raise
+    return connection
 
 
 @contextmanager
@@ -113,15 +131,13 @@ def _opened(database: Path) -> Iterator[tuple[sqlite3.Connection, bool]]:
     """A read-only connection, and whether it had to fall back to immutable mode."""
     immutable = False
     try:
-        connection = _connect(database)
-        _tables(connection)
+        connection = _checked(_connect(database))
     except sqlite3.OperationalError as error:
-        if "locked" in str(error) or "busy" in str(error):
+        if _is_lock(error):
             raise _problem(database, error) from None
         # A read-only directory cannot hold the WAL index file; read the main file as it is.
         try:
-            connection = _connect(database, immutable=True)
-            _tables(connection)
+            connection = _checked(_connect(database, immutable=True))
         except sqlite3.Error:
             raise _problem(database, error) from None
         immutable = True
