@@ -168,8 +168,11 @@ class _LineSource:
     def session(self) -> Session:
         return self.builder.session
 
-    def read(self) -> bool:
-        """Feed what was added; True when the file was reset and the session rebuilt."""
+    def read(self, final: bool = False) -> bool:
+        """Feed what was added; True when the file was reset and the session rebuilt.
+
+        With `final`, a last line without its newline is fed too (the writer is done).
+        """
         was_reset = False
         fed = False
         self.fed = False
@@ -184,6 +187,10 @@ class _LineSource:
                 fed = True
             if not batch.more:
                 break
+        if final:
+            for line, offset, lineno in self.tail.flush_pending():
+                self.builder.feed(line, offset, lineno)
+                fed = True
         if fed or was_reset:
             self.builder.finish()
         self.fed = fed or was_reset
@@ -229,7 +236,7 @@ class _DocumentSource:
         self.last_error: str | None = None
         self._stamp: tuple[object, ...] | None = None
 
-    def read(self) -> bool:
+    def read(self, final: bool = False) -> bool:
         """Read again if anything changed; True when a new session object was read."""
         stamp = _stamp(self.path)
         if stamp == self._stamp:
@@ -335,8 +342,12 @@ class SessionFollower:
         self._sidechains = _sidechain_hook(self.reader, self._source)
         return True
 
-    def poll(self) -> FollowUpdate:
+    def poll(self, *, final: bool = False) -> FollowUpdate:
         """Read what changed and report it.
+
+        Args:
+            final: the writer is known to be done: a last line without its newline is read,
+                and the last turn counts as complete (see `settle`).
 
         Raises:
             UnknownFormat: the content is there but no reader recognises it.
@@ -345,7 +356,7 @@ class SessionFollower:
             return FollowUpdate(None)
         source = self._source
         assert source is not None
-        rebuilt = source.read()
+        rebuilt = source.read(final)
         session = source.session
         if session is None:
             return FollowUpdate(None)
@@ -364,13 +375,16 @@ class SessionFollower:
             self._judged = min(self._judged, known - update.dropped)
         if self._sidechains is not None:
             update.sidechains_changed = self._sidechains()
-        update.new_empty = self._complete_empty(session, settle=False)
+        update.new_empty = self._complete_empty(session, settle=final)
         return update
 
-    def settle(self) -> list[EmptyTurn]:
-        """Report the last turn too if it is empty: for callers that know the writer stopped."""
-        session = self.session
-        return [] if session is None else self._complete_empty(session, settle=True)
+    def settle(self) -> FollowUpdate:
+        """Poll once more as if the writer had stopped: the last turn is judged too.
+
+        For callers that know the session is finished (the agent exited, or the user asked);
+        a file whose last record has no newline gets that record read as well.
+        """
+        return self.poll(final=True)
 
     def _complete_empty(self, session: Session, *, settle: bool) -> list[EmptyTurn]:
         """Empty turns that became complete since the last call, never the same id twice."""

@@ -47,6 +47,7 @@ class FileTail:
         self._last_stat: tuple[int, int] | None = None
         self._pending = b""
         self._check = b""
+        self._flushed = False
 
     @property
     def position(self) -> int:
@@ -64,14 +65,17 @@ class FileTail:
             os.close(self._fd)
             self._fd = None
 
-    def _restart(self) -> None:
-        self.close()
-        self._identity = None
+    def _restart(self, *, same_file: bool = False) -> None:
+        """Forget what was read; unless it is the same file, forget the file too."""
+        if not same_file:
+            self.close()
+            self._identity = None
         self._last_stat = None
         self.offset = 0
         self.lineno = 0
         self._pending = b""
         self._check = b""
+        self._flushed = False
         self.resets += 1
 
     def _open(self) -> os.stat_result | None:
@@ -127,13 +131,15 @@ class FileTail:
         if stamp == self._last_stat:
             return TailRead(reset=self.resets != resets_before)
         if self._rewritten(size):
-            identity = self._identity
-            self._restart()
-            self._identity = identity
-            status = self._open()
-            if status is None or self._fd is None:
-                return TailRead(reset=True)
-            size = status.st_size
+            self._restart(same_file=True)
+        if self._flushed and self.position < size:
+            self._flushed = False
+            if os.pread(self._fd, 1, self.position) == b"\n":
+                self.offset += 1  # the newline of the line `flush_pending` already returned
+                self._check = (self._check + b"\n")[-CHECK_BYTES:]
+            else:
+                # The flushed line was not finished after all: read everything again.
+                self._restart(same_file=True)
         result = TailRead(reset=self.resets != resets_before)
         end = size if max_bytes is None else min(size, self.position + max(max_bytes, 1))
         while self.position < end:
@@ -145,6 +151,24 @@ class FileTail:
         # Only remember the stamp once everything up to it was read.
         self._last_stat = None if result.more else (size, status.st_mtime_ns)
         return result
+
+    def flush_pending(self) -> list[tuple[bytes, int, int]]:
+        """Treat a held-back trailing line as complete (the writer stopped without a newline).
+
+        Some files end without a final newline; a caller that knows the writer is done can
+        take that last record. Should the line grow after all, the next read starts over
+        with `reset=True`.
+        """
+        pending = self._pending
+        if not pending:
+            return []
+        self.offset += len(pending)
+        self.lineno += 1
+        self._pending = b""
+        self._flushed = True
+        if not pending.strip():
+            return []
+        return [(pending.rstrip(b"\r"), self.offset - len(pending), self.lineno)]
 
     def _take(self, chunk: bytes, out: list[tuple[bytes, int, int]]) -> None:
         """Split new bytes into complete lines, keeping a partial last line pending."""

@@ -41,7 +41,12 @@ class FollowLog:
         self.sidechain_updates = 0
 
     def poll(self) -> FollowUpdate:
-        update = self.follower.poll()
+        return self.apply(self.follower.poll())
+
+    def settle(self) -> FollowUpdate:
+        return self.apply(self.follower.settle())
+
+    def apply(self, update: FollowUpdate) -> FollowUpdate:
         if update.reset:
             self.resets += 1
             self.ids = []
@@ -223,7 +228,7 @@ def test_empty_turn_is_reported_once_when_complete(tmp_path: Path) -> None:
     with open(target, "ab") as handle:
         handle.write(user_line(2, "thanks"))
     assert log.poll().new_empty == []
-    assert log.follower.settle() == []
+    assert log.settle().has_news is False
     assert log.poll().has_news is False
     log.check_against_fresh_load(target)
 
@@ -233,8 +238,8 @@ def test_settle_reports_an_empty_last_turn(tmp_path: Path) -> None:
     target.write_bytes(user_line(0, "start") + user_line(1, "  "))
     follower = SessionFollower(target)
     assert follower.poll().new_empty == []  # the last turn: maybe still being written
-    assert [e.id for e in follower.settle()] == ["u-1"]
-    assert follower.settle() == []
+    assert [e.id for e in follower.settle().new_empty] == ["u-1"]
+    assert follower.settle().new_empty == []
 
 
 def test_truncate_and_rewrite_resets(tmp_path: Path) -> None:
@@ -392,8 +397,7 @@ def test_opencode_export_rewritten_as_it_grows(tmp_path: Path) -> None:
     assert len(log.empty_ids) == 2
     last = messages[-1]["info"]["id"]
     assert last not in log.empty_ids
-    assert [empty.id for empty in log.follower.settle()] == [last]
-    log.empty_ids.append(last)
+    assert [empty.id for empty in log.settle().new_empty] == [last]
     fresh = log.check_against_fresh_load(target)
     assert len(fresh.turns) == 64
 
@@ -411,7 +415,7 @@ def test_half_written_document_is_retried(tmp_path: Path) -> None:
     target.write_bytes(source)
     assert log.poll().has_news is False
     assert log.follower.last_error is None
-    log.empty_ids += [empty.id for empty in log.follower.settle()]  # the in-flight last reply
+    log.settle()  # the in-flight last reply
     log.check_against_fresh_load(target)
 
 
@@ -581,7 +585,7 @@ def test_real_file_appended_in_random_chunks(tmp_path: Path, relative: str) -> N
         written += step
         log.poll()
     fresh = load_sessions(target)[0]
-    log.empty_ids += [empty.id for empty in log.follower.settle()]
+    log.settle()  # the writer is done: judge the last turn, take a last line with no newline
     log.check_against_fresh_load(target)
     assert log.resets == 0
     followed = log.follower.session

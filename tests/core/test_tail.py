@@ -142,3 +142,28 @@ def test_unchanged_file_reads_nothing(tmp_path: Path) -> None:
     tail.read_new()
     again = tail.read_new()
     assert (again.lines, again.reset, again.more) == ([], False, False)
+
+
+def test_flush_pending_takes_a_last_line_without_newline(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"one\ntwo")
+    tail = FileTail(path)
+    assert tail.read_new().lines == [(b"one", 0, 1)]
+    assert tail.flush_pending() == [(b"two", 4, 2)]
+    assert tail.flush_pending() == []
+    _append(path, b"\nthree\n")  # the newline of "two" came late: no reset, no repeat
+    read = tail.read_new()
+    assert (read.reset, read.lines) == (False, [(b"three", 8, 3)])
+    assert (tail.offset, tail.lineno) == (14, 3)
+
+
+def test_flushed_line_that_grows_restarts(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"one\ntw")
+    tail = FileTail(path)
+    tail.read_new()
+    assert tail.flush_pending() == [(b"tw", 4, 2)]
+    _append(path, b"o\n")
+    read = tail.read_new()
+    assert read.reset is True
+    assert [line for line, _, _ in read.lines] == [b"one", b"two"]
