@@ -83,7 +83,7 @@ REASONS: tuple[Reason, ...] = (
            lambda t: bool(_kinds(t) & {Kind.TOOL_CALL, Kind.TOOL_RESULT})),
     Reason("reasoning-only", "reasoned but showed nothing", lambda t: Kind.REASONING in _kinds(t)),
     Reason("empty-wrapper", "sent only an empty wrapper tag", _has_wrapper),
-    Reason("blank-text", "sent only white space", lambda t: Kind.TEXT in _kinds(t)),
+    Reason("blank-text", "sent an empty or blank message", lambda t: Kind.TEXT in _kinds(t)),
     Reason("markers-only", "holds only step or snapshot markers",
            lambda t: bool(_kinds(t)) and _kinds(t) <= MARKER_KINDS),
     Reason("no-content", "has no content at all", lambda t: True),
@@ -159,7 +159,8 @@ def _evidence_markers(session: Session, turn: Turn, rules: DetectionRules) -> li
 
 
 def _evidence_no_parts(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
-    return [] if turn.parts else ["no parts"]
+    content = [part for part in turn.parts if part.kind != Kind.ERROR]
+    return [] if content else ["no parts"]
 
 
 def _evidence_tools(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:

@@ -41,8 +41,14 @@ ROLE_FILTERS: tuple[str | None, ...] = (None, "user", "assistant")
 NARROW_WIDTH = 110
 
 
+class Pane(VerticalScroll, can_focus=False):
+    """A scrolling pane that never takes the keys the replayer uses."""
+
+
 class ReplayScreen(Screen[None]):
     """Step through one session; stop by itself at every empty turn."""
+
+    AUTO_FOCUS = None
 
     BINDING_GROUP_TITLE = "Replay"
     BINDINGS = [
@@ -162,11 +168,11 @@ class ReplayScreen(Screen[None]):
         yield Static(id="status", markup=False)
         yield Timeline(self.session, id="timeline")
         with Horizontal(id="context"):
-            yield VerticalScroll(id="before", classes="pane")
-            yield VerticalScroll(id="after", classes="pane")
+            yield Pane(id="before", classes="pane")
+            yield Pane(id="after", classes="pane")
         with Vertical(id="current-area"):
             yield Static(id="banner", markup=False)
-            yield VerticalScroll(id="current", classes="pane")
+            yield Pane(id="current", classes="pane")
         yield AnnotationBar(self.labels, id="annotation")
         yield Footer()
 
@@ -174,8 +180,6 @@ class ReplayScreen(Screen[None]):
         settings = self.replay_app.settings
         self.set_reactive(ReplayScreen.speed, settings.speed)
         self.set_reactive(ReplayScreen.context_turns, settings.context_turns)
-        for pane_id in ("#before", "#after", "#current"):
-            self.query_one(pane_id).can_focus = False
         self._apply_width(self.app.size.width)
         if not self.indexing:
             self.resume_position()
@@ -476,7 +480,9 @@ class ReplayScreen(Screen[None]):
 
     def action_note(self) -> None:
         if self._current_empty() is not None:
-            self.query_one("#annotation-note", Input).focus()
+            note = self.query_one("#annotation-note", Input)
+            note.can_focus = True
+            note.focus()
 
     def action_back(self) -> None:
         if isinstance(self.focused, Input):

@@ -13,6 +13,16 @@ from replay.core.labels import LabelSet
 from replay.core.safe import escape_controls
 
 
+class NoteInput(Input):
+    """The note field; it takes focus only when asked (tab), so keys drive the replayer."""
+
+    def on_mount(self) -> None:
+        self.can_focus = False
+
+    def on_blur(self) -> None:
+        self.can_focus = False
+
+
 class AnnotationBar(Vertical):
     """Shows what the reviewer is about to record for the current empty turn."""
 
@@ -21,8 +31,8 @@ class AnnotationBar(Vertical):
     AnnotationBar > #annotation-suggestion { height: auto; }
     AnnotationBar > #annotation-labels { height: auto; }
     AnnotationBar > #annotation-state { height: 1; color: $text-muted; }
-    AnnotationBar > Input { height: 1; border: none; padding: 0 1; background: $surface; }
-    AnnotationBar > Input:focus { background: $boost; }
+    AnnotationBar > NoteInput { height: 1; border: none; padding: 0 1; background: $surface; }
+    AnnotationBar > NoteInput:focus { background: $boost; }
     """
 
     def __init__(self, labels: LabelSet, **kwargs: object) -> None:
@@ -33,7 +43,8 @@ class AnnotationBar(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="annotation-suggestion", markup=False)
         yield Static(id="annotation-labels", markup=False)
-        yield Input(placeholder="note (tab to write, enter to save)", id="annotation-note")
+        yield NoteInput(placeholder="note: tab to write, enter to save, escape to leave",
+                        id="annotation-note")
         yield Static(id="annotation-state", markup=False)
 
     def show(self, empty: EmptyTurn, pending: str | None, confidence: str,

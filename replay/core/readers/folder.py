@@ -1,0 +1,95 @@
+"""Any directory of transcripts: every file or sub-directory some other reader recognises.
+
+Specific directory layouts (a Claude Code project, an opencode storage tree or data dir) are
+claimed by their own readers first; this one is the fallback that makes `replay scan ~/exports`
+or `replay scan ~/.claude/projects` read everything inside.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay.core.model import Session
+from replay.core.readers.base import Progress, Reader, ReaderError
+
+MAX_DEPTH = 4
+"""How deep sub-directories are searched."""
+
+MAX_ENTRIES = 20_000
+"""Entries looked at in one directory tree before giving up on the rest (with a warning)."""
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        return sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+    except OSError:
+        return []
+
+
+def _claims(path: Path, depth: int) -> list[tuple[Path, Reader]]:
+    """Every (path, reader) pair under a directory, without descending into claimed ones."""
+    from replay.core.readers import all_readers, detect_reader
+
+    found: list[tuple[Path, Reader]] = []
+    for entry in _entries(path)[:MAX_ENTRIES]:
+        if entry.is_dir():
+            specific = _specific_directory_reader(entry, all_readers())
+            if specific is not None:
+                found.append((entry, specific))
+            elif depth < MAX_DEPTH:
+                found.extend(_claims(entry, depth + 1))
+            continue
+        try:
+            found.append((entry, detect_reader(entry)))
+        except ReaderError:
+            continue
+    return found
+
+
+def _specific_directory_reader(path: Path, readers: tuple[Reader, ...]) -> Reader | None:
+    for reader in readers:
+        if reader is READER or not reader.directories:
+            continue
+        try:
+            if reader.sniff(path, b""):
+                return reader
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """True for a directory holding at least one recognised transcript."""
+    return path.is_dir() and bool(_claims(path, 0))
+
+
+def read(path: Path, progress: Progress | None = None) -> list[Session]:
+    """Read every recognised transcript under the directory, in path order."""
+    claims = _claims(path, 0)
+    if not claims:
+        raise ReaderError(f"{path}: no transcript found in this directory")
+    sessions: list[Session] = []
+    problems: list[str] = []
+    for number, (entry, reader) in enumerate(claims):
+        try:
+            sessions.extend(reader.read(entry, None))
+        except ReaderError as error:
+            problems.append(str(error))
+        if progress is not None:
+            progress(number + 1, len(claims))
+    if sessions and problems:
+        for problem in problems[:20]:
+            sessions[0].warnings.append(f"not read: {problem}")
+    if not sessions:
+        raise ReaderError(f"{path}: no transcript could be read ({problems[0]})")
+    return sessions
+
+
+READER = Reader(
+    name="folder",
+    title="directory of transcripts",
+    sniff=sniff,
+    read=read,
+    priority=99,
+    directories=True,
+)

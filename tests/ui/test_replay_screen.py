@@ -1,0 +1,256 @@
+"""Pilot tests of the replayer: moving, playing, the automatic pause, searching, panes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from replay.ui.screens.help import HelpScreen
+from replay.ui.screens.raw import RawScreen
+from replay.ui.screens.replay_screen import ReplayScreen
+from replay.ui.widgets.timeline import Timeline
+from replay.ui.widgets.turn_view import TurnView
+from tests.ui.conftest import build_app, ready, wait_until
+from tests.ui.sessions import write_chat
+
+
+def screen_of(app: object) -> ReplayScreen:
+    screen = app.replay_screen  # type: ignore[attr-defined]
+    assert isinstance(screen, ReplayScreen)
+    return screen
+
+
+async def test_opens_at_first_empty_turn_with_banner(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        assert screen.navigator.empty_indices == [9, 20]
+        assert screen.index == 9
+        status = str(screen.status_text())
+        assert "turn 10 / 30" in status and "0 / 2 annotated" in status
+        banner = str(screen.banner_text(screen.session.turns[9], screen.empty_turn(9)))
+        assert "EMPTY TURN 1 / 2" in banner and "the assistant" in banner
+
+
+async def test_step_first_last_and_empty_jumps(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("right")
+        assert screen.index == 10
+        await pilot.press("left", "left")
+        assert screen.index == 8
+        await pilot.press("home")
+        assert screen.index == 0
+        await pilot.press("left")
+        assert screen.index == 0
+        await pilot.press("right_square_bracket")
+        assert screen.index == 9
+        await pilot.press("right_square_bracket")
+        assert screen.index == 20
+        await pilot.press("right_square_bracket")
+        assert screen.index == 20
+        await pilot.press("left_square_bracket")
+        assert screen.index == 9
+        await pilot.press("end")
+        assert screen.index == 29
+
+
+async def test_context_panes_hold_the_turns_around(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        before = [view.turn.index for view in screen.query("#before TurnView").results(TurnView)]
+        after = [view.turn.index for view in screen.query("#after TurnView").results(TurnView)]
+        assert before == [6, 7, 8] and after == [10, 11, 12]
+        await pilot.press("greater_than_sign")
+        await pilot.pause()
+        after = [view.turn.index for view in screen.query("#after TurnView").results(TurnView)]
+        assert after == [10, 11, 12, 13]
+        assert screen.query_one("#after").border_title == "After (4 turns)"
+
+
+async def test_play_pauses_by_itself_at_the_next_empty_turn(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("home", "space")
+        await wait_until(pilot, lambda: not screen.playing)
+        assert screen.index == 9
+        assert screen.paused_at_empty
+        assert "paused at empty turn" in str(screen.status_text())
+        await pilot.press("space")
+        await wait_until(pilot, lambda: not screen.playing)
+        assert screen.index == 20 and screen.paused_at_empty
+        await pilot.press("left")
+        assert screen.index == 19 and not screen.playing
+
+
+async def test_speed_keys_are_bounded(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        assert screen.speed == 16.0
+        await pilot.press("plus")
+        assert screen.speed == 16.0
+        await pilot.press(*["minus"] * 8)
+        assert screen.speed == 0.25
+
+
+async def test_goto_by_number_and_by_id(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("colon", *"15", "enter")
+        assert screen.index == 14
+        await pilot.press("colon", *"m003", "enter")
+        assert screen.index == 3
+
+
+async def test_search_and_next_match(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("home", "slash", *"step 3 of", "enter")
+        assert screen.index == 4
+        await pilot.press("n")
+        assert screen.index == 4  # the only match: wraps to itself
+        await pilot.press("slash", *"passed", "enter")
+        first = screen.index
+        await pilot.press("n")
+        assert screen.index == first + 2
+        await pilot.press("N")
+        assert screen.index == first
+
+
+async def test_role_filter_steps_only_through_that_role(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("home", "r")
+        assert screen.role_filter == "user"
+        await pilot.press("right")
+        assert screen.index == 2
+        await pilot.press("r")
+        await pilot.press("right")
+        assert screen.index == 3 and screen.role_filter == "assistant"
+
+
+async def test_help_raw_and_copy(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ReplayScreen)
+        await pilot.press("right", "v")
+        assert isinstance(app.screen, RawScreen)
+        await pilot.press("escape", "y")
+        assert app.clipboard == "Please do step 6 of the migration."
+
+
+async def test_timeline_click_jumps(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        timeline = screen.query_one(Timeline)
+        assert await pilot.click(Timeline, offset=(1, 0))
+        assert screen.index == 0
+        assert await pilot.click(Timeline, offset=(timeline.content_size.width, 0))
+        assert screen.index == 29
+
+
+async def test_narrow_terminal_stacks_the_panes(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        assert screen.has_class("narrow")
+        before, after = screen.query_one("#before"), screen.query_one("#after")
+        assert before.region.x == after.region.x and after.region.y > before.region.y
+        await pilot.resize_terminal(160, 40)
+        await pilot.pause()
+        assert not screen.has_class("narrow")
+
+
+async def test_command_palette_lists_empty_turns(chat_file: Path) -> None:
+    from replay.ui.commands import EmptyTurnProvider
+
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        provider = EmptyTurnProvider(app.screen)
+        entries = provider._entries()
+        assert [index for _, _, index in entries] == [9, 20]
+        assert entries[0][0].startswith("Empty #10 assistant · blank-text")
+
+
+async def test_unreadable_path_exits_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("just some words\n", encoding="utf-8")
+    app = build_app(bad)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert app.return_code == 2
+
+
+async def test_multi_session_directory_shows_the_picker(tmp_path: Path) -> None:
+    from textual.widgets import DataTable
+
+    from replay.ui.screens.picker import SessionPicker
+
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    write_chat(folder / "a.json", turns=6, empty_at=(3,), title="first")
+    write_chat(folder / "b.json", turns=8, empty_at=(), title="second")
+    app = build_app(folder)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 2
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        assert len(screen_of(app).session.turns) in (6, 8)
+        await pilot.press("escape")
+        assert isinstance(app.screen, SessionPicker)
+
+
+@pytest.mark.parametrize("text", [
+    "\x1b]0;pwned title\x07",
+    "\x1b]52;c;ZWNobyBoaQ==\x07",
+    "\x1b[31mred\x1b[0m",
+    "\x9b31m c1 csi",
+    "[bold red]not markup[/bold red] $accent [@click=app.quit]x[/]",
+])
+async def test_transcript_text_cannot_reach_the_terminal(tmp_path: Path, text: str) -> None:
+    import json
+
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps({"messages": [
+        {"role": "user", "content": text},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": text},
+    ]}), encoding="utf-8")
+    app = build_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("home")
+        await pilot.pause()
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and "\x07" not in svg and "\x9b" not in svg
+        if text.startswith("["):
+            assert "[bold red]not markup[/bold red]" in svg.replace("&#160;", " ")
+        else:
+            assert "␛[ESC]" in svg or "[CSI]" in svg
+        assert app.return_code is None
