@@ -127,7 +127,7 @@ def session_identity(session: Session) -> str:
     """The id written into records: the source's session id, or a path-derived one without it."""
     if session.session_id:
         return session.session_id
-    return f"path-{_digest(os.path.abspath(session.path))[:16]}"
+    return f"path-{_digest(os.path.realpath(session.path))[:16]}"
 
 
 def session_key(session: Session) -> str:

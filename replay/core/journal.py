@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,9 +157,17 @@ class Journal:
             JournalError: the file exists but cannot be read.
         """
         try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
+            with open(self.path, "rb") as handle:
+                # A device or pipe could stream forever (/dev/zero): only files are journals.
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    raise JournalError(f"cannot read annotations from {self.path}: not a regular file")
+                data = handle.read()
+        except (FileNotFoundError, NotADirectoryError):
+            # Not there (or a parent is a file, so it cannot be): an empty journal; `append`
+            # will say what is wrong if it is ever written to.
             return JournalLoad()
+        except IsADirectoryError:
+            raise JournalError(f"cannot read annotations from {self.path}: it is a folder") from None
         except OSError as error:
             raise JournalError(f"cannot read annotations from {self.path}: {_describe(error)}") from None
         result = JournalLoad()

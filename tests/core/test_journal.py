@@ -200,3 +200,14 @@ def test_default_reviewer(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr("getpass.getuser", fails)
     assert default_reviewer() == "reviewer"
+
+
+def test_only_regular_files_are_read_as_journals(tmp_path: Path) -> None:
+    with pytest.raises(JournalError) as caught:
+        Journal("/dev/zero").load()
+    assert str(caught.value) == "cannot read annotations from /dev/zero: not a regular file"
+    with pytest.raises(JournalError, match="it is a folder$"):
+        Journal(tmp_path).load()
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert Journal(blocker / "j.jsonl").load().records == []

@@ -1,0 +1,130 @@
+"""`replay agree JOURNAL...`: how far reviewers agree (Cohen's kappa per pair, Krippendorff's alpha)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
+from replay.core.agree import AgreementReport, agreement
+from replay.core.journal import Journal, JournalError
+from replay.core.safe import escape_controls
+
+NAME = "agree"
+HELP = "agreement between reviewers over annotation journals (a table, or JSON with --json)"
+
+SHOWN_DISAGREEMENTS = 20
+"""Disagreements listed in the table; --json lists them all."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the agree arguments."""
+    parser.add_argument("journals", nargs="+", metavar="JOURNAL",
+                        help="journal files (.jsonl), or folders of them; records of every file "
+                             "are pooled, the latest label per reviewer and turn counts")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _journal_files(paths: list[str]) -> list[Path] | None:
+    files: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.jsonl")))
+        elif path.exists():
+            files.append(path)
+        else:
+            say_error(f"{path}: no such journal file or folder")
+            return None
+    return files
+
+
+def run(args: argparse.Namespace) -> int:
+    """Pool the journals and print the agreement report."""
+    files = _journal_files(args.journals)
+    if files is None:
+        return EXIT_BAD_INPUT
+    records: list[dict[str, Any]] = []
+    for path in files:
+        try:
+            loaded = Journal(path).load()
+        except JournalError as error:
+            say_error(str(error))
+            return EXIT_BAD_INPUT
+        for warning in loaded.warnings:
+            say_error(f"warning: {warning}")
+        records.extend(loaded.records)
+    report = agreement(records)
+    if args.json:
+        document = {"journals": [str(path) for path in files], **report.to_json()}
+        sys.stdout.buffer.write(orjson.dumps(document) + b"\n")
+        sys.stdout.flush()
+    else:
+        print_report(report, len(files))
+    return EXIT_OK
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def print_report(report: AgreementReport, journals: int) -> None:
+    """A readable agreement report."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False)
+    console.print(Text(
+        f"{_plural(len(report.reviewers), 'reviewer')} · {_plural(report.items, 'annotated turn')}"
+        f" · {_plural(journals, 'journal')}", style="bold"))
+    if not report.reviewers:
+        console.print("no annotations found")
+        return
+    counts = Table(box=None, pad_edge=False, header_style="bold")
+    counts.add_column("reviewer")
+    counts.add_column("turns rated", justify="right")
+    for name in report.reviewers:
+        counts.add_row(Text(escape_controls(name)), str(report.counts[name]))
+    console.print(counts)
+    console.print()
+    if report.pairs:
+        pairs = Table(box=None, pad_edge=False, header_style="bold", title_justify="left")
+        for column in ("reviewers", "both rated", "agreed", "Cohen's kappa", "note"):
+            pairs.add_column(column, justify="right" if column in ("both rated", "agreed") else "left")
+        for pair in report.pairs:
+            agreed = "—" if pair.observed is None else f"{pair.observed:.0%}"
+            pairs.add_row(Text(f"{escape_controls(pair.first)} · {escape_controls(pair.second)}"),
+                          str(pair.n), agreed, _number(pair.kappa), Text(pair.reason or ""))
+        console.print(pairs)
+        console.print()
+    alpha = Text("Krippendorff's alpha (nominal): ", style="bold")
+    alpha.append(_number(report.alpha))
+    alpha.append(f" over {_plural(report.alpha_items, 'turn')} rated by two or more")
+    if report.alpha_reason:
+        alpha.append(f" ({report.alpha_reason})", style="dim")
+    console.print(alpha)
+    if not report.disagreements:
+        return
+    console.print()
+    table = Table(box=None, pad_edge=False, header_style="bold",
+                  title=_plural(len(report.disagreements), "disagreement"), title_justify="left")
+    table.add_column("session")
+    table.add_column("turn")
+    for name in report.reviewers:
+        table.add_column(Text(escape_controls(name)))
+    for item in report.disagreements[:SHOWN_DISAGREEMENTS]:
+        table.add_row(Text(escape_controls(item.session_id)), Text(escape_controls(item.turn_id)),
+                      *[Text(escape_controls(item.labels.get(name, ""))) for name in report.reviewers])
+    console.print(table)
+    hidden = len(report.disagreements) - SHOWN_DISAGREEMENTS
+    if hidden > 0:
+        console.print(Text(f"… {hidden} more (use --json for all)", style="dim"))

@@ -1,0 +1,109 @@
+"""`replay export PATH`: write a session's annotations as CSV or JSON lines."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+from replay.commands._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    EXIT_OK,
+    load_or_none,
+    say_error,
+    stderr_progress,
+)
+from replay.commands.label import label_set_or_none, settings_or_defaults
+from replay.core.annotations import annotations_from_records, default_journal_path, session_identity
+from replay.core.export import export_rows, write_csv, write_file, write_jsonl
+from replay.core.journal import Journal, JournalError
+from replay.core.suggest import suggester_for
+
+NAME = "export"
+HELP = "write the annotations of a session as CSV (default) or JSON lines"
+
+KINDS = ("csv", "jsonl")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the export arguments."""
+    parser.add_argument("path", metavar="PATH", help="session file, directory or database")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="file to write (default or '-': standard output); a file gets a "
+                             "UTF-8 byte-order mark so spreadsheets read it as UTF-8")
+    parser.add_argument("--as", dest="kind", choices=KINDS,
+                        help="output format (default: jsonl for a .jsonl file, else csv)")
+    parser.add_argument("--all-empty", action="store_true",
+                        help="also write a row for every empty turn nobody annotated")
+    parser.add_argument("--annotations", metavar="FILE",
+                        help="journal to read (default: the session's one in the user data directory)")
+    parser.add_argument("--labels", metavar="FILE",
+                        help="TOML label set, for the label_title column and suggestions")
+    parser.add_argument("--reviewer", metavar="NAME",
+                        help="only this reviewer's annotations (default: every reviewer)")
+    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
+
+
+def _kind(args: argparse.Namespace) -> str:
+    if args.kind:
+        return str(args.kind)
+    output = args.output or "-"
+    return "jsonl" if output != "-" and Path(output).suffix.lower() in (".jsonl", ".ndjson") else "csv"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Collect the rows of every session at PATH and write them to one output."""
+    settings = settings_or_defaults()
+    labels = label_set_or_none(args.labels or settings.labels)
+    if labels is None:
+        return EXIT_BAD_INPUT
+    sessions = load_or_none(args.path, args.format, stderr_progress(str(args.path)))
+    if sessions is None:
+        return EXIT_BAD_INPUT
+    suggester = suggester_for(labels)
+    loaded: dict[Path, list[dict[str, Any]]] = {}
+    rows: list[dict[str, Any]] = []
+    for session in sessions:
+        path = Path(args.annotations) if args.annotations else default_journal_path(session)
+        if path not in loaded:
+            try:
+                journal = Journal(path).load()
+            except JournalError as error:
+                say_error(str(error))
+                return EXIT_BAD_INPUT
+            for warning in journal.warnings:
+                say_error(f"warning: {warning}")
+            loaded[path] = journal.records
+        annotations = annotations_from_records(
+            loaded[path], session_id=session_identity(session), reviewer=args.reviewer
+        )
+        rows.extend(export_rows(session, annotations, labels, all_empty=args.all_empty,
+                                suggester=suggester))
+    kind = _kind(args)
+    if args.output in (None, "-"):
+        count = _write_stdout(rows, kind)
+        where = "standard output"
+    else:
+        try:
+            count = write_file(rows, args.output, kind)
+        except OSError as error:
+            say_error(f"cannot write {args.output}: {error.strerror or error}")
+            return EXIT_FAILURE
+        where = args.output
+    noun = "row" if count == 1 else "rows"
+    print(f"replay: wrote {count} {noun} ({kind}) to {where}", file=sys.stderr, flush=True)
+    return EXIT_OK
+
+
+def _write_stdout(rows: list[dict[str, Any]], kind: str) -> int:
+    """Plain UTF-8 on standard output whatever the locale, with CSV line endings kept as written."""
+    sys.stdout.flush()
+    stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
+    try:
+        return write_csv(rows, stream) if kind == "csv" else write_jsonl(rows, stream)
+    finally:
+        stream.flush()
+        stream.detach()

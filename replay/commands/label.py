@@ -1,0 +1,129 @@
+"""`replay label PATH --turn ID --label NAME`: record one annotation without opening the app."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from replay.commands._common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, load_or_none, say_error
+from replay.config import Settings, load_settings
+from replay.core.annotations import (
+    CONFIDENCE,
+    AnnotationStore,
+    JournalError,
+    default_reviewer,
+    session_identity,
+)
+from replay.core.detect import is_empty, reason_for
+from replay.core.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
+from replay.core.model import Session, Turn
+from replay.core.safe import escape_controls
+
+NAME = "label"
+HELP = "annotate one turn of a session from the command line"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the label arguments."""
+    parser.add_argument("path", metavar="PATH", help="session file, directory or database")
+    parser.add_argument("--turn", required=True, metavar="ID",
+                        help="the turn's id, or #N for the N-th turn (quote it in a shell: '#12')")
+    parser.add_argument("--label", required=True, metavar="NAME",
+                        help="label name (continue, approval, ... or one from --labels)")
+    parser.add_argument("--note", default="", metavar="TEXT", help="free-text note")
+    parser.add_argument("--confidence", default="medium", choices=CONFIDENCE,
+                        help="how sure you are (default: medium)")
+    parser.add_argument("--reviewer", metavar="NAME",
+                        help="name recorded with the annotation (default: config, then login name)")
+    parser.add_argument("--annotations", metavar="FILE",
+                        help="journal to append to (default: one per session in the user data directory)")
+    parser.add_argument("--labels", metavar="FILE", help="TOML file with the label set to use")
+    parser.add_argument("--session", metavar="ID",
+                        help="for a path holding several sessions: the session the turn is in")
+    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
+
+
+def settings_or_defaults() -> Settings:
+    """The user's settings; problems with the config file are reported on stderr, not fatal."""
+    loaded = load_settings()
+    for problem in loaded.problems:
+        say_error(f"warning: {problem}")
+    return loaded.settings
+
+
+def label_set_or_none(path: str | None) -> LabelSet | None:
+    """The label set from `path` (the default set when None), or None after printing why not."""
+    if not path:
+        return DEFAULT_LABELS
+    try:
+        return load_label_set(path)
+    except LabelSetError as error:
+        say_error(str(error))
+        return None
+
+
+def find_turn(
+    sessions: list[Session], reference: str, path: str
+) -> tuple[Session, Turn] | str:
+    """The session and turn named by an id or `#N`, or a one-line reason it cannot be found."""
+    shown = escape_controls(reference)
+    if reference.startswith("#") and reference[1:].isdigit():
+        if len(sessions) != 1:
+            return f"{path} holds {len(sessions)} sessions: name the turn by its id, not {shown}"
+        session = sessions[0]
+        number = int(reference[1:])
+        if not 1 <= number <= len(session.turns):
+            return f"turn {shown} is out of range: {path} has {len(session.turns)} turns"
+        return session, session.turns[number - 1]
+    found = [(session, turn) for session in sessions for turn in session.turns
+             if turn.id == reference]
+    if not found:
+        total = sum(len(session.turns) for session in sessions)
+        held = f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}, {total:,} turns"
+        return f"no turn with id {shown!r} in {path} ({held})"
+    if len(found) > 1:
+        ids = ", ".join(escape_controls(session_identity(session)) for session, _ in found)
+        return f"turn id {shown!r} appears in {len(found)} sessions ({ids}); add --session ID"
+    return found[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Append one annotation to the session's journal and say what was saved."""
+    settings = settings_or_defaults()
+    labels = label_set_or_none(args.labels or settings.labels)
+    if labels is None:
+        return EXIT_BAD_INPUT
+    label = labels.get(args.label)
+    if label is None:
+        say_error(f"unknown label {escape_controls(args.label)!r}; labels: {', '.join(labels.names)}")
+        return EXIT_BAD_INPUT
+    sessions = load_or_none(args.path, args.format)
+    if sessions is None:
+        return EXIT_BAD_INPUT
+    if args.session is not None:
+        sessions = [s for s in sessions if args.session in (s.session_id, session_identity(s))]
+        if not sessions:
+            say_error(f"no session {escape_controls(args.session)!r} in {args.path}")
+            return EXIT_BAD_INPUT
+    found = find_turn(sessions, args.turn, args.path)
+    if isinstance(found, str):
+        say_error(found)
+        return EXIT_BAD_INPUT
+    session, turn = found
+    reviewer = default_reviewer(args.reviewer or settings.reviewer)
+    store = AnnotationStore.for_session(session, reviewer, args.annotations)
+    try:
+        for warning in store.load():
+            say_error(f"warning: {warning}")
+        saved = store.commit(turn.id, turn.index, label.name, args.note, args.confidence)
+    except JournalError as error:
+        say_error(f"{error}; the annotation was not saved")
+        return EXIT_FAILURE
+    state = f"empty: {reason_for(turn).code}" if is_empty(turn) else "not an empty turn"
+    print(
+        f"saved {saved.label} ({saved.confidence}) on #{turn.index + 1} "
+        f"{escape_controls(turn.id)} ({turn.role}, {state}) by {escape_controls(reviewer)} "
+        f"in {store.journal.path}"
+    )
+    sys.stdout.flush()
+    return EXIT_OK
