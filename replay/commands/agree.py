@@ -1,4 +1,4 @@
-"""`replay agree JOURNAL...`: how far reviewers agree (Cohen's kappa per pair, Krippendorff's alpha)."""
+"""`replay agree JOURNAL...`: how far reviewers agree (Cohen's kappa, Krippendorff's alpha)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,8 @@ def print_report(report: AgreementReport, journals: int) -> None:
     if report.pairs:
         pairs = Table(box=None, pad_edge=False, header_style="bold", title_justify="left")
         for column in ("reviewers", "both rated", "agreed", "Cohen's kappa", "note"):
-            pairs.add_column(column, justify="right" if column in ("both rated", "agreed") else "left")
+            numeric = column in ("both rated", "agreed")
+            pairs.add_column(column, justify="right" if numeric else "left")
         for pair in report.pairs:
             agreed = "—" if pair.observed is None else f"{pair.observed:.0%}"
             pairs.add_row(Text(f"{escape_controls(pair.first)} · {escape_controls(pair.second)}"),
@@ -122,8 +123,9 @@ def print_report(report: AgreementReport, journals: int) -> None:
     for name in report.reviewers:
         table.add_column(Text(escape_controls(name)))
     for item in report.disagreements[:SHOWN_DISAGREEMENTS]:
+        labels = [Text(escape_controls(item.labels.get(name, ""))) for name in report.reviewers]
         table.add_row(Text(escape_controls(item.session_id)), Text(escape_controls(item.turn_id)),
-                      *[Text(escape_controls(item.labels.get(name, ""))) for name in report.reviewers])
+                      *labels)
     console.print(table)
     hidden = len(report.disagreements) - SHOWN_DISAGREEMENTS
     if hidden > 0:

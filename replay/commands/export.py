@@ -39,7 +39,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all-empty", action="store_true",
                         help="also write a row for every empty turn nobody annotated")
     parser.add_argument("--annotations", metavar="FILE",
-                        help="journal to read (default: the session's one in the user data directory)")
+                        help="journal to read (default: the session's own journal in the user "
+                             "data directory)")
     parser.add_argument("--labels", metavar="FILE",
                         help="TOML label set, for the label_title column and suggestions")
     parser.add_argument("--reviewer", metavar="NAME",
@@ -51,7 +52,8 @@ def _kind(args: argparse.Namespace) -> str:
     if args.kind:
         return str(args.kind)
     output = args.output or "-"
-    return "jsonl" if output != "-" and Path(output).suffix.lower() in (".jsonl", ".ndjson") else "csv"
+    lines = output != "-" and Path(output).suffix.lower() in (".jsonl", ".ndjson")
+    return "jsonl" if lines else "csv"
 
 
 def run(args: argparse.Namespace) -> int:

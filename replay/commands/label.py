@@ -36,7 +36,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reviewer", metavar="NAME",
                         help="name recorded with the annotation (default: config, then login name)")
     parser.add_argument("--annotations", metavar="FILE",
-                        help="journal to append to (default: one per session in the user data directory)")
+                        help="journal to append to (default: one per session in the user "
+                             "data directory)")
     parser.add_argument("--labels", metavar="FILE", help="TOML file with the label set to use")
     parser.add_argument("--session", metavar="ID",
                         help="for a path holding several sessions: the session the turn is in")
@@ -95,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     label = labels.get(args.label)
     if label is None:
-        say_error(f"unknown label {escape_controls(args.label)!r}; labels: {', '.join(labels.names)}")
+        known = ", ".join(labels.names)
+        say_error(f"unknown label {escape_controls(args.label)!r}; labels: {known}")
         return EXIT_BAD_INPUT
     sessions = load_or_none(args.path, args.format)
     if sessions is None:

@@ -127,27 +127,28 @@ def krippendorff_alpha(units: Iterable[Iterable[str]]) -> tuple[float | None, in
     alpha = 1 - (n - 1) * D / E with D the off-diagonal sum of the coincidence matrix and E
     the sum over distinct label pairs of n_c * n_k.
     """
-    coincidences: Counter[tuple[str, str]] = Counter()
+    coincidences: dict[tuple[str, str], float] = {}
     pairable = 0
+    n = 0
     for unit in units:
         values = list(unit)
         m = len(values)
         if m < 2:
             continue
         pairable += 1
+        n += m
         counts = Counter(values)
         for c, n_c in counts.items():
             for k, n_k in counts.items():
                 # Ordered pairs of distinct ratings within the unit, each weighted 1/(m-1).
                 pairs = n_c * (n_c - 1) if c == k else n_c * n_k
                 if pairs:
-                    coincidences[(c, k)] += pairs / (m - 1)
+                    coincidences[(c, k)] = coincidences.get((c, k), 0.0) + pairs / (m - 1)
     if pairable == 0:
         return None, 0, "no item was rated by two or more reviewers"
-    totals: Counter[str] = Counter()
+    totals: dict[str, float] = {}
     for (c, _), value in coincidences.items():
-        totals[c] += value
-    n = sum(totals.values())
+        totals[c] = totals.get(c, 0.0) + value
     disagreement = sum(value for (c, k), value in coincidences.items() if c != k)
     chance = sum(totals[c] * totals[k] for c in totals for k in totals if c != k)
     if chance == 0:

@@ -109,7 +109,7 @@ def annotations_from_records(
     reviewer: str | None = None,
     include_withdrawn: bool = False,
 ) -> list[Annotation]:
-    """The latest annotation per (reviewer, session, turn), optionally for one session or reviewer."""
+    """The latest annotation per (reviewer, session, turn), maybe of one session or reviewer."""
     chosen = [
         Annotation.from_json(record)
         for record in latest(records).values()
@@ -141,7 +141,7 @@ def session_key(session: Session) -> str:
 
 
 def default_journal_path(session: Session) -> Path:
-    """Where a session's journal lives by default: the user data directory, never beside the file."""
+    """A session's default journal: in the user data directory, never beside the transcript."""
     return data_dir() / "journals" / f"{session_key(session)}.jsonl"
 
 
@@ -236,7 +236,8 @@ class AnnotationStore:
             JournalError: the journal cannot be written; the annotation is kept in `unsaved`.
         """
         if confidence not in CONFIDENCE:
-            raise ValueError(f"confidence must be one of {', '.join(CONFIDENCE)}, not {confidence!r}")
+            allowed = ", ".join(CONFIDENCE)
+            raise ValueError(f"confidence must be one of {allowed}, not {confidence!r}")
         annotation = Annotation(
             session_id=self.session_id, turn_id=turn_id, turn_index=turn_index, label=label,
             note=note, confidence=confidence, reviewer=self.reviewer, time=now_iso(),
@@ -273,7 +274,7 @@ class AnnotationStore:
         self.retry_unsaved()
 
     def retry_unsaved(self) -> int:
-        """Write the unsaved annotations to the journal, oldest first; returns how many were written.
+        """Write the unsaved annotations to the journal, oldest first; returns how many it wrote.
 
         Raises:
             JournalError: the journal still cannot be written; the rest stay in `unsaved`.

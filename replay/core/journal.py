@@ -39,7 +39,7 @@ class JournalError(Exception):
 
 @dataclass(slots=True)
 class JournalLoad:
-    """What reading a journal gave: the valid records in file order, and one warning per bad line."""
+    """What reading a journal gave: valid records in file order, and one warning per bad line."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
     """Valid records, oldest first."""
@@ -108,7 +108,7 @@ class Journal:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as error:
-            raise JournalError(f"cannot write annotations to {self.path}: {_describe(error)}") from None
+            raise self._error("cannot write annotations to", error) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
@@ -116,11 +116,14 @@ class Journal:
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as error:
-            raise JournalError(f"cannot write annotations to {self.path}: {_describe(error)}") from None
+            raise self._error("cannot write annotations to", error) from None
         finally:
             os.close(fd)
         if created:
             self._sync_directory()
+
+    def _error(self, doing: str, error: OSError) -> JournalError:
+        return JournalError(f"{doing} {self.path}: {_describe(error)}")
 
     def _write_locked(self, fd: int, line: bytes) -> bool:
         """Append under the lock; True when the file was empty before (maybe just created)."""
@@ -160,16 +163,18 @@ class Journal:
             with open(self.path, "rb") as handle:
                 # A device or pipe could stream forever (/dev/zero): only files are journals.
                 if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                    raise JournalError(f"cannot read annotations from {self.path}: not a regular file")
+                    raise JournalError(
+                        f"cannot read annotations from {self.path}: not a regular file")
                 data = handle.read()
         except (FileNotFoundError, NotADirectoryError):
             # Not there (or a parent is a file, so it cannot be): an empty journal; `append`
             # will say what is wrong if it is ever written to.
             return JournalLoad()
         except IsADirectoryError:
-            raise JournalError(f"cannot read annotations from {self.path}: it is a folder") from None
+            raise JournalError(
+                f"cannot read annotations from {self.path}: it is a folder") from None
         except OSError as error:
-            raise JournalError(f"cannot read annotations from {self.path}: {_describe(error)}") from None
+            raise self._error("cannot read annotations from", error) from None
         result = JournalLoad()
         for lineno, line in enumerate(data.split(b"\n"), 1):
             if not line.strip():
@@ -183,7 +188,8 @@ class Journal:
                 continue
             problem = check_record(record)
             if problem is not None:
-                result.warnings.append(f"{self.path}:{lineno}: not an annotation record ({problem})")
+                result.warnings.append(
+                    f"{self.path}:{lineno}: not an annotation record ({problem})")
                 continue
             result.records.append(record)
         return result

@@ -103,7 +103,8 @@ def _label_from_entry(path: Path, number: int, entry: object) -> Label:
     if not name:
         raise LabelSetError(f"{path}: label {number}: expected a non-empty `name`")
     if any(char.isspace() or not char.isprintable() for char in name):
-        raise LabelSetError(f"{path}: label {name!r}: a name cannot hold spaces or control characters")
+        raise LabelSetError(
+            f"{path}: label {name!r}: a name cannot hold spaces or control characters")
     key = _text_field(path, number, entry, "key")
     if key is None or len(key) != 1 or not key.isprintable():
         raise LabelSetError(f"{path}: label {name!r}: expected `key` to be one printable character")
@@ -113,7 +114,7 @@ def _label_from_entry(path: Path, number: int, entry: object) -> Label:
 
 
 def load_label_set(path: str | Path) -> LabelSet:
-    """Read a label set from TOML: one `[[label]]` table per label with name, key, title, description.
+    """Read a label set from TOML: one `[[label]]` table (name, key, title, description) each.
 
     Raises:
         LabelSetError: the file cannot be read, is not TOML, or breaks a rule (names and keys
@@ -136,7 +137,8 @@ def load_label_set(path: str | Path) -> LabelSet:
     seen_keys: dict[str, str] = {}
     for label in labels:
         if label.name in seen_names:
-            raise LabelSetError(f"{path}: label name {label.name!r} appears twice; names must be unique")
+            raise LabelSetError(
+                f"{path}: label name {label.name!r} appears twice; names must be unique")
         if label.key in seen_keys:
             raise LabelSetError(
                 f"{path}: key {label.key!r} is used by both {seen_keys[label.key]!r} and "

@@ -138,12 +138,14 @@ def test_agreement_report_over_journal_records() -> None:
     assert report.items == 5
     by_pair = {(p.first, p.second): p for p in report.pairs}
     ana_bo = by_pair[("ana", "bo")]
-    # ana/bo on m1..m4: (approval, approval) (continue, artifact) (reflect, reflect) (artifact, artifact)
+    # ana/bo on m1..m4: (approval, approval) (continue, artifact) (reflect, reflect)
+    # (artifact, artifact)
     # p_o = 3/4; ana: approval1 continue1 reflect1 artifact1; bo: approval1 artifact2 reflect1
     # p_e = (1*1 + 1*0 + 1*1 + 1*2) / 16 = 4/16; kappa = (12/16 - 4/16) / (12/16) = 2/3
     assert ana_bo.n == 4 and ana_bo.kappa == pytest.approx(2 / 3)
     assert by_pair[("ana", "cy")].n == 1 and by_pair[("ana", "cy")].kappa is None
-    assert by_pair[("bo", "cy")].reason == "both used only the label 'approval': chance agreement is total"
+    assert by_pair[("bo", "cy")].reason == (
+        "both used only the label 'approval': chance agreement is total")
     assert report.alpha_items == 4
     # Coincidences: m1 approval x3 -> o(approval, approval) = 3*2/2 = 3; m2 -> o(continue,
     # artifact) = o(artifact, continue) = 1; m3 -> o(reflect, reflect) = 2; m4 -> o(artifact,

@@ -256,7 +256,8 @@ def test_export_reads_a_chosen_journal_and_reports_bad_input(
     assert err == (f"replay: warning: {journal}:2: unreadable annotation line ignored "
                    "(torn or not JSON)\nreplay: wrote 1 row (csv) to standard output\n")
     assert main(["export", str(tmp_path / "nope.json")]) == 2
-    assert capsys.readouterr().err == f"replay: {tmp_path / 'nope.json'}: no such file or directory\n"
+    missing = tmp_path / "nope.json"
+    assert capsys.readouterr().err == f"replay: {missing}: no such file or directory\n"
 
 
 def _write_journal(path: Path, reviewer: str, labels: dict[str, str]) -> None:
@@ -291,4 +292,5 @@ def test_agree_json_and_table(capsys: pytest.CaptureFixture[str], tmp_path: Path
 
 def test_agree_missing_journal_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["agree", str(tmp_path / "none.jsonl")]) == 2
-    assert capsys.readouterr().err == f"replay: {tmp_path / 'none.jsonl'}: no such journal file or folder\n"
+    missing = tmp_path / "none.jsonl"
+    assert capsys.readouterr().err == f"replay: {missing}: no such journal file or folder\n"

@@ -54,7 +54,8 @@ def test_torn_tail_is_ignored_with_a_warning_and_next_append_starts_a_fresh_line
         handle.write(b'{"v": 1, "session_id": "s1", "turn_id": "m2", "lab')
     loaded = journal.load()
     assert [r["turn_id"] for r in loaded.records] == ["m1"]
-    assert loaded.warnings == [f"{journal.path}:2: unreadable annotation line ignored (torn or not JSON)"]
+    assert loaded.warnings == [
+        f"{journal.path}:2: unreadable annotation line ignored (torn or not JSON)"]
     journal.append(_record("m3", "reflect"))
     loaded = journal.load()
     assert [r["turn_id"] for r in loaded.records] == ["m1", "m3"]

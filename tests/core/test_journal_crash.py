@@ -128,7 +128,8 @@ def test_concurrent_writers_never_lose_or_mix_records(tmp_path: Path) -> None:
         assert record["note"] == writer[-1] * (int(index) * 97 % 9000)
     # Each writer's own records stay in the order it appended them.
     for name in writers:
-        mine = [int(r["turn_id"].rsplit("-", 1)[1]) for r in loaded.records if r["reviewer"] == name]
+        mine = [int(r["turn_id"].rsplit("-", 1)[1])
+                for r in loaded.records if r["reviewer"] == name]
         assert mine == list(range(RECORDS_PER_WRITER))
 
 
@@ -174,7 +175,9 @@ def locked_dir() -> Iterator[Path]:
             locked.chmod(0o755)
 
 
-def test_read_only_directory_raises_and_keeps_the_annotation(locked_dir: Path, tmp_path: Path) -> None:
+def test_read_only_directory_raises_and_keeps_the_annotation(
+    locked_dir: Path, tmp_path: Path
+) -> None:
     journal_path = locked_dir / "journal.jsonl"
     store = AnnotationStore(Journal(journal_path), "s1", "ana")
     with _unprivileged():
