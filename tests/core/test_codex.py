@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from replay.core.detect import evidence_for, find_empty_turns
 from replay.core.model import Kind, Session
@@ -15,9 +17,11 @@ from replay.core.readers import codex
 from replay.core.readers.base import iter_lines, read_head
 from tests.conftest import realdata
 
-TUI = "codex/codemie-code__src__agents__plugins__codex____tests____fixtures__rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
-SANITISED = "codex/localpush__src-tauri__tests__fixtures__codex__2026-02-23__raw__sessions__rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
-TRUNCATED = "codex/localpush__src-tauri__tests__fixtures__codex__2026-02-23__raw__sessions__rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
+TUI = ("codex/codemie-code__src__agents__plugins__codex____tests____fixtures__"
+       "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+LOCALPUSH = "codex/localpush__src-tauri__tests__fixtures__codex__2026-02-23__raw__sessions__"
+SANITISED = LOCALPUSH + "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+TRUNCATED = LOCALPUSH + "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
 
 
 def load(relative: str) -> Session:
@@ -203,9 +207,11 @@ def test_sniff_accepts_rollouts_only() -> None:
         path = realdata(relative)
         assert codex.sniff(path, read_head(path)), relative
     for relative in (
-        "gemini-cli/codemie-code__tests__integration__metrics__fixtures__gemini__session-2025-12-01T21-45-5b959dae.json",
+        "gemini-cli/codemie-code__tests__integration__metrics__fixtures__gemini__"
+        "session-2025-12-01T21-45-5b959dae.json",
         "claude-code/codemie-code__tests__integration__session__fixtures__session-9eda1058.jsonl",
-        "opencode/dark-factory__docs__chats__opencode__session__jolly-eagle__ses_39b5d713cffeRgAoxPIwS3Plus.json",
+        "opencode/dark-factory__docs__chats__opencode__session__jolly-eagle__"
+        "ses_39b5d713cffeRgAoxPIwS3Plus.json",
     ):
         path = realdata(relative)
         assert not codex.sniff(path, read_head(path)), relative
@@ -372,3 +378,39 @@ def test_empty_file_reads_as_an_empty_session(tmp_path: Path, content: bytes) ->
     path.write_bytes(content)
     session = codex.read(path)[0]
     assert (session.turns, session.skipped) == ([], 0)
+
+
+_LEAF = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4),
+                  st.sampled_from(["c1", "<environment_context>", '{"output": 1}']))
+_KEYS = st.sampled_from(["type", "role", "content", "text", "summary", "call_id", "output",
+                         "arguments", "message", "images", "info", "last_token_usage", "id",
+                         "status", "action", "command", "replacement_history", "reason"])
+_JSON = st.recursive(_LEAF, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=4)), max_leaves=16)
+_PAYLOAD = st.builds(
+    lambda kind, rest: {**rest, "type": kind},
+    st.sampled_from(["message", "reasoning", "function_call", "custom_tool_call",
+                     "local_shell_call", "function_call_output", "user_message",
+                     "turn_aborted", "token_count", "task_complete", "new_call"]),
+    st.dictionaries(_KEYS, _JSON, max_size=4))
+_RECORD = st.one_of(
+    st.builds(lambda kind, payload: {"type": kind, "payload": payload},
+              st.sampled_from(["session_meta", "response_item", "event_msg", "compacted"]),
+              _PAYLOAD),
+    _PAYLOAD, _JSON)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_RECORD, max_size=10))
+def test_any_records_are_read_without_raising(records: list[Any]) -> None:
+    builder = codex.CodexBuilder("unused.jsonl")
+    offset = 0
+    for number, record in enumerate(records, 1):
+        data = json.dumps(record).encode()
+        builder.feed(data, offset, number)
+        offset += len(data) + 1
+    builder.finish()
+    turns = builder.session.turns
+    assert [turn.index for turn in turns] == list(range(len(turns)))
+    assert len({turn.id for turn in turns}) == len(turns)
+    find_empty_turns(builder.session)

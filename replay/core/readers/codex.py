@@ -122,6 +122,11 @@ def trim_part(part: Part) -> Part:
     return part
 
 
+def _list(value: Any) -> list[Any]:
+    """The value when it is a list, else an empty one (records of other versions vary)."""
+    return value if isinstance(value, list) else []
+
+
 def _json_text(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -136,7 +141,7 @@ def _content_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
     if isinstance(content, str):
         return [Part(Kind.TEXT, text=content, synthetic=synthetic)]
     parts: list[Part] = []
-    for item in content if isinstance(content, list) else []:
+    for item in _list(content):
         if isinstance(item, str):
             parts.append(Part(Kind.TEXT, text=item, synthetic=synthetic))
             continue
@@ -239,10 +244,10 @@ def _call_part(kind: str, item: dict[str, Any]) -> Part:
 
 def _reasoning_part(item: dict[str, Any]) -> Part:
     """A REASONING part: the summary texts, else raw content, else "" (encrypted only)."""
-    texts = [entry.get("text") for entry in item.get("summary") or []
+    texts = [str(entry["text"]) for entry in _list(item.get("summary"))
              if isinstance(entry, dict) and isinstance(entry.get("text"), str)]
     if not texts:
-        texts = [entry.get("text") for entry in item.get("content") or []
+        texts = [str(entry["text"]) for entry in _list(item.get("content"))
                  if isinstance(entry, dict) and isinstance(entry.get("text"), str)]
     return Part(Kind.REASONING, text="\n\n".join(texts))
 
@@ -284,7 +289,7 @@ class CodexBuilder:
         stamp = record.get("timestamp")
         if isinstance(payload, dict) and isinstance(kind, str):
             self._dispatch(kind, payload, stamp, span, lineno)
-        elif kind in RESPONSE_ITEM_TYPES:
+        elif isinstance(kind, str) and kind in RESPONSE_ITEM_TYPES:
             self._dispatch("response_item", record, stamp, span, lineno)
         elif "record_type" in record:
             self.session.events += 1
@@ -343,7 +348,9 @@ class CodexBuilder:
     def _item(self, item: dict[str, Any], stamp: Any, span: tuple[int, int],
               lineno: int) -> None:
         kind = item.get("type")
-        if kind == "message":
+        if not isinstance(kind, str):
+            self.session.events += 1
+        elif kind == "message":
             role = item.get("role")
             if role == "assistant":
                 self._step(_content_parts(item.get("content")), item, stamp, span, lineno,
@@ -356,9 +363,9 @@ class CodexBuilder:
         elif kind == "reasoning":
             # Reasoning opens (or joins) the step it precedes; alone it proves no prompt.
             self._step([_reasoning_part(item)], item, stamp, span, lineno, settles=False)
-        elif kind in CALL_TYPES or (isinstance(kind, str) and kind.endswith("_call")):
+        elif kind in CALL_TYPES or kind.endswith("_call"):
             self._step([_call_part(kind, item)], item, stamp, span, lineno)
-        elif kind in OUTPUT_TYPES or (isinstance(kind, str) and kind.endswith("_output")):
+        elif kind in OUTPUT_TYPES or kind.endswith("_output"):
             self._tool_output(item, stamp, span, lineno)
         else:
             # ghost snapshots, encrypted compaction items and types newer than this reader
@@ -540,10 +547,10 @@ class CodexBuilder:
         # The event came first (or alone): it is the prompt, and its item may follow.
         self._close()
         parts = _content_parts(text) if text else []
-        for image in payload.get("images") or []:
+        for image in _list(payload.get("images")):
             name = image if isinstance(image, str) and not image.startswith("data:") else "image"
             parts.append(Part(Kind.IMAGE, name=name))
-        for image in payload.get("local_images") or []:
+        for image in _list(payload.get("local_images")):
             parts.append(Part(Kind.IMAGE, name=str(image)))
         turn = self._new_turn("user", lineno, stamp)
         self._extend(turn, parts, span)
@@ -557,10 +564,14 @@ def load_full_parts(path: str, turn: Turn) -> list[Part]:
         return turn.parts
     spans = turn.source.spans
     builder = CodexBuilder(path, whole=True)
-    for number, (chunk, (offset, _)) in enumerate(zip(read_spans(path, spans), spans), 1):
+    chunks = read_spans(path, spans)
+    for number, (chunk, (offset, _)) in enumerate(zip(chunks, spans, strict=True), 1):
         builder.feed(chunk, offset, number)
     builder.finish()
-    return [part for rebuilt in builder.session.turns for part in rebuilt.parts]
+    parts = [part for rebuilt in builder.session.turns for part in rebuilt.parts]
+    if [part.kind for part in parts] != [part.kind for part in turn.parts]:
+        raise ValueError(f"{path}: the records of turn {turn.id} changed since they were read")
+    return parts
 
 
 def sniff(path: Path, head: bytes) -> bool:

@@ -26,7 +26,13 @@ from typing import Any
 import orjson
 
 from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
-from replay.core.readers.base import Progress, Reader, first_json_line, read_line_session, read_spans
+from replay.core.readers.base import (
+    Progress,
+    Reader,
+    first_json_line,
+    read_line_session,
+    read_spans,
+)
 from replay.core.text import is_blank, shorten
 
 MESSAGE_TYPES: dict[str, str] = {
@@ -66,6 +72,11 @@ def trim_part(part: Part) -> Part:
     if cut:
         part.output, part.shortened = value, True
     return part
+
+
+def _list(value: Any) -> list[Any]:
+    """The value when it is a list, else an empty one (records of other versions vary)."""
+    return value if isinstance(value, list) else []
 
 
 def _json_text(value: Any) -> str:
@@ -169,7 +180,7 @@ def message_parts(message: dict[str, Any], *, synthetic: bool = False) -> list[P
     """Every part of one Gemini message, in the order the CLI showed them."""
     kind = message.get("type")
     parts: list[Part] = []
-    for thought in message.get("thoughts") or []:
+    for thought in _list(message.get("thoughts")):
         if isinstance(thought, dict):
             subject, description = thought.get("subject"), thought.get("description")
             text = "\n".join(str(piece) for piece in (subject, description) if piece)
@@ -182,7 +193,7 @@ def message_parts(message: dict[str, Any], *, synthetic: bool = False) -> list[P
         parts.append(Part(Kind.ERROR, name="error", text=text, synthetic=synthetic))
     else:
         parts.extend(_genai_parts(content, synthetic=synthetic))
-    for call in message.get("toolCalls") or []:
+    for call in _list(message.get("toolCalls")):
         if isinstance(call, dict):
             parts.append(_tool_part(call))
     return parts
@@ -197,6 +208,8 @@ class GeminiBuilder:
         self.session.loader = functools.partial(load_full_parts, path)
         self._whole = whole
         self._by_id: dict[str, Turn] = {}
+        """Live messages by their own id, in first-write order (rewinds remove ids)."""
+        self._used: set[str] = set()
         self._document_failed = False
         self._mode: str | None = None
         self._count = 0
@@ -239,6 +252,7 @@ class GeminiBuilder:
             return
         self.session.turns.clear()
         self._by_id.clear()
+        self._used.clear()
         self._count = 0
         self._header(document, (0, len(content)), 1, "/messages")
 
@@ -299,8 +313,12 @@ class GeminiBuilder:
         timestamp, seconds = parse_time(message.get("timestamp"))
         turn = self._by_id.get(turn_id)
         if turn is None:
+            if turn_id in self._used:
+                # An id seen before a rewind comes back: keep turn ids unique.
+                turn_id = f"{turn_id}@line-{lineno}"
             turn = self.session.add(Turn(id=turn_id, role=role))
-            self._by_id[turn_id] = turn
+            self._by_id[str(own) if isinstance(own, str) and own else turn_id] = turn
+            self._used.add(turn_id)
         turn.role = role
         turn.parts = parts
         turn.timestamp, turn.time = timestamp, seconds
@@ -355,9 +373,10 @@ def load_full_parts(path: str, turn: Turn) -> list[Part]:
         return turn.parts
     chunk = read_spans(path, turn.source.spans[:1])[0]
     message = _pointer(orjson.loads(chunk), turn.source.record)
-    if not isinstance(message, dict):
-        raise ValueError("the record is not a message")
-    return message_parts(message, synthetic=turn.is_meta)
+    parts = message_parts(message, synthetic=turn.is_meta) if isinstance(message, dict) else []
+    if [part.kind for part in parts] != [part.kind for part in turn.parts]:
+        raise ValueError(f"{path}: the record of message {turn.id} changed since it was read")
+    return parts
 
 
 def sniff(path: Path, head: bytes) -> bool:
