@@ -13,6 +13,7 @@ import pytest
 from replay.cli import main
 from replay.core.journal import Journal
 from replay.core.paths import data_dir
+from tests.conftest import realdata
 
 CHAT = {
     "messages": [
@@ -294,3 +295,15 @@ def test_agree_missing_journal_exits_2(capsys: pytest.CaptureFixture[str], tmp_p
     assert main(["agree", str(tmp_path / "none.jsonl")]) == 2
     missing = tmp_path / "none.jsonl"
     assert capsys.readouterr().err == f"replay: {missing}: no such journal file or folder\n"
+
+
+def test_export_all_empty_of_the_real_opencode_exports(capsys: pytest.CaptureFixture[str]) -> None:
+    folder = realdata("opencode")
+    assert main(["export", str(folder), "--all-empty"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "replay: wrote 6 rows (csv) to standard output\n"
+    rows = _csv(out)
+    # PRODUCT.md: six empty turns, five assistant and one user compaction request.
+    assert sorted(r["role"] for r in rows) == ["assistant"] * 5 + ["user"]
+    assert [r["empty_reason"] for r in rows if r["role"] == "user"] == ["compaction-request"]
+    assert all(r["label"] == "" and r["before_excerpt"].startswith("#") for r in rows)
