@@ -81,7 +81,8 @@ class ReplayApp(App[None]):
     COMMANDS = App.COMMANDS | {EmptyTurnProvider}
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="help", tooltip="Show every key"),
-        Binding("ctrl+q", "quit", "Quit", id="quit", tooltip="Quit replay", priority=True),
+        Binding("ctrl+q", "quit", "Quit", id="quit", tooltip="Quit replay", priority=True,
+                show=False),
     ]
 
     def __init__(self, options: LaunchOptions, settings: Settings | None = None,

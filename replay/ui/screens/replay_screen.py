@@ -72,7 +72,7 @@ class ReplayScreen(Screen[None]):
                 show=False, tooltip="Show more turns before and after"),
         Binding("less_than_sign", "context(-1)", "Less context", id="narrower-context",
                 show=False, tooltip="Show fewer turns before and after"),
-        Binding("colon,ctrl+g", "goto", "Go to", id="goto-turn",
+        Binding("colon,ctrl+g", "goto", "Go to", id="goto-turn", show=False,
                 tooltip="Go to a turn by number or id"),
         Binding("slash", "search", "Search", id="search", tooltip="Search turn text"),
         Binding("n", "search_next(True)", "Next match", id="search-next", show=False,
@@ -174,7 +174,7 @@ class ReplayScreen(Screen[None]):
             yield Static(id="banner", markup=False)
             yield Pane(id="current", classes="pane")
         yield AnnotationBar(self.labels, id="annotation")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         settings = self.replay_app.settings
@@ -277,6 +277,7 @@ class ReplayScreen(Screen[None]):
         banner = self.query_one("#banner", Static)
         banner.update(self.banner_text(turn, empty))
         banner.set_class(empty is not None, "empty")
+        self.set_class(empty is not None, "at-empty")
         self._fill_current(turn, empty is not None)
         self._fill_context()
         annotation.display = empty is not None

@@ -55,11 +55,17 @@ class Timeline(Widget):
         """Forget cached sizes (the session was re-read)."""
         self.sizes.clear()
 
-    def _bucket(self, width: int, x: int) -> tuple[int, int]:
+    def _bucket(self, width: int, x: int) -> tuple[int, int, bool]:
+        """Turns [start, end) under column x, and whether x is the first column showing them.
+
+        With fewer turns than columns a turn spans several columns; its marks and the caret
+        go on the first of them.
+        """
         total = len(self.sizes)
         start = x * total // width
-        end = max(start + 1, (x + 1) * total // width)
-        return start, min(end, total)
+        end = max((x + 1) * total // width, start + 1)
+        first = x == 0 or (x - 1) * total // width != start or total >= width
+        return start, min(end, total), first
 
     def render(self) -> Text:
         width = max(self.size.width, 1)
@@ -67,11 +73,8 @@ class Timeline(Widget):
         text = Text(no_wrap=True, overflow="crop")
         if total == 0:
             return text
-        columns = min(width, total)
-        weights = []
-        for x in range(columns):
-            start, end = self._bucket(columns, x)
-            weights.append(sum(self.sizes[start:end]) / max(end - start, 1))
+        buckets = [self._bucket(width, x) for x in range(width)]
+        weights = [sum(self.sizes[start:end]) / (end - start) for start, end, _ in buckets]
         peak = max(weights) or 1.0
         empty_style = self._style("turn-empty", bold=True)
         done_style = self._style("annotation-mark", bold=True)
@@ -79,15 +82,15 @@ class Timeline(Widget):
         empty_iter = iter(self.empty)
         next_empty = next(empty_iter, None)
         caret = 0
-        for x in range(columns):
-            start, end = self._bucket(columns, x)
-            if start <= self.current < end:
-                caret = x
+        for x, (start, end, first) in enumerate(buckets):
             marks = []
-            while next_empty is not None and next_empty < end:
-                if next_empty >= start:
-                    marks.append(next_empty)
-                next_empty = next(empty_iter, None)
+            if first:
+                if start <= self.current < end:
+                    caret = x
+                while next_empty is not None and next_empty < end:
+                    if next_empty >= start:
+                        marks.append(next_empty)
+                    next_empty = next(empty_iter, None)
             if marks:
                 done = all(mark in self.annotated for mark in marks)
                 text.append("◆" if done else "●", done_style if done else empty_style)
@@ -95,7 +98,8 @@ class Timeline(Widget):
                 level = int((weights[x] / peak) * (len(BARS) - 1)) if weights[x] else 0
                 text.append(BARS[level], bar_style)
         text.append("\n")
-        text.append(" " * caret + "▲", self._style("primary", bold=True))
+        text.append(" " * caret)
+        text.append("▲", self._style("primary", bold=True))
         return text
 
     def _style(self, variable: str, bold: bool = False) -> Style:
@@ -109,11 +113,10 @@ class Timeline(Widget):
 
     def on_click(self, event: events.Click) -> None:
         total = len(self.sizes)
-        width = max(self.content_size.width, 1)
-        columns = min(width, total)
-        if not columns:
+        columns = max(self.content_size.width, 1)
+        if not total:
             return
         x = max(0, min(columns - 1, event.x - 1))
-        start, end = self._bucket(columns, x)
+        start, end, _ = self._bucket(columns, x)
         marks = [i for i in self.empty if start <= i < end]
         self.post_message(TimelineJump(marks[0] if marks else start))
