@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from replay.core.detect import (
     DEFAULT_RULES,
     DetectionRules,
@@ -267,19 +269,63 @@ class _DocumentSource:
         return sessions[-1]
 
 
+def _head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
 def _judgeable(path: Path) -> bool:
     """True when there is enough content to recognise a format (not a half-written first line)."""
     if path.is_dir():
         return True
+    head = _head(path)
+    if b"\n" in head or len(head) >= HEAD_BYTES:
+        return True
     try:
-        size = path.stat().st_size
-        if size == 0:
-            return False
-        with open(path, "rb") as handle:
-            head = handle.read(HEAD_BYTES)
-    except OSError:
+        orjson.loads(head)
+    except orjson.JSONDecodeError:
         return False
-    return b"\n" in head or size >= HEAD_BYTES or head.rstrip().endswith((b"}", b"]"))
+    return True
+
+
+def _unfinished_document(path: Path) -> bool:
+    """True for a JSON document still being written: it opens like one but does not parse yet.
+
+    A JSON-lines file whose first line parses is complete enough to judge, so it is not this.
+    """
+    head = _head(path).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head[:1] not in (b"{", b"["):
+        return False
+    first_line = head.split(b"\n", 1)[0]
+    try:
+        orjson.loads(first_line)
+        return False
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return True
+    return False
+
+
+def _line_based(reader: Reader, path: Path) -> bool:
+    """True when the reader's line builder can follow the path record by record.
+
+    Chat JSON lines may hold one whole conversation per line (fine-tuning data sets); those
+    are read as a document, like the reader itself does.
+    """
+    if reader.builder is None or path.is_dir():
+        return False
+    if reader.name == "chat-jsonl":
+        from replay.core.readers.chat import first_record
+        from replay.core.readers.chat_jsonl import is_conversation_record
+
+        return not is_conversation_record(first_record(_head(path)))
+    return True
 
 
 class SessionFollower:
@@ -334,8 +380,13 @@ class SessionFollower:
         if self.reader is None:
             if not self.path.exists() or not _judgeable(self.path):
                 return False
-            self.reader = detect_reader(self.path)
-        if self.reader.builder is not None and not self.path.is_dir():
+            try:
+                self.reader = detect_reader(self.path)
+            except UnknownFormat:
+                if _unfinished_document(self.path):
+                    return False
+                raise
+        if _line_based(self.reader, self.path):
             self._source = _LineSource(self.reader, self.path)
         else:
             self._source = _DocumentSource(self.reader, self.path, self._session_id)

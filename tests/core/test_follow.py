@@ -592,3 +592,33 @@ def test_real_file_appended_in_random_chunks(tmp_path: Path, relative: str) -> N
     assert followed is not None
     assert followed.skipped == fresh.skipped
     assert followed.events == fresh.events
+
+
+def test_document_still_being_written_is_waited_for(tmp_path: Path) -> None:
+    source = realdata(OPENCODE_EXPORT).read_bytes()
+    target = tmp_path / "export.json"
+    target.write_bytes(source[:300])  # `opencode export > file` caught early
+    follower = SessionFollower(target)
+    assert follower.poll().session is None
+    target.write_bytes(source)
+    update = follower.poll()
+    assert len(update.new_turns) == 64
+    assert follower.reader is not None and follower.reader.name == "opencode"
+
+
+def test_conversation_per_line_file_is_followed_as_a_document(tmp_path: Path) -> None:
+    target = tmp_path / "data.jsonl"
+    rows = [{"id": f"c{n}", "messages": [{"role": "user", "content": f"q{n}"},
+                                         {"role": "assistant", "content": "" if n == 1 else "a"}]}
+            for n in range(3)]
+    target.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows[:2]))
+    log = FollowLog(SessionFollower(target))
+    assert log.poll().session is not None
+    assert log.follower.session is not None and log.follower.session.session_id == "c1"
+    with open(target, "ab") as handle:
+        handle.write(orjson.dumps(rows[2]) + b"\n")
+    log.poll()
+    # The newest conversation stays the followed one until asked otherwise.
+    assert log.follower.session.session_id == "c1"
+    assert log.ids == ["m0", "m1"]
+    assert [e.id for e in log.settle().new_empty] == ["m1"]
