@@ -1,0 +1,475 @@
+"""Builds a Claude Code session line by line: grouping, tool results, events, lazy full parts.
+
+The same builder serves a whole-file read, follow mode (lines fed as they arrive) and the
+loader that reads one turn's lines back unshortened, so the three can never disagree. It is
+the hot path of `replay scan` on big files, hence the local-variable style in `feed`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from datetime import datetime
+from functools import partial
+
+import msgspec
+import orjson
+
+from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.readers.base import read_spans
+from replay.core.readers.claude_code_schema import (
+    ANY_DECODER,
+    DECODER,
+    Block,
+    Entry,
+    META_DECODER,
+    Malformed,
+    Message,
+    Usage,
+    entry_from_object,
+)
+from replay.core.text import PREVIEW_CHARS, shorten
+
+NAME = "claude-code"
+"""The format name of this reader."""
+
+SIDE_PREVIEW_CHARS = 120
+"""Characters of reasoning and of tool inputs and outputs kept in memory (prose keeps
+`PREVIEW_CHARS`); the rest is read back on demand."""
+
+AGENT_TOOLS = frozenset({"Task", "Agent"})
+"""Tools whose call starts a subagent (a sidechain session)."""
+
+_AGENT_ID_TEXT = re.compile(r"\bagentId: ([\w-]+)")
+"""How newer versions name the subagent in the text of the Agent tool's result."""
+
+_RECENT_MESSAGES = 4096
+"""Assistant messages remembered for grouping; a response's lines come together, so only
+the latest ones can still grow."""
+
+_MISSING = msgspec.UNSET
+_QUOTE = ord('"')
+_fromisoformat = datetime.fromisoformat
+
+
+def prompt_key(text: str) -> bytes:
+    """A compact, stable key for a subagent prompt, to link a sidechain to its call."""
+    return hashlib.blake2b(text.strip().encode("utf-8", "replace"), digest_size=16).digest()
+
+
+def _epoch(timestamp: str | None) -> float | None:
+    """`parse_time` for the UTC stamps Claude Code writes, skipping its general checks."""
+    if timestamp and timestamp[-1] == "Z":
+        try:
+            return _fromisoformat(timestamp).timestamp()
+        except ValueError:
+            pass
+    return parse_time(timestamp)[1]
+
+
+def _content_text(value: object) -> str:
+    """The text of a decoded tool result content: a string, or a list of blocks."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if not isinstance(value, list):
+        return orjson.dumps(value).decode()
+    pieces: list[str] = []
+    for block in value:
+        if isinstance(block, str):
+            pieces.append(block)
+        elif not isinstance(block, dict):
+            continue
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            pieces.append(block["text"])
+        elif isinstance(block.get("tool_name"), str):
+            pieces.append(block["tool_name"])
+        else:
+            pieces.append(f"[{block.get('type') or 'block'}]")
+    return "\n".join(pieces)
+
+
+def _full_content(raw: msgspec.Raw) -> str:
+    data = memoryview(raw)
+    if not data.nbytes:
+        return ""
+    try:
+        return _content_text(orjson.loads(data))
+    except orjson.JSONDecodeError:
+        return str(data, "utf-8", "replace")
+
+
+def _string_head(data: memoryview, size: int) -> str | None:
+    """Decode the first `size` bytes of a JSON string, stepping back out of a cut escape."""
+    for back in range(13):
+        try:
+            value = orjson.loads(bytes(data[: size - back]) + b'"')
+        except orjson.JSONDecodeError:
+            continue
+        return value if isinstance(value, str) else None
+    return None
+
+
+class ClaudeCodeBuilder:
+    """Turns Claude Code JSONL records, fed in order, into one growing `Session`.
+
+    Args:
+        path: the file the records come from (kept in every `Source`).
+        limit: characters of prose kept per part (reasoning, tool inputs and outputs keep at
+            most `SIDE_PREVIEW_CHARS`); None keeps everything whole.
+    """
+
+    def __init__(self, path: str, limit: int | None = PREVIEW_CHARS) -> None:
+        self.session = Session(path=path, format=NAME)
+        self.session.loader = partial(load_full_parts, path)
+        self.agent_calls: dict[str, str] = {}
+        """Subagent id -> id of the Agent/Task call that started it."""
+        self.prompt_calls: dict[bytes, str] = {}
+        """Prompt key -> id of the Agent/Task call that sent that prompt."""
+        self.agent_id: str | None = None
+        """The subagent id this file belongs to, when it is a sidechain."""
+        self.first_prompt: bytes | None = None
+        """Key of the first user prompt, to find the call that started this sidechain."""
+        self._path = path
+        self._limit = limit
+        self._side_limit = None if limit is None else min(limit, SIDE_PREVIEW_CHARS)
+        self._messages: dict[str, Turn] = {}
+        self._calls: dict[str, tuple[Turn, Part]] = {}
+        self._last_assistant: Turn | None = None
+        self._need_meta = True
+
+    # -- reading records -------------------------------------------------------------------
+
+    def feed(self, line: bytes, offset: int, lineno: int) -> None:
+        """Take one record found at byte `offset`, line `lineno`."""
+        try:
+            entry = DECODER.decode(line)
+        except msgspec.ValidationError:
+            entry = self._lenient(line, lineno)
+            if entry is None:
+                return
+        except msgspec.DecodeError:
+            self.session.warn(f"line {lineno}: not valid JSON")
+            return
+        kind = entry.type
+        if self._need_meta and kind is not None:
+            self._meta(line)
+        if kind == "assistant" or kind == "user":
+            message = entry.message
+            if message is None or message.content is _MISSING:
+                self.session.warn(f"line {lineno}: {kind} record without message content")
+            elif kind == "assistant":
+                self._assistant(entry, message, (offset, len(line)), lineno)
+            else:
+                self._user(entry, message, (offset, len(line)), lineno)
+        elif kind is None:
+            self.session.warn(f"line {lineno}: record without a type")
+        else:
+            # Summaries, snapshots, progress, hooks, system notes and types added by newer
+            # versions: bookkeeping, never turns.
+            self.session.events += 1
+
+    def finish(self) -> None:
+        """Nothing is pending between records; kept for the `LineBuilder` protocol."""
+
+    def _lenient(self, line: bytes, lineno: int) -> Entry | None:
+        try:
+            return entry_from_object(ANY_DECODER.decode(line))
+        except msgspec.DecodeError:
+            self.session.warn(f"line {lineno}: not valid JSON")
+        except (Malformed, RecursionError) as error:
+            self.session.warn(f"line {lineno}: {error}")
+        return None
+
+    def _meta(self, line: bytes) -> None:
+        try:
+            meta = META_DECODER.decode(line)
+        except msgspec.DecodeError:
+            return
+        session = self.session
+        if session.session_id is None and meta.sessionId:
+            session.session_id = meta.sessionId
+        for key, value in (("version", meta.version), ("cwd", meta.cwd),
+                           ("gitBranch", meta.gitBranch)):
+            if value and key not in session.meta:
+                session.meta[key] = value
+        if meta.agentId and self.agent_id is None:
+            self.agent_id = meta.agentId
+            session.meta["agentId"] = meta.agentId
+        self._need_meta = session.session_id is None or len(session.meta) < 3
+
+    # -- parts -----------------------------------------------------------------------------
+
+    def _text_part(self, kind: str, text: str, limit: int | None,
+                   synthetic: bool = False) -> Part:
+        if limit is None or len(text) <= limit:
+            return Part(kind, text, synthetic=synthetic)
+        short, _ = shorten(text, limit)
+        return Part(kind, short or "", synthetic=synthetic, shortened=True, length=len(text))
+
+    def _input(self, raw: msgspec.Raw) -> tuple[str | None, bool]:
+        data = memoryview(raw)
+        size = data.nbytes
+        if size == 0:
+            return None, False
+        limit = self._side_limit
+        if limit is None or size <= limit:
+            return str(data, "utf-8", "replace"), False
+        # Only the head is decoded: a tool input can be a whole file.
+        head = str(data[: 4 * limit], "utf-8", "ignore")
+        if size <= 4 * limit and len(head) <= limit:
+            return head, False
+        return head[:limit], True
+
+    def _output(self, raw: msgspec.Raw) -> tuple[str, bool]:
+        """A tool result's content as (text, shortened), decoding a long string only in part."""
+        data = memoryview(raw)
+        limit = self._side_limit
+        if limit is not None and data.nbytes > 3 * limit and data[0] == _QUOTE:
+            head = _string_head(data, 3 * limit)
+            if head is not None and len(head) >= limit:
+                return head[:limit], True
+        text = _full_content(raw)
+        if limit is None or len(text) <= limit:
+            return text, False
+        short, _ = shorten(text, limit)
+        return short or "", True
+
+    def _part(self, block: Block, synthetic: bool) -> Part:
+        kind = block.type
+        if kind == "text":
+            return self._text_part(Kind.TEXT, block.text or "", self._limit, synthetic)
+        if kind == "thinking":
+            return self._text_part(Kind.REASONING, block.thinking or "", self._side_limit)
+        if kind == "tool_use" or kind == "server_tool_use":
+            text, cut = self._input(block.input)
+            name = sys.intern(block.name) if block.name else None
+            if name in AGENT_TOOLS and block.id:
+                self._remember_prompt(block)
+            return Part(Kind.TOOL_CALL, name=name, input=text, call_id=block.id,
+                        status="pending", shortened=cut)
+        if kind == "redacted_thinking":
+            return Part(Kind.REASONING, "")
+        if kind == "image":
+            return Part(Kind.IMAGE, mime=block.source.media_type if block.source else None)
+        if kind == "document":
+            return Part(Kind.FILE, name=block.title)
+        if kind.endswith("_tool_result"):
+            return self._result_part(block)
+        return Part(Kind.OTHER, name=kind or None)
+
+    def _result_part(self, block: Block) -> Part:
+        """A result whose call is unknown: it keeps its own text (and length)."""
+        full = _full_content(block.content)
+        limit = self._side_limit
+        text, cut = (full, False) if limit is None or len(full) <= limit else shorten(full, limit)
+        return Part(Kind.TOOL_RESULT, text or "", call_id=block.tool_use_id,
+                    status="error" if block.is_error else "completed",
+                    shortened=cut, length=len(full) if cut else -1)
+
+    def _remember_prompt(self, block: Block) -> None:
+        try:
+            arguments = orjson.loads(memoryview(block.input))
+        except orjson.JSONDecodeError:
+            return
+        prompt = arguments.get("prompt") if isinstance(arguments, dict) else None
+        if isinstance(prompt, str) and block.id:
+            self.prompt_calls[prompt_key(prompt)] = block.id
+
+    # -- turns -----------------------------------------------------------------------------
+
+    def _new_turn(self, turn_id: str, role: str, entry: Entry, lineno: int,
+                  span: tuple[int, int]) -> Turn:
+        timestamp = entry.timestamp
+        seconds = _epoch(timestamp)
+        turn = Turn(turn_id, role, timestamp=timestamp, time=seconds,
+                    source=Source(self._path, lineno, (span,)))
+        return self.session.add(turn)
+
+    def _assistant(self, entry: Entry, message: Message, span: tuple[int, int],
+                   lineno: int) -> None:
+        turn_id = message.id or entry.uuid or f"line-{lineno}"
+        turn = self._messages.get(turn_id)
+        usage = message.usage
+        if turn is None:
+            turn = self._new_turn(turn_id, "assistant", entry, lineno, span)
+            turn.completed = turn.time
+            if message.model:
+                turn.model = sys.intern(message.model)
+            if usage is not None:
+                turn.tokens = _tokens(usage)
+            messages = self._messages
+            messages[turn_id] = turn
+            if len(messages) > 2 * _RECENT_MESSAGES:
+                # Rebuilt now and then: deleting the oldest key one by one is slow in a dict.
+                self._messages = dict(list(messages.items())[-_RECENT_MESSAGES:])
+        else:
+            # One API response arrives as several lines; the last one says when it ended.
+            seconds = _epoch(entry.timestamp)
+            if seconds is not None:
+                turn.completed = seconds
+            source = turn.source
+            assert source is not None
+            source.spans += (span,)
+            tokens = turn.tokens
+            if usage is not None and (tokens is None or tokens.get("output") != usage.output_tokens
+                                      or tokens.get("input") != usage.input_tokens):
+                turn.tokens = _tokens(usage)
+        content = message.content
+        parts = turn.parts
+        if isinstance(content, str):
+            parts.append(self._text_part(Kind.TEXT, content, self._limit))
+            self._last_assistant = turn
+            return
+        limit, side_limit = self._limit, self._side_limit
+        for block in content or ():
+            # The three common blocks inline: this loop runs for every assistant line.
+            kind = block.type
+            if kind == "text":
+                text = block.text or ""
+                if limit is None or len(text) <= limit:
+                    parts.append(Part(Kind.TEXT, text))
+                else:
+                    parts.append(self._text_part(Kind.TEXT, text, limit))
+            elif kind == "thinking":
+                text = block.thinking or ""
+                if side_limit is None or len(text) <= side_limit:
+                    parts.append(Part(Kind.REASONING, text))
+                else:
+                    parts.append(self._text_part(Kind.REASONING, text, side_limit))
+            else:
+                part = self._part(block, False)
+                parts.append(part)
+                if part.call_id and part.kind == Kind.TOOL_CALL:
+                    self._calls[part.call_id] = (turn, part)
+        self._last_assistant = turn
+
+    def _user(self, entry: Entry, message: Message, span: tuple[int, int], lineno: int) -> None:
+        content = message.content
+        synthetic = bool(entry.isMeta)
+        parts: list[Part] = []
+        if isinstance(content, str):
+            parts.append(self._text_part(Kind.TEXT, content, self._limit, synthetic))
+            if self.first_prompt is None:
+                self.first_prompt = prompt_key(content)
+        elif content:
+            owner: Turn | None = None
+            for block in content:
+                if block.type == "tool_result":
+                    holder = self._attach(block, entry, parts)
+                    if holder is not None and holder is not owner:
+                        # Every turn holding one of this line's results records the line.
+                        source = holder.source
+                        assert source is not None
+                        if not source.spans or source.spans[-1] != span:
+                            source.spans += (span,)
+                        owner = holder
+                else:
+                    parts.append(self._part(block, synthetic))
+            if owner is not None and not parts:
+                return
+            if self.first_prompt is None and parts and parts[0].kind == Kind.TEXT:
+                self.first_prompt = prompt_key(_first_text(content))
+        turn = self._new_turn(entry.uuid or f"line-{lineno}", "user", entry, lineno, span)
+        turn.parts = parts
+        turn.is_meta = synthetic
+        turn.is_summary = bool(entry.isCompactSummary)
+
+    def _attach(self, block: Block, entry: Entry, orphans: list[Part]) -> Turn | None:
+        """Put a tool result on its call; returns the turn that now holds it."""
+        call_id = block.tool_use_id
+        # A call has one result: forget it once answered, so big sessions stay small.
+        found = self._calls.pop(call_id, None) if call_id else None
+        if found is None:
+            part = self._result_part(block)
+            if self._last_assistant is None:
+                orphans.append(part)
+                return None
+            self._last_assistant.parts.append(part)
+            return self._last_assistant
+        turn, part = found
+        part.status = "error" if block.is_error else "completed"
+        if part.name in AGENT_TOOLS:
+            full = _full_content(block.content)
+            self._link_agent(part.call_id or "", entry, full)
+            limit = self._side_limit
+            output, cut = (full, False) if limit is None or len(full) <= limit \
+                else shorten(full, limit)
+            part.output = output or ""
+        else:
+            part.output, cut = self._output(block.content)
+        if cut:
+            part.shortened = True
+        return turn
+
+    def _link_agent(self, call_id: str, entry: Entry, text: str) -> None:
+        agent_id = None
+        raw = memoryview(entry.toolUseResult)
+        if raw.nbytes:
+            try:
+                result = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                result = None
+            if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+                agent_id = result["agentId"]
+        if agent_id is None:
+            match = _AGENT_ID_TEXT.search(text)
+            agent_id = match.group(1) if match else None
+        if agent_id:
+            self.agent_calls[agent_id] = call_id
+
+
+def _tokens(usage: Usage) -> dict[str, int]:
+    counts = {"input": usage.input_tokens, "output": usage.output_tokens,
+              "cache_read": usage.cache_read_input_tokens,
+              "cache_creation": usage.cache_creation_input_tokens}
+    if None in counts.values():
+        return {key: value for key, value in counts.items() if value is not None}
+    return counts  # type: ignore[return-value]
+
+
+def _first_text(content: list[Block]) -> str:
+    for block in content:
+        if block.type == "text" and block.text is not None:
+            return block.text
+    return ""
+
+
+def load_full_parts(path: str, turn: Turn) -> list[Part]:
+    """Read a turn's lines back and rebuild its parts unshortened.
+
+    Raises:
+        ValueError: the lines no longer hold that turn (the file was replaced).
+    """
+    if turn.source is None or not turn.source.spans:
+        return turn.parts
+    spans = turn.source.spans
+    builder = ClaudeCodeBuilder(path, limit=None)
+    lineno = turn.source.line or 0
+    for (offset, _), line in zip(spans, read_spans(path, spans), strict=True):
+        builder.feed(line, offset, lineno)
+    rebuilt = next((other for other in builder.session.turns
+                    if other.id == turn.id and other.role == turn.role), None)
+    if rebuilt is None:
+        raise ValueError(f"{path}: turn {turn.id} is no longer at its recorded place")
+    return _matching(turn.parts, rebuilt.parts, path)
+
+
+def _matching(kept: list[Part], rebuilt: list[Part], path: str) -> list[Part]:
+    """The rebuilt parts that correspond, in order, to the parts kept in memory.
+
+    A user line mixing text with results for earlier calls makes the rebuild see those
+    results without their calls; they are left out here as they were in the first read.
+    """
+    found: list[Part] = []
+    candidates = iter(rebuilt)
+    for part in kept:
+        for candidate in candidates:
+            if candidate.kind == part.kind and candidate.call_id == part.call_id:
+                found.append(candidate)
+                break
+        else:
+            raise ValueError(f"{path}: the parts of a turn changed since it was read")
+    return found
