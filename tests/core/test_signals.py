@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 
 from replay.core.model import Kind, Part, Session, Turn
 from replay.core.suggest import signals as sig
@@ -104,10 +105,11 @@ def test_median_gap_is_computed_once_and_dropped_with_the_session() -> None:
     assert sig.median_gap(session, 3) == 10.0
     session.turns[0].time = 0.0  # cached: a changed turn does not alter the figure
     assert sig.median_gap(session, 3) == 10.0
-    before = len(sig._STATS)
+    assert session in sig._STATS
+    alive = weakref.ref(session)
     del session
     gc.collect()
-    assert len(sig._STATS) == before - 1
+    assert alive() is None  # the cache does not keep a closed session in memory
 
 
 def test_session_stats_refresh_after_the_session_grows() -> None:
@@ -223,13 +225,23 @@ def test_next_user_continues() -> None:
     assert sig.bare_continuation("keep going please, now") is None
 
 
+def test_next_user_confused() -> None:
+    session = build(turn("assistant", ""), turn("user", "Hello?? are you still there"),
+                    turn("assistant", ""), turn("user", "what happened to the tests?"),
+                    turn("assistant", ""), turn("user", "hi, please add a test"))
+    assert [sig.next_user_confused(session, i) for i in (0, 2, 4)] == [
+        "Hello??", "what happened", None]
+
+
 def test_command_before() -> None:
     session = build(
         turn("user", "<command-name>/clear</command-name>\n<command-args></command-args>"),
         turn("user", "<local-command-stdout></local-command-stdout>"),
         turn("user", "/compact"), turn("user", EMPTY),
-        turn("user", "fix it"), turn("assistant", "ok"), turn("user", EMPTY))
-    assert [sig.command_before(session, i) for i in (1, 3, 6)] == ["clear", "compact", None]
+        turn("user", "fix it"), turn("assistant", "ok"), turn("user", EMPTY),
+        turn("user", "/compact"), turn("assistant", "compacted"), turn("user", EMPTY))
+    assert [sig.command_before(session, i) for i in (1, 3, 6, 9)] == [
+        "clear", "compact", None, None]
 
 
 def test_read_signals_gathers_every_signal() -> None:

@@ -42,6 +42,12 @@ def clear_command() -> Case:
                  turn("user", "<local-command-stdout></local-command-stdout>")), 5, None
 
 
+def other_command() -> Case:
+    return build(*_work(), turn("user", "<command-name>/permissions</command-name>"),
+                 turn("user", "<local-command-stdout></local-command-stdout>"),
+                 turn("user", "now run the linter")), 5, None
+
+
 def aborted() -> Case:
     return build(*_work(), turn("assistant", Part(Kind.STEP),
                                 Part(Kind.ERROR, name="MessageAbortedError")),
@@ -75,6 +81,10 @@ def repeated() -> Case:
                  turn("assistant", "Working on it."), turn("user", ORDER + " now")), 4, None
 
 
+def confused() -> Case:
+    return build(*_work(), turn("assistant", ""), turn("user", "hello? are you still there?")), 4, None
+
+
 def plan_stated() -> Case:
     return build(*_work(), turn("assistant", "Root cause found.\nPlan:\n1. revert torch\n"
                                              "2. relaunch from scratch"),
@@ -100,9 +110,13 @@ def continue_next() -> Case:
                  turn("user", "go on")), 4, None
 
 
+def hidden_reasoning() -> Case:
+    return build(*_work(), turn("assistant", Part(Kind.REASONING, "")), turn("user", "go on")), 4, None
+
+
 def reply_died() -> Case:
     return build(*_work(), turn("assistant", Part(Kind.STEP), Part(Kind.STEP)),
-                 turn("user", "anyone there?", time=1_000_040.0 + 7200)), 4, None
+                 turn("user", "run the tests again", time=1_000_040.0 + 7200)), 4, None
 
 
 def assistant_nothing() -> Case:
@@ -120,9 +134,10 @@ def nothing_fits() -> Case:
 
 
 CASES: tuple[Callable[[], Case], ...] = (
-    compaction, harness_summary_follows, clear_command, aborted, in_flight_last,
-    never_completed, reasoned, empty_pair, repeated, plan_stated, context_dump, question_asked,
-    long_break, continue_next, reply_died, assistant_nothing, user_nothing, nothing_fits,
+    compaction, harness_summary_follows, clear_command, other_command, aborted, in_flight_last,
+    never_completed, reasoned, empty_pair, repeated, confused, long_break, plan_stated,
+    context_dump, question_asked, continue_next, hidden_reasoning, reply_died, assistant_nothing,
+    user_nothing, nothing_fits,
 )
 """One case per rule, in the order of `RULES`."""
 

@@ -405,6 +405,24 @@ def next_user_continues(session: Session, index: int) -> str | None:
     return bare_continuation(_words_of(session, following, full=False))
 
 
+_CONFUSED = re.compile(
+    r"^\W*(?:hello|hi|hey)\W*\?|\b(?:are you (?:still )?there|still there|you there|anyone there|"
+    r"what happened|did you (?:stop|freeze|crash)|you stopped|no (?:answer|reply|response)|"
+    r"(?:nothing|empty) (?:came back|happened|reply|response)|why (?:did you stop|no answer)|"
+    r"hello\?)",
+    re.IGNORECASE,
+)
+
+
+def next_user_confused(session: Session, index: int) -> str | None:
+    """The phrase in the next user message that checks whether anyone is there ("hello?")."""
+    following = _next_user(session, index)
+    if following is None:
+        return None
+    match = _CONFUSED.search(_words_of(session, following, full=False)[:300])
+    return " ".join(match.group(0).split()) if match else None
+
+
 _COMMAND = re.compile(r"<command-name>\s*/?([\w:-]+)\s*</command-name>|^\s*/([\w:-]+)\s*$")
 
 
@@ -412,7 +430,7 @@ def command_before(session: Session, index: int) -> str | None:
     """The slash command (`clear`, `compact`) in the user turn just before, if there is one."""
     for turn in reversed(session.turns[max(0, index - 3) : index]):
         if turn.role != "user":
-            continue
+            break  # the agent spoke since: the command is not what this turn records
         match = _COMMAND.search(_words_of(session, turn, full=False))
         if match:
             return match.group(1) or match.group(2)
@@ -444,6 +462,7 @@ class Signals:
     partner: int | None
     position: str | None
     continue_word: str | None
+    confused: str | None
     command: str | None
 
     @property
@@ -476,6 +495,7 @@ class Signals:
             "similarity": f"{repeat.similarity * 100:.0f}" if repeat else "",
             "partner_role": partner_role,
             "continue_word": self.continue_word or "",
+            "confused": self.confused or "",
             "command": self.command or "",
         }
 
@@ -507,5 +527,6 @@ def read_signals(session: Session, index: int) -> Signals:
         partner=empty_partner(session, index),
         position=position(session, index),
         continue_word=next_user_continues(session, index),
+        confused=next_user_confused(session, index),
         command=command_before(session, index),
     )
