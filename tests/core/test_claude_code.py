@@ -505,3 +505,22 @@ def test_parts_are_plain_model_objects(tmp_path: Path) -> None:
     session = read_one(Lines().user("u1", "hi").write(tmp_path / "s.jsonl"))
     assert isinstance(session.turns[0].parts[0], Part)
     assert session.format == "claude-code"
+
+
+def test_odd_field_types_take_the_lenient_path(tmp_path: Path) -> None:
+    path = (Lines()
+            .user("u1", "typed as usual")
+            .raw({"type": "user", "uuid": "u2", "isMeta": "yes", "timestamp": 17,
+                  "message": {"role": "user", "content": [text("still read")]}})
+            .raw({"type": "assistant", "uuid": "a1", "message": {
+                "id": "msg_1", "content": [text("ok"), {"type": "tool_use", "id": 5}],
+                "usage": {"input_tokens": "many", "output_tokens": 4}}})
+            .write(tmp_path / "s.jsonl"))
+    session = read_one(path)
+    assert [(t.id, t.is_meta, t.timestamp) for t in session.turns] == [
+        ("u1", False, "2026-01-01T10:00:01.000Z"), ("u2", False, None), ("msg_1", False, None)]
+    assert [p.text for p in session.turns[1].parts] == ["still read"]
+    assert [(p.kind, p.call_id) for p in session.turns[2].parts] == [
+        (Kind.TEXT, None), (Kind.TOOL_CALL, None)]
+    assert session.turns[2].tokens == {"output": 4}
+    assert session.skipped == 0

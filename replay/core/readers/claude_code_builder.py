@@ -48,6 +48,9 @@ _RECENT_MESSAGES = 4096
 """Assistant messages remembered for grouping; a response's lines come together, so only
 the latest ones can still grow."""
 
+_META_LINES = 200
+"""Lines looked at for session facts (session id, version, cwd, git branch)."""
+
 _MISSING = msgspec.UNSET
 _QUOTE = ord('"')
 _fromisoformat = datetime.fromisoformat
@@ -139,6 +142,7 @@ class ClaudeCodeBuilder:
         self._calls: dict[str, tuple[Turn, Part]] = {}
         self._last_assistant: Turn | None = None
         self._need_meta = True
+        self._meta_lines = _META_LINES
 
     # -- reading records -------------------------------------------------------------------
 
@@ -198,7 +202,10 @@ class ClaudeCodeBuilder:
         if meta.agentId and self.agent_id is None:
             self.agent_id = meta.agentId
             session.meta["agentId"] = meta.agentId
-        self._need_meta = session.session_id is None or len(session.meta) < 3
+        self._meta_lines -= 1
+        # Older versions never write some facts (gitBranch): stop looking after a while.
+        self._need_meta = self._meta_lines > 0 and (
+            session.session_id is None or len(session.meta) < 3)
 
     # -- parts -----------------------------------------------------------------------------
 

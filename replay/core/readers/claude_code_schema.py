@@ -11,7 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Raw, Struct, UnsetType, field
+from msgspec import UNSET, Raw, Struct, UnsetType
+
+EMPTY_RAW = Raw()
+"""The default of absent raw fields: shared, since a `Raw` never changes."""
 
 
 class ImageSource(Struct):
@@ -28,9 +31,9 @@ class Block(Struct):
     thinking: str | None = None
     id: str | None = None
     name: str | None = None
-    input: Raw = field(default_factory=Raw)
+    input: Raw = EMPTY_RAW
     tool_use_id: str | None = None
-    content: Raw = field(default_factory=Raw)
+    content: Raw = EMPTY_RAW
     """A tool result's content (a string or a list of blocks), decoded only as far as needed."""
     is_error: bool | None = None
     source: ImageSource | None = None
@@ -65,7 +68,7 @@ class Entry(Struct):
     isMeta: bool | None = None  # noqa: N815 (the source's spelling)
     isCompactSummary: bool | None = None  # noqa: N815
     message: Message | None = None
-    toolUseResult: Raw = field(default_factory=Raw)  # noqa: N815
+    toolUseResult: Raw = EMPTY_RAW  # noqa: N815
 
 
 class Meta(Struct):
@@ -99,7 +102,7 @@ def _string(value: Any) -> str | None:
 
 
 def _raw(value: Any) -> Raw:
-    return Raw(msgspec.json.encode(value)) if value is not None else Raw()
+    return Raw(msgspec.json.encode(value)) if value is not None else EMPTY_RAW
 
 
 def _usage(value: Any) -> Usage | None:
