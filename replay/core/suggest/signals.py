@@ -34,8 +34,9 @@ REPEAT_THRESHOLD = 0.6
 REPEAT_MIN_WORDS = 4
 """Shorter messages ("continue", "yes") are not instructions that can be repeated."""
 
-TEXT_SAMPLE = 600
-"""Characters of a message compared for similarity (the start carries the instruction)."""
+TEXT_SAMPLE = 400
+"""Characters of a message compared for similarity: the start carries the instruction, and
+this is what a shortened turn keeps in memory, so no comparison reads the file again."""
 
 
 # ---------------------------------------------------------------- session-wide figures
@@ -121,8 +122,12 @@ def _normalise(text: str) -> str:
 _WORD = re.compile(r"[a-z0-9_./-]+")
 
 
-def similarity(first: str, second: str) -> float:
-    """How alike two messages are (0 to 1): the better of word-sequence ratio and word overlap."""
+def similarity(first: str, second: str, floor: float = 0.0) -> float:
+    """How alike two messages are (0 to 1): the better of word-sequence ratio and word overlap.
+
+    Scores below `floor` may come back lower than exact: the costly sequence match is skipped
+    when its cheap upper bound cannot reach `floor`.
+    """
     a, b = _normalise(first), _normalise(second)
     if not a or not b:
         return 0.0
@@ -130,9 +135,13 @@ def similarity(first: str, second: str) -> float:
     words_a, words_b = _WORD.findall(a), _WORD.findall(b)
     union = set(words_a) | set(words_b)
     jaccard = len(set(words_a) & set(words_b)) / len(union) if union else 0.0
+    if jaccard >= 1.0:
+        return jaccard
     matcher = SequenceMatcher(None, words_a, words_b, autojunk=False)
-    ratio = matcher.ratio() if matcher.real_quick_ratio() > jaccard else 0.0
-    return max(ratio, jaccard)
+    bound = matcher.quick_ratio()
+    if bound <= jaccard or bound < floor:
+        return jaccard
+    return max(matcher.ratio(), jaccard)
 
 
 # ---------------------------------------------------------------- structural signals
@@ -340,7 +349,7 @@ def repeated_instruction(session: Session, index: int) -> Repeat | None:
     following = _next_user(session, index)
     if following is None:
         return None
-    text = _words_of(session, following, full=True)
+    text = _words_of(session, following, full=False)
     if len(text.split()) < REPEAT_MIN_WORDS:
         return None
     best: Repeat | None = None
@@ -350,9 +359,9 @@ def repeated_instruction(session: Session, index: int) -> Repeat | None:
         if turn.role != "user" or not _has_words(turn):
             continue
         seen += 1
-        earlier = _words_of(session, turn, full=True)
+        earlier = _words_of(session, turn, full=False)
         if len(earlier.split()) >= REPEAT_MIN_WORDS:
-            score = similarity(text, earlier)
+            score = similarity(text, earlier, REPEAT_THRESHOLD)
             if score >= REPEAT_THRESHOLD and (best is None or score > best.similarity):
                 best = Repeat(following.index, position, score)
         if seen >= USER_LOOKBACK:
