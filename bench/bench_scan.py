@@ -139,7 +139,8 @@ class Generator:
         path = f"/home/dev/projects/replay/src/module_{rng.randint(1, 400)}.py"
         if name == "Read":
             body = self.text(2000)
-            numbered = "\n".join(f"{i:>6}\u2192{line}" for i, line in enumerate(body.split("\n"), 1))
+            numbered = "\n".join(f"{i:>6}\u2192{line}"
+                                  for i, line in enumerate(body.split("\n"), 1))
             payload: object = {"type": "text", "file": {"filePath": path, "content": body,
                                "numLines": body.count("\n") + 1, "startLine": 1,
                                "totalLines": body.count("\n") + 1}}

@@ -21,16 +21,18 @@ from tests.conftest import REALDATA, realdata
 
 PROJECTS = "claude-code/claude-code-log__test_data__real_projects__"
 EDGE = "claude-code/claude-code-log__test_data__edge_cases.jsonl"
-EMPTY_FILE = PROJECTS + "-Users-dain-workspace-JSSoundRecorder__2c5941bd-b9de-41d6-9414-221d175776f7.jsonl"
-RECORDER = PROJECTS + "-Users-dain-workspace-JSSoundRecorder__7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
-SUMMARY_ONLY = (PROJECTS + "-Users-dain-workspace-claude-code-log-sample__"
-                "4e27c414-a885-46a0-b5c8-d58e1417377d.jsonl")
-SAMPLE = PROJECTS + "-Users-dain-workspace-claude-code-log-sample__fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl"
+RECORDER_DIR = PROJECTS + "-Users-dain-workspace-JSSoundRecorder__"
+EMPTY_FILE = RECORDER_DIR + "2c5941bd-b9de-41d6-9414-221d175776f7.jsonl"
+RECORDER = RECORDER_DIR + "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
+SAMPLE_DIR = PROJECTS + "-Users-dain-workspace-claude-code-log-sample__"
+SUMMARY_ONLY = SAMPLE_DIR + "4e27c414-a885-46a0-b5c8-d58e1417377d.jsonl"
+SAMPLE = SAMPLE_DIR + "fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl"
 OLD_AGENT = PROJECTS + "-Users-dain-workspace-coderabbit-review-helper__agent-5e37fdd5.jsonl"
 IDEAS = PROJECTS + "-experiments-ideas__03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"
 WORKTREES_ID = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
 WORKTREES = PROJECTS + f"-experiments-worktrees__{WORKTREES_ID}.jsonl"
-SUBAGENT_STEM = PROJECTS + f"-experiments-worktrees__{WORKTREES_ID}__subagents__agent-a36efb2a1231c41e2"
+SUBAGENT_STEM = (PROJECTS + f"-experiments-worktrees__{WORKTREES_ID}__subagents__"
+                 "agent-a36efb2a1231c41e2")
 SUBAGENT = SUBAGENT_STEM + ".jsonl"
 CODEMIE = "claude-code/codemie-code__tests__integration__session__fixtures__session-9eda1058.jsonl"
 

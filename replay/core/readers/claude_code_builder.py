@@ -2,7 +2,7 @@
 
 The same builder serves a whole-file read, follow mode (lines fed as they arrive) and the
 loader that reads one turn's lines back unshortened, so the three can never disagree. It is
-the hot path of `replay scan` on big files, hence the local-variable style in `feed`.
+the hot path of `replay scan` on big files, hence the common blocks inlined in `_assistant`.
 """
 
 from __future__ import annotations
