@@ -103,7 +103,7 @@ RULES: tuple[Rule, ...] = (
          lambda s: _is_assistant(s) and _long_silence(s.gap_after, s.gap_after_ratio),
          "nothing happened for {gap_after} after it: the reply seems to have died"),
     Rule("artifact", "low", _is_assistant,
-         "an assistant turn with no content and no reasoning"),
+         "an assistant turn that shows no words and no reasoning"),
     Rule("continue", "low", _is_user,
          "a user turn with nothing in it, read as a bare go-on"),
     Rule("other", "low", lambda s: True,
