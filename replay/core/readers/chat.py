@@ -472,6 +472,9 @@ class ChatBuilder:
     def _add_item(self, item: dict[str, Any], index: int, source: Source, where: str) -> None:
         """A role-less record: a Responses-API item, or bookkeeping counted as an event."""
         kind = item.get("type")
+        if not isinstance(kind, str):
+            self.session.events += 1
+            return
         if kind in CALL_ITEM_TYPES:
             call = _call_item(item)
             last = self.session.turns[-1] if self.session.turns else None
