@@ -2,8 +2,8 @@
 
 The file-system event is only a wake-up: `SessionFollower.poll` decides what is new, so a
 missed, merged or spurious event never loses or duplicates a turn. A slow idle timeout also
-wakes the follower, which covers the moment between the first read and the watcher starting,
-and file systems where notifications are unreliable.
+wakes the follower of a file, which covers the moment between the first read and the watcher
+starting, and file systems where notifications are unreliable.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ class WatchPlan:
     """The followed path, absolute."""
     sidechain_dir: str | None
     """A Claude Code `<session>/` directory whose subagent files belong to the session."""
+    idle_poll: bool = True
+    """Also wake on the idle timeout; off for directory trees, where a look walks every file."""
 
     def accepts(self, change: object, changed_path: str) -> bool:
         """True when a change concerns the followed session (its file, journal or subagents)."""
@@ -73,13 +75,18 @@ class WatchPlan:
 def plan_watch(path: str | Path) -> WatchPlan:
     """Decide what to watch for a followed path.
 
-    A directory (opencode storage) is watched recursively. A file is watched through its
+    A directory (opencode storage) is watched recursively, as is the storage tree of one
+    opencode session file. A file is watched through its
     parent directory, so an atomic replace is seen; the parent is watched recursively only
     once a `<stem>/` directory (Claude Code subagents) exists beside a `.jsonl` session.
     """
     target = Path(path).absolute()
     if target.is_dir():
-        return WatchPlan((str(target),), True, str(target), None)
+        return WatchPlan((str(target),), True, str(target), None, idle_poll=False)
+    storage = target.parent.parent.parent
+    if target.parent.parent.name == "session" and (storage / "message").is_dir():
+        # One session file of an opencode storage tree: its messages and parts live elsewhere.
+        return WatchPlan((str(storage),), True, str(storage), None, idle_poll=False)
     sidechain_dir = None
     recursive = False
     if target.suffix == ".jsonl":
@@ -112,7 +119,7 @@ async def watch_path(
             step=STEP_MS,
             stop_event=stop_event,
             rust_timeout=idle_poll_ms,
-            yield_on_timeout=True,
+            yield_on_timeout=plan.idle_poll,
             recursive=plan.recursive,
         ):
             outcome = on_change(changes)
@@ -165,7 +172,7 @@ def follow_forever(
             step=STEP_MS,
             stop_event=stop,
             rust_timeout=idle_poll_ms,
-            yield_on_timeout=True,
+            yield_on_timeout=plan.idle_poll,
             recursive=plan.recursive,
             raise_interrupt=False,
         ):

@@ -37,6 +37,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from-start", action="store_true",
                         help="also print the empty turns already there")
     parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
+    parser.add_argument("--session", metavar="ID",
+                        help="for a database, directory or file holding several sessions: the one "
+                             "to follow (default: the newest when watching starts)")
     parser.add_argument("--tool-only", action="store_true",
                         help="also count assistant turns that only call tools as empty")
 
@@ -69,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
     try:
-        follower = SessionFollower(path, args.format, rules=rules, suggester=default_suggester())
+        follower = SessionFollower(path, args.format, rules=rules, suggester=default_suggester(),
+                                   session_id=args.session)
         first = follower.poll()
     except ReaderError as error:
         say_error(str(error))

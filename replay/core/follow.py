@@ -234,13 +234,18 @@ class _DocumentSource:
         self.reader = reader
         self.path = path
         self.session_id = session_id
+        self.stamp_path = path
+        """What to stamp: the file, or the tree a session file's content really lives in."""
+        if reader.name == "opencode-storage" and path.is_file():
+            # `storage/session/<project>/<id>.json`: messages and parts are under `storage/`.
+            self.stamp_path = path.parent.parent.parent
         self.session: Session | None = None
         self.last_error: str | None = None
         self._stamp: tuple[object, ...] | None = None
 
     def read(self, final: bool = False) -> bool:
         """Read again if anything changed; True when a new session object was read."""
-        stamp = _stamp(self.path)
+        stamp = _stamp(self.stamp_path)
         if stamp == self._stamp:
             return False
         # Stamp before reading: a write during the read changes the stamp, so it is read again.
@@ -259,14 +264,17 @@ class _DocumentSource:
         return True
 
     def _choose(self, sessions: list[Session]) -> Session | None:
-        """The followed session: the same id as before, else the newest (listed last)."""
-        if not sessions:
-            return None
-        if self.session_id is not None:
-            for session in sessions:
-                if session.session_id == self.session_id:
-                    return session
-        return sessions[-1]
+        """The followed session: the one asked for or followed so far, else the newest.
+
+        A session asked for by id that is not there yet is waited for, never swapped for
+        another; the readers list sessions oldest first.
+        """
+        if self.session_id is None:
+            return sessions[-1] if sessions else None
+        for session in sessions:
+            if session.session_id == self.session_id:
+                return session
+        return None
 
 
 def _head(path: Path) -> bytes:
@@ -282,7 +290,9 @@ def _judgeable(path: Path) -> bool:
     if path.is_dir():
         return True
     head = _head(path)
-    if b"\n" in head or len(head) >= HEAD_BYTES:
+    # A newline ends a first record; a NUL byte means a binary file (a database), never text
+    # still being written.
+    if b"\n" in head or b"\0" in head or len(head) >= HEAD_BYTES:
         return True
     try:
         orjson.loads(head)
@@ -362,6 +372,8 @@ class SessionFollower:
         self._judged = 0
         self._reported_empty: set[str] = set()
         self._sidechains: Callable[[], bool] | None = None
+        self._detected = False
+        self._switched = False
 
     @property
     def session(self) -> Session | None:
@@ -386,11 +398,34 @@ class SessionFollower:
                 if _unfinished_document(self.path):
                     return False
                 raise
-        if _line_based(self.reader, self.path):
+            self._detected = True
+        self._open_source(self.reader)
+        return True
+
+    def _open_source(self, reader: Reader) -> None:
+        if _line_based(reader, self.path):
             self._source = _LineSource(self.reader, self.path)
         else:
-            self._source = _DocumentSource(self.reader, self.path, self._session_id)
-        self._sidechains = _sidechain_hook(self.reader, self._source)
+            self._source = _DocumentSource(reader, self.path, self._session_id)
+        self._sidechains = _sidechain_hook(reader, self._source)
+
+    def _redetect(self) -> bool:
+        """After a failed re-read, check whether the content now reads as another format.
+
+        A one-line JSON-lines file is also a JSON document, so the first guess can be wrong
+        until a second line arrives. True when the follower switched to another reader.
+        """
+        try:
+            reader = detect_reader(self.path)
+        except ReaderError:
+            return False
+        if self.reader is not None and reader.name == self.reader.name:
+            return False
+        self.reader = reader
+        self._open_source(reader)
+        assert self._source is not None
+        self._source.read()
+        self._switched = True
         return True
 
     def poll(self, *, final: bool = False) -> FollowUpdate:
@@ -408,12 +443,17 @@ class SessionFollower:
         source = self._source
         assert source is not None
         rebuilt = source.read(final)
+        if isinstance(source, _DocumentSource) and source.last_error and self._detected:
+            rebuilt = self._redetect() or rebuilt
+            source = self._source
+            assert source is not None
         session = source.session
         if session is None:
             return FollowUpdate(None)
         update = FollowUpdate(session)
         window = CHANGE_WINDOW if isinstance(source, _LineSource) else None
-        if isinstance(source, _LineSource) and rebuilt:
+        if rebuilt and (isinstance(source, _LineSource) or self._switched):
+            self._switched = False
             self._diff.clear()
             update.reset = True
         known = len(self._diff.ids)

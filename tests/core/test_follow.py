@@ -622,3 +622,152 @@ def test_conversation_per_line_file_is_followed_as_a_document(tmp_path: Path) ->
     assert log.follower.session.session_id == "c1"
     assert log.ids == ["m0", "m1"]
     assert [e.id for e in log.settle().new_empty] == ["m1"]
+
+
+# -- the watchfiles wake-up loop (replay.watching, outside the core) ------------------------------
+
+def test_watch_plan_for_files_directories_and_subagents(tmp_path: Path) -> None:
+    from replay.watching import plan_watch
+
+    session = tmp_path / f"{SESSION_ID}.jsonl"
+    session.write_bytes(b"")
+    plan = plan_watch(session)
+    assert (plan.roots, plan.recursive) == ((str(tmp_path),), False)
+    subagents = tmp_path / SESSION_ID / "subagents"
+    assert plan.accepts(None, str(session))
+    assert plan.accepts(None, str(tmp_path / SESSION_ID))  # the folder appearing re-plans
+    assert plan.accepts(None, str(tmp_path / "agent-abc.jsonl"))
+    assert not plan.accepts(None, str(tmp_path / "other-session.jsonl"))
+    subagents.mkdir(parents=True)
+    later = plan_watch(session)
+    assert later.recursive is True and later != plan
+    assert later.accepts(None, str(subagents / "agent-1.jsonl"))
+    database = tmp_path / "opencode.db"
+    database.write_bytes(b"")
+    assert plan_watch(database).accepts(None, f"{database}-wal")
+    assert plan_watch(tmp_path).recursive is True
+
+
+async def test_follow_async_delivers_updates_and_stops(tmp_path: Path) -> None:
+    import asyncio
+
+    from replay.watching import follow_async
+
+    target = tmp_path / f"{SESSION_ID}.jsonl"
+    target.write_bytes(user_line(0, "hello"))
+    follower = SessionFollower(target)
+    follower.poll()
+    updates: asyncio.Queue[FollowUpdate] = asyncio.Queue()
+    stop = asyncio.Event()
+    task = asyncio.create_task(follow_async(follower, updates.put_nowait, stop))
+    ids: list[str] = []
+    empties: list[str] = []
+    probe = 0
+    while not empties:  # the watcher starts a moment after the task: write until it sees one
+        probe += 1
+        with open(target, "ab") as handle:
+            handle.write(user_line(100 + 2 * probe, "") + user_line(101 + 2 * probe, "ping"))
+        try:
+            update = await asyncio.wait_for(updates.get(), timeout=3)
+        except TimeoutError:
+            assert probe < 5, "follow_async never delivered an update"
+            continue
+        ids += [turn.id for turn in update.new_turns]
+        empties += [empty.id for empty in update.new_empty]
+    stop.set()
+    await asyncio.wait_for(task, timeout=10)
+    updates.put_nowait(follower.poll())  # whatever the last wake-up had not seen yet
+    while not updates.empty():
+        update = updates.get_nowait()
+        ids += [turn.id for turn in update.new_turns]
+        empties += [empty.id for empty in update.new_empty]
+    fresh = load_sessions(target)[0]
+    assert ["u-0", *ids] == [turn.id for turn in fresh.turns]
+    assert empties == [empty.id for empty in find_empty_turns(fresh)]
+    assert empties[0] == "u-102"
+
+
+def test_opencode_storage_session_file_sees_its_messages(tmp_path: Path) -> None:
+    root = tmp_path / "storage"
+    session_file = root / "session" / "prj_1" / "ses_one.json"
+    _write_json(session_file, {"id": "ses_one", "time": {"created": 1_760_000_000_000}})
+    _write_json(root / "message" / "ses_one" / "msg_0001.json",
+                {"id": "msg_0001", "role": "user", "time": {"created": 1_760_000_001_000}})
+    _write_json(root / "part" / "msg_0001" / "prt_1.json", {"id": "prt_1", "type": "text",
+                                                            "text": "hi"})
+    log = FollowLog(SessionFollower(session_file))
+    log.poll()
+    assert log.ids == ["msg_0001"]
+    _write_json(root / "message" / "ses_one" / "msg_0002.json",
+                {"id": "msg_0002", "role": "assistant",
+                 "time": {"created": 1_760_000_002_000, "completed": 1_760_000_003_000}})
+    update = log.poll()
+    assert [t.id for t in update.new_turns] == ["msg_0002"]
+    assert [e.id for e in update.new_empty] == ["msg_0002"]  # completed, with no parts at all
+    log.check_against_fresh_load(session_file)
+
+
+def test_opencode_database_in_wal_mode_gaining_rows(tmp_path: Path) -> None:
+    import sqlite3
+
+    database = tmp_path / "opencode.db"
+    writer = sqlite3.connect(database)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.executescript(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, slug TEXT, directory TEXT,"
+        " title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);"
+        "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,"
+        " time_updated INTEGER, data TEXT);"
+        "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT,"
+        " time_created INTEGER, time_updated INTEGER, data TEXT);")
+    created = 1_760_000_000_000
+    writer.execute("INSERT INTO session VALUES ('ses_db', 'prj', 's', '/w', 'db', '1.2', ?, ?)",
+                   (created, created))
+    writer.commit()
+
+    def add(n: int, role: str, parts: list[dict[str, Any]], *, completed: bool = True) -> None:
+        time_info = {"created": created + n * 1000}
+        if completed and role == "assistant":
+            time_info["completed"] = created + n * 1000 + 500
+        data = orjson.dumps({"role": role, "time": time_info}).decode()
+        writer.execute("INSERT OR REPLACE INTO message VALUES (?, 'ses_db', ?, ?, ?)",
+                       (f"msg_{n:04d}", created + n * 1000, created + n * 1000, data))
+        for k, part in enumerate(parts):
+            writer.execute("INSERT OR REPLACE INTO part VALUES (?, ?, 'ses_db', ?, ?, ?)",
+                           (f"prt_{n:04d}_{k}", f"msg_{n:04d}", created + n * 1000,
+                            created + n * 1000, orjson.dumps(part).decode()))
+        writer.commit()
+
+    add(0, "user", [{"type": "text", "text": "hello"}])
+    log = FollowLog(SessionFollower(database))
+    log.poll()
+    assert log.ids == ["msg_0000"]
+    add(1, "assistant", [{"type": "step-start"}], completed=False)
+    update = log.poll()
+    assert ([t.id for t in update.new_turns], update.new_empty) == (["msg_0001"], [])
+    add(1, "assistant", [{"type": "step-start"}, {"type": "reasoning", "text": "hm"}])
+    update = log.poll()
+    assert update.changed == [1]
+    assert [e.id for e in update.new_empty] == ["msg_0001"]  # its reply ended with nothing shown
+    add(2, "user", [{"type": "text", "text": "and?"}])
+    add(3, "assistant", [{"type": "text", "text": "here"}])
+    assert [t.id for t in log.poll().new_turns] == ["msg_0002", "msg_0003"]
+    assert log.follower.reader is not None and log.follower.reader.name == "opencode-db"
+    log.check_against_fresh_load(database)
+    writer.close()
+
+
+def test_session_asked_for_by_id_is_waited_for(tmp_path: Path) -> None:
+    target = tmp_path / "data.jsonl"
+    row = {"id": "c0", "messages": [{"role": "user", "content": "q"},
+                                    {"role": "assistant", "content": "a"}]}
+    target.write_bytes(orjson.dumps(row) + b"\n")
+    follower = SessionFollower(target, session_id="c1")
+    assert follower.poll().session is None
+    with open(target, "ab") as handle:
+        handle.write(orjson.dumps({**row, "id": "c1"}) + b"\n")
+    update = follower.poll()
+    # One line was also a JSON document (chat-json); the second line shows what it really is.
+    assert follower.reader is not None and follower.reader.name == "chat-jsonl"
+    assert update.session is not None and update.session.session_id == "c1"
+    assert [t.id for t in update.new_turns] == ["m0", "m1"]
