@@ -81,14 +81,12 @@ def busy_lines(count: int, empty_every: int) -> tuple[bytes, int, str]:
     """`count` lines of a lively session; (bytes, empty turns in it, id of the last one)."""
     lines: list[bytes] = []
     empties = 0
-    last = ""
     n = 1_000_000
     while len(lines) < count:
         n += 1
         if n % empty_every == 0:
             lines.extend(empty_pair(n).splitlines(keepends=True))
             empties += 1
-            last = f"u-{n}"
             continue
         lines.append(record("user", n, f"request {n} " + "x" * 200))
         lines.append(record("assistant", n, [{"type": "thinking", "thinking": "y" * 300,

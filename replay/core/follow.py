@@ -24,7 +24,7 @@ caller may use when it knows the writer has stopped.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -352,7 +352,7 @@ class SessionFollower:
     def __init__(
         self,
         path: str | Path,
-        format: str | None = None,
+        format: str | None = None,  # noqa: A002 - the name `--format` and load_sessions use
         *,
         rules: DetectionRules = DEFAULT_RULES,
         suggester: Suggester | None = None,
@@ -371,7 +371,7 @@ class SessionFollower:
         self._diff = _Diff()
         self._judged = 0
         self._reported_empty: set[str] = set()
-        self._sidechains: Callable[[], bool] | None = None
+        self._sidechains: _ClaudeSidechains | None = None
         self._detected = False
         self._switched = False
 
@@ -404,7 +404,7 @@ class SessionFollower:
 
     def _open_source(self, reader: Reader) -> None:
         if _line_based(reader, self.path):
-            self._source = _LineSource(self.reader, self.path)
+            self._source = _LineSource(reader, self.path)
         else:
             self._source = _DocumentSource(reader, self.path, self._session_id)
         self._sidechains = _sidechain_hook(reader, self._source)
@@ -465,7 +465,7 @@ class SessionFollower:
         elif update.dropped:
             self._judged = min(self._judged, known - update.dropped)
         if self._sidechains is not None:
-            update.sidechains_changed = self._sidechains()
+            update.sidechains_changed = self._sidechains.poll()
         update.new_empty = self._complete_empty(session, settle=final)
         return update
 
@@ -498,14 +498,17 @@ class SessionFollower:
         """Release open files."""
         if isinstance(self._source, _LineSource):
             self._source.tail.close()
+        if self._sidechains is not None:
+            for agent in self._sidechains.agents.values():
+                agent.tail.close()
 
 
 def _sidechain_hook(reader: Reader, source: _LineSource | _DocumentSource) -> (
-    Callable[[], bool] | None
+    _ClaudeSidechains | None
 ):
     """The subagent follower for formats that write subagents to their own files."""
     if reader.name == "claude-code" and isinstance(source, _LineSource):
-        return _ClaudeSidechains(source).poll
+        return _ClaudeSidechains(source)
     return None
 
 

@@ -113,7 +113,8 @@ def claude_session(exchanges: int, seed: int) -> tuple[bytes, int]:
             words = " ".join(generator.choice(["déjà", "vu", "naïve", "🙂", "go", "on"])
                              for _ in range(generator.randrange(1, 40)))
             lines.append(user_line(n, f"request {n}: {words}"))
-        blocks: list[dict[str, Any]] = [{"type": "thinking", "thinking": "x" * generator.randrange(0, 500),
+        thinking = "x" * generator.randrange(0, 500)
+        blocks: list[dict[str, Any]] = [{"type": "thinking", "thinking": thinking,
                                          "signature": "sig"}]
         if generator.random() < 0.1 and n < exchanges - 1:
             empty += 1  # thinking only: an empty assistant turn
@@ -128,7 +129,8 @@ def claude_session(exchanges: int, seed: int) -> tuple[bytes, int]:
                 blocks = []
                 lines.extend(assistant_lines(20_000 + n, [{"type": "text", "text": f"done {n}"}]))
             else:
-                blocks.append({"type": "text", "text": f"answer {n} " + "y" * generator.randrange(1, 300)})
+                answer = f"answer {n} " + "y" * generator.randrange(1, 300)
+                blocks.append({"type": "text", "text": answer})
         if blocks:
             lines.extend(assistant_lines(n, blocks))
         if generator.random() < 0.2:
@@ -491,8 +493,8 @@ def chat_session(exchanges: int, seed: int) -> tuple[bytes, int]:
             records.append({"role": "user", "content": "   ", "session_id": "chat-1"})
             empty += 1
         else:
-            records.append({"role": "user", "content": f"ask {n} ünïcödé " + "z" * generator.randrange(200),
-                            "session_id": "chat-1"})
+            question = f"ask {n} ünïcödé " + "z" * generator.randrange(200)
+            records.append({"role": "user", "content": question, "session_id": "chat-1"})
         if generator.random() < 0.5:
             records.append({"type": "reasoning", "summary": [{"type": "summary_text",
                                                               "text": f"thinking about {n}"}]})
@@ -513,7 +515,9 @@ def chat_session(exchanges: int, seed: int) -> tuple[bytes, int]:
 
 
 @pytest.mark.parametrize("seed", [4, 5])
-def test_chat_jsonl_writer_is_followed_without_gaps_or_duplicates(tmp_path: Path, seed: int) -> None:
+def test_chat_jsonl_writer_is_followed_without_gaps_or_duplicates(
+    tmp_path: Path, seed: int
+) -> None:
     data, built_empty = chat_session(150, seed)
     target = tmp_path / "chat.jsonl"
     # The first record is written whole, so the format is known from the first look.
