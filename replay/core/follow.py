@@ -547,6 +547,7 @@ class _ClaudeSidechains:
     def poll(self) -> bool:
         """Read the subagent files; True when a sidechain was added or grew."""
         from replay.core.readers import claude_code as cc
+        from replay.core.readers.claude_code_builder import ClaudeCodeBuilder
 
         main = self.main
         session = main.session
@@ -565,7 +566,7 @@ class _ClaudeSidechains:
         agents = []
         for file in files:  # the reader's order, which decides ties between possible owners
             builder = self.agents[file].builder
-            assert isinstance(builder, cc.ClaudeCodeBuilder)
+            assert isinstance(builder, ClaudeCodeBuilder)
             agent_id = cc._agent_id_from_name(file)
             if agent_id is not None and builder.agent_id is None:
                 builder.agent_id = agent_id
@@ -574,7 +575,7 @@ class _ClaudeSidechains:
             cc._apply_agent_meta(file, read)
             builder.session.sidechains = []
             agents.append(read)
-        assert isinstance(main.builder, cc.ClaudeCodeBuilder)
+        assert isinstance(main.builder, ClaudeCodeBuilder)
         session.sidechains = []
         cc._link(cc._Read(session, main.builder), agents)
         self._linked = session
