@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import tempfile
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,13 +45,26 @@ FUZZ = settings(
                            HealthCheck.data_too_large],
 )
 
-KNOWN_CRASHES: dict[tuple[str, str], str] = {}
-"""(test, reader) pairs still crashing in another helper's reader: marked xfail, not hidden."""
+KNOWN_CRASHES: dict[tuple[str, str], tuple[bytes, str]] = {
+    ("codex.py", "sniff"): (
+        b'{"type": []}\n',
+        "codex sniff: `first.get('type') in RESPONSE_ITEM_TYPES` raises TypeError when the "
+        "first line's type is unhashable",
+    ),
+}
+"""Crashes still open in another helper's reader: (file, function) of the raising frame →
+(minimal input, cause). The property tests step over exactly these, so they keep exploring
+every other path; `test_known_crash_is_fixed` (xfail) passes once the reader is fixed, and
+then the entry should go."""
 
 
-def _readers(test: str) -> list[Any]:
-    return [pytest.param(reader, id=reader.name, marks=_marks(test, reader.name))
-            for reader in READERS]
+def _known_crash(error: BaseException) -> bool:
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and (Path(frames[-1].filename).name, frames[-1].name) in KNOWN_CRASHES
+
+
+def _readers() -> list[Any]:
+    return [pytest.param(reader, id=reader.name) for reader in READERS]
 
 
 # --- strategies ------------------------------------------------------------------------------
@@ -95,10 +109,18 @@ anything = st.recursive(
 )
 """Any JSON value, biased to the keys and words the formats use."""
 
+wrong = st.recursive(
+    scalars,
+    lambda children: st.one_of(st.lists(children, max_size=2),
+                               st.dictionaries(st.sampled_from(KEYS), children, max_size=2)),
+    max_leaves=4,
+)
+"""A small value of any type: what a wrong-typed field holds inside an envelope."""
+
 
 def _word(*words: str) -> st.SearchStrategy[Any]:
     """A known value most of the time, anything otherwise (the wrong-typed case)."""
-    return st.one_of(st.sampled_from(words), anything)
+    return st.one_of(st.sampled_from(words), wrong)
 
 
 def _document(value: Any) -> bytes:
@@ -129,26 +151,26 @@ json_inputs = st.one_of(
     st.lists(anything, max_size=6).map(_lines),
 )
 
-# (c) envelopes: the right skeleton with anything inside.
+# (c) envelopes: the right skeleton with wrong inside.
 
 content_block = st.fixed_dictionaries(
     {"type": _word("text", "thinking", "tool_use", "tool_result", "image", "input_text",
                    "output_text", "image_url", "refusal")},
-    optional={key: anything for key in ("text", "thinking", "id", "name", "input", "tool_use_id",
+    optional={key: wrong for key in ("text", "thinking", "id", "name", "input", "tool_use_id",
                                         "content", "image_url", "signature", "is_error")},
 )
-content = st.one_of(anything, st.lists(content_block, max_size=3))
+content = st.one_of(wrong, st.lists(content_block, max_size=3))
 
 claude_line = st.fixed_dictionaries(
     {
         "type": _word("user", "assistant", "system", "summary", "progress", "attachment",
                       "file-history-snapshot", "queue-operation"),
-        "uuid": anything, "sessionId": anything, "timestamp": _word("2024-05-01T10:00:00Z"),
-        "message": st.one_of(anything, st.fixed_dictionaries(
+        "uuid": wrong, "sessionId": wrong, "timestamp": _word("2024-05-01T10:00:00Z"),
+        "message": st.one_of(wrong, st.fixed_dictionaries(
             {"role": _word("user", "assistant"), "content": content},
-            optional={"id": anything, "model": anything, "usage": anything})),
+            optional={"id": wrong, "model": wrong, "usage": wrong})),
     },
-    optional={key: anything for key in ("parentUuid", "isSidechain", "isMeta", "toolUseResult",
+    optional={key: wrong for key in ("parentUuid", "isSidechain", "isMeta", "toolUseResult",
                                         "subtype", "isCompactSummary", "leafUuid", "agentId",
                                         "requestId", "content")},
 )
@@ -158,73 +180,73 @@ codex_payload = st.fixed_dictionaries(
                    "custom_tool_call", "custom_tool_call_output", "user_message",
                    "agent_message", "agent_reasoning", "token_count", "task_started",
                    "task_complete", "turn_aborted", "context_compacted", "web_search_call")},
-    optional={key: anything for key in ("role", "content", "id", "call_id", "name",
+    optional={key: wrong for key in ("role", "content", "id", "call_id", "name",
                                         "arguments", "output", "summary", "message", "phase",
                                         "encrypted_content", "turn_id", "info")},
 )
 codex_line = st.fixed_dictionaries({
     "timestamp": _word("2024-05-01T10:00:00.000Z"),
     "type": _word("session_meta", "response_item", "event_msg", "turn_context", "compacted"),
-    "payload": st.one_of(anything, codex_payload,
-                         st.fixed_dictionaries({"message": anything,
-                                                "replacement_history": anything})),
+    "payload": st.one_of(wrong, codex_payload,
+                         st.fixed_dictionaries({"message": wrong,
+                                                "replacement_history": wrong})),
 })
 
 gemini_message = st.fixed_dictionaries(
-    {"type": _word("user", "gemini", "info", "error", "warning"), "content": anything},
-    optional={key: anything for key in ("id", "timestamp", "toolCalls", "thoughts", "tokens",
+    {"type": _word("user", "gemini", "info", "error", "warning"), "content": wrong},
+    optional={key: wrong for key in ("id", "timestamp", "toolCalls", "thoughts", "tokens",
                                         "model")},
 )
 gemini_doc = st.fixed_dictionaries(
-    {"sessionId": anything, "messages": st.one_of(anything, st.lists(gemini_message, max_size=4))},
-    optional={"projectHash": anything, "startTime": anything, "lastUpdated": anything},
+    {"sessionId": wrong, "messages": st.one_of(wrong, st.lists(gemini_message, max_size=4))},
+    optional={"projectHash": wrong, "startTime": wrong, "lastUpdated": wrong},
 )
 
 opencode_part = st.fixed_dictionaries(
     {"type": _word("text", "reasoning", "tool", "file", "step-start", "step-finish", "snapshot",
                    "patch", "agent", "retry", "compaction", "subtask")},
-    optional={key: anything for key in ("id", "text", "synthetic", "tool", "callID", "reason",
+    optional={key: wrong for key in ("id", "text", "synthetic", "tool", "callID", "reason",
                                         "auto", "mime", "url", "filename", "time")}
-    | {"state": st.one_of(anything, st.fixed_dictionaries(
+    | {"state": st.one_of(wrong, st.fixed_dictionaries(
         {"status": _word("pending", "running", "completed", "error")},
-        optional={k: anything for k in ("input", "output", "title", "metadata", "time")}))},
+        optional={k: wrong for k in ("input", "output", "title", "metadata", "time")}))},
 )
 opencode_info = st.fixed_dictionaries(
-    {"id": anything, "role": _word("user", "assistant"),
-     "time": st.one_of(anything, st.fixed_dictionaries({"created": anything},
-                                                       optional={"completed": anything}))},
-    optional={key: anything for key in ("sessionID", "error", "summary", "mode", "agent",
+    {"id": wrong, "role": _word("user", "assistant"),
+     "time": st.one_of(wrong, st.fixed_dictionaries({"created": wrong},
+                                                       optional={"completed": wrong}))},
+    optional={key: wrong for key in ("sessionID", "error", "summary", "mode", "agent",
                                         "modelID", "tokens", "parentID", "finish")},
 )
 opencode_doc = st.fixed_dictionaries({
-    "info": st.one_of(anything, st.fixed_dictionaries({"id": anything},
-                                                      optional={"title": anything})),
-    "messages": st.one_of(anything, st.lists(st.fixed_dictionaries(
-        {"info": st.one_of(anything, opencode_info),
-         "parts": st.one_of(anything, st.lists(opencode_part, max_size=3))}), max_size=4)),
+    "info": st.one_of(wrong, st.fixed_dictionaries({"id": wrong},
+                                                      optional={"title": wrong})),
+    "messages": st.one_of(wrong, st.lists(st.fixed_dictionaries(
+        {"info": st.one_of(wrong, opencode_info),
+         "parts": st.one_of(wrong, st.lists(opencode_part, max_size=3))}), max_size=4)),
 })
 
 chat_message = st.fixed_dictionaries(
     {"role": _word("user", "assistant", "system", "tool", "developer", "model", "function")},
-    optional={"content": content, "tool_call_id": anything, "id": anything, "name": anything,
-              "timestamp": anything, "parts": anything,
-              "tool_calls": st.one_of(anything, st.lists(st.fixed_dictionaries(
-                  {"id": anything, "function": st.one_of(anything, st.fixed_dictionaries(
-                      {"name": anything, "arguments": anything}))}), max_size=2))},
+    optional={"content": content, "tool_call_id": wrong, "id": wrong, "name": wrong,
+              "timestamp": wrong, "parts": wrong,
+              "tool_calls": st.one_of(wrong, st.lists(st.fixed_dictionaries(
+                  {"id": wrong, "function": st.one_of(wrong, st.fixed_dictionaries(
+                      {"name": wrong, "arguments": wrong}))}), max_size=2))},
 )
 chat_doc = st.one_of(
     st.fixed_dictionaries({"messages": st.lists(chat_message, max_size=5)},
-                          optional={"id": anything, "model": anything}),
+                          optional={"id": wrong, "model": wrong}),
     st.lists(st.fixed_dictionaries({"messages": st.lists(chat_message, max_size=3)}),
              max_size=3),
 )
 sharegpt_turn = st.fixed_dictionaries(
     {"from": _word("human", "gpt", "system", "function_call", "observation"),
-     "value": anything},
+     "value": wrong},
 )
 sharegpt_doc = st.fixed_dictionaries(
     {"conversations": st.lists(sharegpt_turn, max_size=5)},
-    optional={"id": anything, "system": anything},
+    optional={"id": wrong, "system": wrong},
 )
 
 AIDER_LINES = ["# aider chat started at 2024-05-01 10:20:30", "# aider chat started at ",
@@ -286,6 +308,10 @@ def _holds(read: Callable[[], list[Session]]) -> None:
         message = str(error)
         assert message and "\n" not in message.strip(), f"not one line: {message!r}"
         return
+    except Exception as error:
+        if _known_crash(error):
+            return
+        raise
     assert isinstance(sessions, list)
     for session in sessions:
         _check_session(session)
@@ -320,6 +346,10 @@ def _exercise(reader: Reader, directory: Path, name: str, data: bytes) -> None:
         sniffed = reader.sniff(path, data[:HEAD_BYTES])
     except (OSError, ValueError):
         sniffed = False  # detection treats these as "not mine"
+    except Exception as error:
+        if not _known_crash(error):
+            raise
+        sniffed = False
     assert isinstance(sniffed, bool)
     _holds(lambda: reader.read(path, None))
     _holds(lambda: load_sessions(path, format=reader.name))
@@ -353,12 +383,7 @@ def regressions(test: Callable[..., None]) -> Callable[..., None]:
     return test
 
 
-def _marks(test: str, name: str) -> list[Any]:
-    reason = KNOWN_CRASHES.get((test, name))
-    return [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
-
-
-@pytest.mark.parametrize("reader", _readers("bytes"))
+@pytest.mark.parametrize("reader", _readers())
 @FUZZ
 @given(data=raw_bytes, name=st.sampled_from(NAMES))
 @regressions
@@ -367,7 +392,7 @@ def test_arbitrary_bytes(reader: Reader, scratch: Any, data: bytes, name: str) -
         _exercise(reader, directory, name, data)
 
 
-@pytest.mark.parametrize("reader", _readers("json"))
+@pytest.mark.parametrize("reader", _readers())
 @FUZZ
 @given(data=json_inputs, name=st.sampled_from(NAMES))
 @regressions
@@ -376,7 +401,7 @@ def test_arbitrary_json(reader: Reader, scratch: Any, data: bytes, name: str) ->
         _exercise(reader, directory, name, data)
 
 
-@pytest.mark.parametrize("reader", _readers("envelopes"))
+@pytest.mark.parametrize("reader", _readers())
 @FUZZ
 @given(data=envelopes, name=st.sampled_from(NAMES))
 @regressions
@@ -386,30 +411,26 @@ def test_wrong_types_in_valid_envelopes(reader: Reader, scratch: Any, data: byte
         _exercise(reader, directory, name, data)
 
 
-@pytest.mark.parametrize("_", [pytest.param(None, id="bytes", marks=_marks("detect", "bytes"))])
 @FUZZ
 @given(data=raw_bytes, name=st.sampled_from(NAMES))
 @regressions
-def test_detection_bytes(_: None, scratch: Any, data: bytes, name: str) -> None:
+def test_detection_bytes(scratch: Any, data: bytes, name: str) -> None:
     with scratch() as directory:
         _detect(directory, name, data)
 
 
-@pytest.mark.parametrize("_", [pytest.param(None, id="json", marks=_marks("detect", "json"))])
 @FUZZ
 @given(data=json_inputs, name=st.sampled_from(NAMES))
 @regressions
-def test_detection_json(_: None, scratch: Any, data: bytes, name: str) -> None:
+def test_detection_json(scratch: Any, data: bytes, name: str) -> None:
     with scratch() as directory:
         _detect(directory, name, data)
 
 
-@pytest.mark.parametrize("_", [pytest.param(None, id="envelopes",
-                                            marks=_marks("detect", "envelopes"))])
 @FUZZ
 @given(data=envelopes, name=st.sampled_from(NAMES))
 @regressions
-def test_detection_envelopes(_: None, scratch: Any, data: bytes, name: str) -> None:
+def test_detection_envelopes(scratch: Any, data: bytes, name: str) -> None:
     with scratch() as directory:
         _detect(directory, name, data)
 
@@ -430,3 +451,28 @@ def test_the_property_can_fail() -> None:
         _holds(broken)
     with pytest.raises(AssertionError):
         _holds(lambda: [Session(path="x", format="y", turns=[Turn(id="a", role="robot")])])
+
+
+@pytest.mark.parametrize(
+    ("site", "data"),
+    [pytest.param(site, data, id=f"{site[0]}:{site[1]}",
+                  marks=pytest.mark.xfail(reason=cause, strict=False))
+     for site, (data, cause) in KNOWN_CRASHES.items()],
+)
+def test_known_crash_is_fixed(tmp_path: Path, site: tuple[str, str], data: bytes) -> None:
+    """Each crash the property tests step over, on its minimal input: fails until fixed."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(data)
+    for reader in READERS:
+        try:
+            reader.sniff(path, data)
+        except (OSError, ValueError):
+            pass
+        try:
+            reader.read(path, None)
+        except ReaderError:
+            pass
+    try:
+        load_sessions(path)
+    except ReaderError:
+        pass
