@@ -136,7 +136,8 @@ def test_first_session_turns(sessions: list[Session]) -> None:
                              "Retrying in 0.2 seconds...")]),
         ("1-12", "assistant", [(Kind.ERROR, "KeyboardInterrupt")]),
         ("1-13", "user", [(Kind.TEXT, "go on")]),
-        ("1-14", "assistant", [(Kind.TEXT, "Bar reads the conf"), (Kind.ERROR, "KeyboardInterrupt")]),
+        ("1-14", "assistant", [(Kind.TEXT, "Bar reads the conf"),
+                               (Kind.ERROR, "KeyboardInterrupt")]),
     ]
 
 

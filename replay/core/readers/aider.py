@@ -1,4 +1,4 @@
-"""Aider's `.aider.chat.history.md`: markdown where `#### ` lines are the person and `> ` lines aider.
+"""Aider's `.aider.chat.history.md`: markdown; `#### ` lines are the person, `> ` lines aider.
 
 Layout, as aider's `io.py` writes it:
 

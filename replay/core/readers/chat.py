@@ -1,4 +1,4 @@
-"""Generic chat messages into turns: the mapping the chat-json, chat-jsonl and sharegpt readers share.
+"""Generic chat messages into turns, as the chat-json, chat-jsonl and sharegpt readers share.
 
 A message is an OpenAI-style object `{role, content, tool_calls?, tool_call_id?, name?, id?}`:
 `content` is a string, a list of parts (`text`, `input_text`, `output_text`, `image_url`,
@@ -303,7 +303,8 @@ def _call_item(item: dict[str, Any]) -> Part:
     """A tool call from an OpenAI `tool_calls` entry, a Responses item or a `tool_use` block."""
     function = item.get("function")
     custom = item.get("custom")
-    source = function if isinstance(function, dict) else custom if isinstance(custom, dict) else item
+    source = function if isinstance(function, dict) else custom if isinstance(custom, dict) \
+        else item
     arguments = next((source[key] for key in ("arguments", "input", "args") if key in source), None)
     return Part(
         Kind.TOOL_CALL,
@@ -337,7 +338,7 @@ class ChatBuilder:
     """Builds one session from chat messages fed in order."""
 
     def __init__(self, session: Session, model: str | None = None) -> None:
-        """Start filling `session`; `model` is the envelope's model, used when a message has none."""
+        """Start filling `session`; `model` (the envelope's) serves messages that name none."""
         self.session = session
         self.model = model
         self.ids: set[str] = set()

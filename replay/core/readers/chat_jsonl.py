@@ -1,4 +1,4 @@
-"""Generic chat JSON lines: one `{role, content, ...}` message per line (or one conversation per line).
+"""Generic chat JSON lines: one `{role, content, ...}` message (or conversation) per line.
 
 Message-per-line files are read by `ChatLineBuilder`, which follow mode feeds line by line.
 A file whose first record is a whole conversation (`{"messages": [...]}` per line, as in
