@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -16,13 +17,12 @@ from textual.worker import Worker, WorkerState
 
 from replay.config import DEFAULT_THEME, Settings, remember
 from replay.core.annotations import AnnotationStore, default_reviewer
-from replay.core.detect import DEFAULT_RULES, DetectionRules, Suggester
+from replay.core.detect import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggester
 from replay.core.journal import JournalError
 from replay.core.labels import DEFAULT_LABELS, LabelSet
 from replay.core.model import Session
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions
 from replay.core.readers.base import iter_lines
-from replay.core.suggest import default_suggester
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.commands import EmptyTurnProvider
 from replay.ui.messages import LoadFailed, LoadProgress, SessionsLoaded, SessionStarted, TurnsAdded
@@ -120,8 +120,13 @@ class ReplayApp(App[None]):
             self.notify(failure, title="Theme file not loaded", severity="error", markup=False)
         for problem in self.options.problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
-        self.push_screen(LoadingScreen(self.options.path))
+        self.set_timer(0.3, self.show_loading_screen)
         self.load_source(self.options.path, self.options.format)
+
+    def show_loading_screen(self) -> None:
+        """Show progress only when reading takes long enough to notice."""
+        if self.replay_screen is None and len(self.screen_stack) == 1:
+            self.push_screen(LoadingScreen(self.options.path))
 
     def watch_theme(self, theme: str) -> None:
         if self.is_mounted and theme != self.settings.theme:
@@ -240,14 +245,21 @@ class ReplayApp(App[None]):
         if len(event.sessions) == 1:
             self.open_session(event.sessions[0])
             return
-        self.switch_screen(SessionPicker(str(self.options.path), event.sessions,
-                                         self.options.rules))
+        picker = SessionPicker(str(self.options.path), event.sessions, self.options.rules)
+        if isinstance(self.screen, LoadingScreen):
+            self.switch_screen(picker)
+        else:
+            self.push_screen(picker)
 
     @on(TurnsAdded)
     def grow_session(self, event: TurnsAdded) -> None:
         screen = self.replay_screen
         if screen is not None and screen.session is event.session:
             screen.turns_added(event.changed_from, done=event.done, reset=event.reset)
+        if event.done and not self.options.follow:
+            # A large session is hundreds of thousands of long-lived objects: move them out
+            # of the collector's reach, or every full collection stalls stepping by 100+ ms.
+            gc.freeze()
 
     @on(LoadFailed)
     def stop_on_failure(self, event: LoadFailed) -> None:
@@ -316,6 +328,21 @@ class ReplayApp(App[None]):
         self.notify(f"Tool-only stops {state}.", timeout=2)
 
 
+def lazy_suggester(labels: LabelSet) -> Suggester:
+    """A suggester for the label set, imported on the first empty turn shown (not at start)."""
+    loaded: list[Suggester | None] = []
+
+    def suggest(session: Session, empty: EmptyTurn) -> tuple[str, str, list[str]] | None:
+        if not loaded:
+            from replay.core.suggest import suggester_for
+
+            loaded.append(suggester_for(labels))
+        suggester = loaded[0]
+        return suggester(session, empty) if suggester is not None else None
+
+    return suggest
+
+
 def make_app(path: Path | str | None = None, *, settings: Settings | None = None,
              format: str | None = None, follow: bool = False, reviewer: str | None = None,
              annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
@@ -332,4 +359,4 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
         rules=rules, problems=list(problems or []),
     )
-    return ReplayApp(options, settings, default_suggester() if suggest else None)
+    return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

@@ -6,7 +6,6 @@ import time as _time
 from datetime import datetime
 
 from rich.console import RenderableType
-from rich.markdown import Markdown
 from rich.text import Text
 
 from replay.core.detect import format_duration
@@ -52,6 +51,8 @@ def prose(text: str) -> RenderableType:
     safe = clean(text)
     if len(safe) > 20_000 or not any(mark in safe for mark in ("#", "*", "`", "- ", "1. ", "|")):
         return Text(safe)
+    from rich.markdown import Markdown  # imported on first use: it costs 30 ms at startup
+
     return Markdown(safe, hyperlinks=False, code_theme="ansi_dark", inline_code_lexer=None)
 
 

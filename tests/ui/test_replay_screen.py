@@ -10,7 +10,7 @@ from replay.ui.screens.help import HelpScreen
 from replay.ui.screens.raw import RawScreen
 from replay.ui.screens.replay_screen import ReplayScreen
 from replay.ui.widgets.timeline import Timeline
-from replay.ui.widgets.turn_view import TurnView
+from replay.ui.widgets.turn_view import TurnLines
 from tests.ui.conftest import build_app, ready, wait_until
 from tests.ui.sessions import write_chat
 
@@ -64,13 +64,12 @@ async def test_context_panes_hold_the_turns_around(chat_file: Path) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot, app)
         screen = screen_of(app)
-        before = [view.turn.index for view in screen.query("#before TurnView").results(TurnView)]
-        after = [view.turn.index for view in screen.query("#after TurnView").results(TurnView)]
+        before = screen.query_one("#before", TurnLines).indices
+        after = screen.query_one("#after", TurnLines).indices
         assert before == [6, 7, 8] and after == [10, 11, 12]
         await pilot.press("greater_than_sign")
         await pilot.pause()
-        after = [view.turn.index for view in screen.query("#after TurnView").results(TurnView)]
-        assert after == [10, 11, 12, 13]
+        assert screen.query_one("#after", TurnLines).indices == [10, 11, 12, 13]
         assert screen.query_one("#after").border_title == "After (4 turns)"
 
 

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -32,17 +32,13 @@ from replay.core.safe import escape_controls
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.widgets.annotation_bar import AnnotationBar
 from replay.ui.widgets.timeline import Timeline, TimelineJump
-from replay.ui.widgets.turn_view import TurnView
+from replay.ui.widgets.turn_view import TurnLines
 
 if TYPE_CHECKING:
     from replay.ui.app import ReplayApp
 
 ROLE_FILTERS: tuple[str | None, ...] = (None, "user", "assistant")
 NARROW_WIDTH = 110
-
-
-class Pane(VerticalScroll, can_focus=False):
-    """A scrolling pane that never takes the keys the replayer uses."""
 
 
 class ReplayScreen(Screen[None]):
@@ -85,6 +81,8 @@ class ReplayScreen(Screen[None]):
                 tooltip="Show the source record of the turn"),
         Binding("y", "copy", "Copy", id="copy-turn", show=False,
                 tooltip="Copy the turn's text to the clipboard (OSC 52)"),
+        Binding("o", "toggle_expanded", "Unfold", id="toggle-unfold", show=False,
+                tooltip="Unfold or fold the tool calls, reasoning and attachments of the turn"),
         Binding("s", "sidechain", "Subagent", id="open-sidechain", show=False,
                 tooltip="Open a subagent started by this turn"),
         Binding("enter", "commit", "Save", id="commit-annotation",
@@ -153,6 +151,8 @@ class ReplayScreen(Screen[None]):
         """Confidence for the next save."""
         self.search_query = ""
         """Last search."""
+        self.expanded = False
+        """Tool calls, reasoning and attachments of the current turn are unfolded."""
         self._timer: Timer | None = None
         self._empty_cache: dict[int, EmptyTurn] = {}
 
@@ -168,11 +168,11 @@ class ReplayScreen(Screen[None]):
         yield Static(id="status", markup=False)
         yield Timeline(self.session, id="timeline")
         with Horizontal(id="context"):
-            yield Pane(id="before", classes="pane")
-            yield Pane(id="after", classes="pane")
+            yield TurnLines(id="before", classes="pane")
+            yield TurnLines(id="after", classes="pane")
         with Vertical(id="current-area"):
             yield Static(id="banner", markup=False)
-            yield Pane(id="current", classes="pane")
+            yield TurnLines(id="current", classes="pane")
         yield AnnotationBar(self.labels, id="annotation")
         yield Footer(compact=True)
 
@@ -181,6 +181,7 @@ class ReplayScreen(Screen[None]):
         self.set_reactive(ReplayScreen.speed, settings.speed)
         self.set_reactive(ReplayScreen.context_turns, settings.context_turns)
         self._apply_width(self.app.size.width)
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show())
         if not self.indexing:
             self.resume_position()
         self.show()
@@ -241,10 +242,14 @@ class ReplayScreen(Screen[None]):
         """The line above the current turn; an alarm at an empty turn."""
         banner = Text(no_wrap=False)
         gap = gap_text(gap_before(self.session, turn.index)) if turn.index else ""
+        sidechains = self.sidechains_of(turn)
         if empty is None:
             banner.append(f" #{turn.index + 1} {turn.role}", style="bold")
             if gap:
                 banner.append(f" · {gap}")
+            if sidechains:
+                banner.append(f" · ↳ {len(sidechains)} subagent session(s) started here: "
+                              "s opens", style="italic")
             return banner
         reason = REASON_BY_CODE.get(empty.reason)
         ordinal = self.navigator.empty_ordinal(turn.index) or 0
@@ -288,36 +293,28 @@ class ReplayScreen(Screen[None]):
             annotation.show(empty, pending, self.confidence, saved, unsaved)
 
     def _fill_current(self, turn: Turn, empty: bool) -> None:
-        pane = self.query_one("#current", VerticalScroll)
-        pane.remove_children()
-        parts = self.session.full_parts(turn)
-        pane.mount(TurnView(self.session, turn, compact=False, empty=empty, parts=parts))
-        pane.scroll_home(animate=False)
-        sidechains = [s for s in self.session.sidechains
-                      if s.parent_call and any(p.call_id == s.parent_call for p in turn.parts)]
-        if sidechains:
-            pane.mount(Static(Text(f"↳ {len(sidechains)} subagent session(s): press s to open",
-                                   style="italic"), markup=False))
+        self.query_one("#current", TurnLines).show_turns(
+            self.session, [turn.index], compact=False, is_empty=lambda _: empty,
+            expanded=self.expanded, full=True)
+
+    def sidechains_of(self, turn: Turn) -> list[Session]:
+        """Subagent sessions started by a tool call of this turn."""
+        if not self.session.sidechains:
+            return []
+        calls = {part.call_id for part in turn.parts if part.call_id}
+        return [s for s in self.session.sidechains if s.parent_call in calls]
 
     def _fill_context(self) -> None:
         turns = self.session.turns
         count = self.context_turns
         before_range = range(max(0, self.index - count), self.index)
         after_range = range(self.index + 1, min(len(turns), self.index + 1 + count))
-        for pane_id, indices, title in (("#before", before_range, "Before"),
-                                        ("#after", after_range, "After")):
-            pane = self.query_one(pane_id, VerticalScroll)
+        for pane_id, indices, title in (("before", before_range, "Before"),
+                                        ("after", after_range, "After")):
+            pane = self.query_one(f"#{pane_id}", TurnLines)
             pane.border_title = f"{title} ({len(indices)} turns)"
-            pane.remove_children()
-            pane.mount_all(
-                TurnView(self.session, turns[i], compact=True,
-                         empty=self.navigator.is_empty_at(i))
-                for i in indices
-            )
-            if pane_id == "#before":
-                pane.call_after_refresh(pane.scroll_end, animate=False)
-            else:
-                pane.scroll_home(animate=False)
+            pane.show_turns(self.session, indices, compact=True,
+                            is_empty=self.navigator.is_empty_at, at_end=pane_id == "before")
 
     def watch_index(self) -> None:
         self.pending_label = None
@@ -583,15 +580,19 @@ class ReplayScreen(Screen[None]):
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2)
 
+    def action_toggle_expanded(self) -> None:
+        self.expanded = not self.expanded
+        if self.session.turns:
+            self._fill_current(self.session.turns[self.index],
+                               self.navigator.is_empty_at(self.index))
+
     def action_sidechain(self) -> None:
         if not self.session.turns:
             return
-        turn = self.session.turns[self.index]
-        calls = {p.call_id for p in turn.parts if p.call_id}
-        for sidechain in self.session.sidechains:
-            if sidechain.parent_call in calls:
-                self.replay_app.open_session(sidechain)
-                return
+        sidechains = self.sidechains_of(self.session.turns[self.index])
+        if sidechains:
+            self.replay_app.open_session(sidechains[0])
+            return
         self.notify("No subagent was started from this turn.", timeout=2)
 
     def action_live(self) -> None:

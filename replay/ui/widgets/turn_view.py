@@ -1,12 +1,18 @@
-"""One turn on screen: a header line, then its parts (prose, folded tools, reasoning, markers)."""
+"""Turns on screen: each pane is one widget holding one renderable, so a step costs three
+updates instead of mounting dozens of widgets (stepping must stay under 50 ms)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.style import Style
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.content import Content
-from textual.widgets import Collapsible, Static
+from textual.color import Color, ColorParseError
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from replay.core.detect import gap_before
 from replay.core.model import Kind, Part, Session, Turn
@@ -25,12 +31,23 @@ from replay.ui.render import (
 COMPACT_TEXT_LINES = 14
 """Lines of prose a compact (Before/After) view shows before folding."""
 
+ROLE_VARIABLES = {"user": "turn-user", "assistant": "turn-assistant", "system": "turn-system"}
 
-def turn_heading(session: Session, turn: Turn, *, empty: bool = False) -> Text:
+
+def theme_style(variables: Mapping[str, str], name: str, **attributes: bool) -> Style:
+    """A Rich style from a theme variable (Rich colours have no alpha, so it is dropped)."""
+    value = variables.get(name)
+    try:
+        color = Color.parse(value).rich_color if value else None
+    except ColorParseError:
+        color = None
+    return Style(color=color, **attributes)
+
+
+def turn_heading(session: Session, turn: Turn, *, empty: bool, style: Style) -> Text:
     """`#9686 user · 14:01:02 · +38 s · model` for the top of a turn."""
-    heading = Text()
-    heading.append(f"#{turn.index + 1} ", style="bold")
-    heading.append(turn.role)
+    heading = Text(no_wrap=True, overflow="ellipsis")
+    heading.append(f"#{turn.index + 1} {turn.role}", style=style + Style(bold=True))
     details = [clock(turn), gap_text(gap_before(session, turn.index)) if turn.index > 0 else ""]
     if turn.model:
         details.append(clean(turn.model))
@@ -42,93 +59,137 @@ def turn_heading(session: Session, turn: Turn, *, empty: bool = False) -> Text:
         details.append("meta")
     for detail in details:
         if detail:
-            heading.append(f" · {detail}", style="not bold")
+            heading.append(f" · {detail}", style=style)
     if empty:
-        heading.append("  ∅ empty", style="bold reverse")
+        heading.append("  ∅ empty ", style=style + Style(bold=True, reverse=True))
     return heading
 
 
-class TurnView(Vertical):
-    """A turn, either in full (the current turn) or compact (context panes)."""
+def _indent(renderable: RenderableType, left: int = 1) -> Padding:
+    return Padding(renderable, (0, 0, 0, left))
+
+
+def turn_renderable(session: Session, turn: Turn, *, compact: bool, empty: bool,
+                    parts: Sequence[Part], expanded: bool,
+                    variables: Mapping[str, str]) -> Group:
+    """One turn: heading, then its parts; compact folds tools into one line and long prose."""
+    role_style = theme_style(variables, "turn-empty" if empty else
+                             ROLE_VARIABLES.get(turn.role, "turn-system"))
+    muted = theme_style(variables, "foreground-muted", italic=True)
+    pieces: list[RenderableType] = [turn_heading(session, turn, empty=empty, style=role_style)]
+    if empty and not parts:
+        pieces.append(_indent(Text("(no parts at all)", style=muted)))
+    tools: list[Part] = []
+
+    def flush_tools() -> None:
+        if tools:
+            pieces.append(_indent(Text(f"⚙ {summarize_tools(tools)} (folded)", style=muted)))
+            tools.clear()
+
+    for part in parts:
+        if compact and part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
+            tools.append(part)
+            continue
+        flush_tools()
+        pieces.extend(_part(part, compact=compact, expanded=expanded, muted=muted))
+    flush_tools()
+    pieces.append(Text(""))
+    return Group(*pieces)
+
+
+def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[RenderableType]:
+    if part.kind == Kind.TEXT:
+        if not part.text.strip():
+            return [_indent(Text(f"(blank text: {clean(repr(part.text[:60]))})", style=muted))]
+        if part.synthetic and (compact or not expanded):
+            return [_indent(Text(f"◇ attachment · {part.text_length:,} chars (o opens)",
+                                 style=muted))]
+        text = part.text
+        if compact:
+            text, hidden = fold(text, COMPACT_TEXT_LINES)
+            if hidden:
+                text += f"\n\n… {hidden:,} more lines"
+        return [_indent(prose(text))]
+    if part.kind == Kind.REASONING:
+        title = f"reasoning · {part.text_length:,} chars" if part.text_length else \
+            "reasoning (empty)"
+        if compact or not expanded or not part.text:
+            hint = "" if compact or not part.text else " (o opens)"
+            return [_indent(Text(f"⋯ {title}{hint}", style=muted))]
+        return [_indent(Text(f"▼ {title}", style=muted)), _indent(Text(clean(part.text)), 3)]
+    if part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
+        if not expanded:
+            return [_indent(Text(f"▶ ⚙ {tool_title(part)}", style=Style(bold=True)))]
+        return [_indent(Text(f"▼ ⚙ {tool_title(part)}", style=Style(bold=True))),
+                _indent(tool_body(part), 3)]
+    return [_indent(marker_line(part))]
+
+
+class TurnLines(ScrollView, can_focus=False):
+    """Several turns rendered once into lines and drawn with the line API (as toolong does),
+    so a step re-renders text but never re-lays out widgets."""
 
     DEFAULT_CSS = """
-    TurnView { height: auto; margin: 0 0 1 0; }
-    TurnView > .turn-heading { height: 1; text-style: bold; }
-    TurnView.role-user > .turn-heading { color: $turn-user; }
-    TurnView.role-assistant > .turn-heading { color: $turn-assistant; }
-    TurnView.role-system > .turn-heading { color: $turn-system; }
-    TurnView.empty > .turn-heading { color: $turn-empty; }
-    TurnView > .turn-text { height: auto; padding: 0 0 0 1; }
-    TurnView > .turn-marker { height: auto; padding: 0 0 0 1; color: $text-muted; }
-    TurnView > Collapsible { height: auto; padding: 0; margin: 0; border: none; }
-    TurnView > Collapsible > Contents { padding: 0 0 0 2; }
-    TurnView > .turn-empty-note { color: $turn-empty; padding: 0 0 0 1; text-style: italic; }
+    TurnLines { height: 1fr; }
     """
 
-    def __init__(self, session: Session, turn: Turn, *, compact: bool, empty: bool,
-                 parts: list[Part] | None = None) -> None:
-        classes = f"role-{turn.role}" + (" empty" if empty else "")
-        super().__init__(classes=classes)
-        self.session = session
-        """Session the turn belongs to."""
-        self.turn = turn
-        """The turn shown."""
-        self.compact = compact
-        """Fold everything but prose, and shorten prose."""
-        self.empty = empty
-        """The turn has no visible content."""
-        self.parts = parts if parts is not None else turn.parts
-        """Parts to show (full parts for the current turn)."""
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.indices: list[int] = []
+        """Indices of the turns shown, in order."""
+        self._renderable: RenderableType = Text("")
+        self._lines: list[Strip] = []
+        self._rendered_width = -1
 
-    def compose(self) -> ComposeResult:
-        yield Static(turn_heading(self.session, self.turn, empty=self.empty),
-                     classes="turn-heading", markup=False)
-        if self.empty and not self.parts:
-            yield Static("(no parts at all)", classes="turn-empty-note", markup=False)
-        tools: list[Part] = []
-        for part in self.parts:
-            if self.compact and part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
-                tools.append(part)
-                continue
-            if tools:
-                yield self._tool_summary(tools)
-                tools = []
-            yield from self._part(part)
-        if tools:
-            yield self._tool_summary(tools)
+    def show_turns(self, session: Session, indices: Sequence[int], *, compact: bool,
+                   is_empty: Callable[[int], bool], expanded: bool = False,
+                   full: bool = False, at_end: bool = False) -> None:
+        """Draw the turns at `indices` (with full parts when `full`), scrolled to the top or end."""
+        self.indices = list(indices)
+        variables = self.app.theme_variables
+        renderables = []
+        for index in indices:
+            turn = session.turns[index]
+            parts = session.full_parts(turn) if full else turn.parts
+            renderables.append(turn_renderable(session, turn, compact=compact,
+                                               empty=is_empty(index), parts=parts,
+                                               expanded=expanded, variables=variables))
+        self.show(Group(*renderables), at_end=at_end)
 
-    def _tool_summary(self, tools: list[Part]) -> Static:
-        return Static(Text(f"⚙ {summarize_tools(tools)} (folded)", style="italic"),
-                      classes="turn-marker")
+    def show(self, renderable: RenderableType, *, at_end: bool = False) -> None:
+        """Replace the content."""
+        self._renderable = renderable
+        self._rendered_width = -1
+        self._render_lines()
+        self.scroll_to(y=max(0, len(self._lines) - self.size.height) if at_end else 0,
+                       animate=False, immediate=True)
 
-    def _part(self, part: Part) -> ComposeResult:
-        if part.kind == Kind.TEXT:
-            if not part.text.strip():
-                yield Static(Text(f"(blank text: {clean(repr(part.text[:60]))})", style="italic"),
-                             classes="turn-empty-note")
-                return
-            text = part.text
-            if self.compact:
-                text, hidden = fold(text, COMPACT_TEXT_LINES)
-                if hidden:
-                    text += f"\n\n… {hidden:,} more lines"
-            if part.synthetic and not self.compact:
-                yield Collapsible(Static(prose(text), markup=False),
-                                  title=Content(f"attachment · {len(part.text):,} chars"))
-            elif part.synthetic:
-                yield Static(Text(f"◇ attachment · {part.text_length:,} chars", style="italic"),
-                             classes="turn-marker")
-            else:
-                yield Static(prose(text), classes="turn-text", markup=False)
-        elif part.kind == Kind.REASONING:
-            title = f"reasoning · {part.text_length:,} chars" if part.text_length else \
-                "reasoning (empty)"
-            if self.compact or not part.text:
-                yield Static(Text(f"⋯ {title}", style="italic dim"), classes="turn-marker")
-            else:
-                yield Collapsible(Static(Text(clean(part.text)), markup=False), title=Content(title))
-        elif part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
-            yield Collapsible(Static(tool_body(part), markup=False),
-                              title=Content(f"⚙ {tool_title(part)}"))
-        else:
-            yield Static(marker_line(part), classes="turn-marker", markup=False)
+    @property
+    def plain_text(self) -> str:
+        """The text shown, for tests and copying."""
+        return "\n".join(strip.text.rstrip() for strip in self._lines)
+
+    def _render_lines(self) -> None:
+        width = self.scrollable_content_region.width or self.size.width
+        if width <= 0 or width == self._rendered_width:
+            return
+        console = self.app.console
+        options = console.options.update(width=width, height=None)
+        rendered = console.render_lines(self._renderable, options, pad=True)
+        self._lines = [Strip(line, width) for line in rendered]
+        self._rendered_width = width
+        self.virtual_size = Size(width, len(self._lines))
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self._render_lines()
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        index = y + scroll_y
+        style = self.rich_style
+        if 0 <= index < len(self._lines):
+            return self._lines[index].crop_extend(scroll_x, scroll_x + width, style) \
+                .apply_style(style)
+        return Strip.blank(width, style)

@@ -1,0 +1,173 @@
+"""Time to the first turn on screen, against a minimal Textual app; stepping latency.
+
+Usage: python bench/bench_ui.py [--file PATH] [--repeat K] [--steps N]
+
+Uses bench/out/claude-code-100000.jsonl (made by bench_scan.py) unless --file is given.
+Each measurement runs in its own headless subprocess, side by side in one run:
+
+- baseline: a minimal Textual app (one Static) from process start to its first screen;
+- replay:   `replay FILE` from process start to the first turn on screen.
+
+It prints replay / baseline (target <= 1.5), then, in the replay process once indexing is
+done, the p50/p95 latency of stepping (right arrow) and of `]` (next empty turn), each from
+the key press until the last frame it caused has been painted (target p95 < 50 ms), the
+number of widgets mounted (bounded: never one per turn) and the peak memory.
+"""
+
+from __future__ import annotations
+
+import time
+
+PROCESS_START = time.perf_counter()
+
+import argparse  # noqa: E402
+import resource  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "out"
+RATIO_TARGET = 1.5
+STEP_TARGET_MS = 50.0
+
+
+def child_minimal() -> None:
+    """A minimal Textual app: report when its first screen has been painted."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import Static
+
+    class Minimal(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("hello")
+
+        def on_mount(self) -> None:
+            self.call_after_refresh(self.done)
+
+        def done(self) -> None:
+            print(f"first-screen {time.perf_counter() - PROCESS_START:.4f}", flush=True)
+            self.exit()
+
+    Minimal().run(headless=True, size=(160, 45))
+
+
+def child_replay(path: Path, steps: int) -> None:
+    """replay on the file: report the first turn on screen, then stepping latencies."""
+    from replay.config import Settings
+    from replay.ui.app import make_app
+
+    app = make_app(path, settings=Settings(animations=False))
+    reported: list[float] = []
+
+    def poll() -> None:
+        screen = app.replay_screen
+        if not reported and screen is not None and screen.is_mounted \
+                and screen.query_one("#current").indices:
+            reported.append(time.perf_counter() - PROCESS_START)
+            print(f"first-screen {reported[0]:.4f}", flush=True)
+
+    async def pilot_run(pilot: object) -> None:
+        while not reported:
+            poll()
+            await pilot.pause(0.002)  # type: ignore[attr-defined]
+        screen = app.replay_screen
+        assert screen is not None
+        while screen.indexing:
+            await pilot.pause(0.05)  # type: ignore[attr-defined]
+        print(f"indexed {time.perf_counter() - PROCESS_START:.2f} "
+              f"turns {len(screen.session.turns)} empty {len(screen.navigator.empty_indices)}",
+              flush=True)
+        painted: list[float] = []
+        original = type(screen)._compositor_refresh
+
+        def timed_refresh(self: object) -> None:
+            original(self)  # type: ignore[arg-type]
+            painted.append(time.perf_counter())
+
+        type(screen)._compositor_refresh = timed_refresh  # type: ignore[method-assign]
+        await pilot.press("home")  # type: ignore[attr-defined]
+        for key, count in (("right", steps), ("right_square_bracket", steps // 4)):
+            timings = []
+            for _ in range(count):
+                if key == "right_square_bracket" and screen.navigator.next_empty(
+                        screen.index) is None:
+                    await pilot.press("home")  # type: ignore[attr-defined]
+                await pilot.pause(0.03)  # type: ignore[attr-defined]
+                painted.clear()
+                started = time.perf_counter()
+                await pilot.press(key)  # type: ignore[attr-defined]
+                await pilot.pause(0.1)  # type: ignore[attr-defined]
+                # Latency: from the key press until the last frame it caused was painted.
+                timings.append((max(painted, default=started) - started) * 1000)
+            timings.sort()
+            p95 = timings[int(len(timings) * 0.95) - 1]
+            print(f"step {key} p50 {statistics.median(timings):.1f} p95 {p95:.1f} "
+                  f"n {len(timings)}", flush=True)
+        widgets = len(list(app.screen.walk_children()))
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        print(f"widgets {widgets} peak {peak}", flush=True)
+        app.exit()
+
+    app.run(headless=True, size=(160, 45), auto_pilot=pilot_run)
+
+
+def run_child(arguments: list[str]) -> dict[str, str]:
+    """Run one measurement process and collect its `key value ...` lines."""
+    result = subprocess.run([sys.executable, __file__, *arguments], capture_output=True,
+                            text=True, check=False, timeout=900)
+    if result.returncode != 0:
+        raise SystemExit(f"child failed: {result.stderr[-2000:]}")
+    found: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        key, _, rest = line.partition(" ")
+        found[key if key != "step" else f"step {rest.split()[0]}"] = rest
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--file", type=Path, default=OUT / "claude-code-100000.jsonl")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--child", choices=["minimal", "replay"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child == "minimal":
+        child_minimal()
+        return 0
+    if args.child == "replay":
+        child_replay(args.file, args.steps)
+        return 0
+    if not args.file.exists():
+        print(f"{args.file} is missing: run bench/bench_scan.py first to generate it")
+        return 1
+    baselines, firsts = [], []
+    details: dict[str, str] = {}
+    for _ in range(args.repeat):
+        baselines.append(float(run_child(["--child", "minimal"])["first-screen"]))
+        details = run_child(["--child", "replay", "--file", str(args.file),
+                             "--steps", str(args.steps)])
+        firsts.append(float(details["first-screen"]))
+    base, first = min(baselines), min(firsts)
+    size = args.file.stat().st_size
+    print(f"file        {args.file.name}: {size / 1e6:.1f} MB; {details['indexed']}")
+    print(f"baseline    minimal Textual app first screen: {base:.3f} s "
+          f"(runs {', '.join(f'{b:.3f}' for b in baselines)})")
+    print(f"replay      first turn on screen: {first:.3f} s "
+          f"(runs {', '.join(f'{f:.3f}' for f in firsts)})")
+    ratio = first / base
+    print(f"ratio       replay / baseline = {ratio:.2f}  (target <= {RATIO_TARGET})")
+    passed = ratio <= RATIO_TARGET
+    for key in ("step right", "step right_square_bracket"):
+        parts = details[key].split()
+        p95 = float(parts[4])
+        passed = passed and p95 < STEP_TARGET_MS
+        print(f"{key:<11} p50 {parts[2]} ms, p95 {p95:.1f} ms over {parts[6]} presses "
+              f"(target p95 < {STEP_TARGET_MS:.0f} ms)")
+    widgets, peak = details["widgets"].split()[0], int(details["widgets"].split()[2])
+    print(f"memory      {widgets} widgets on screen; peak RSS {peak / 1e6:.0f} MB "
+          f"({peak / size:.2f}x the file)")
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
