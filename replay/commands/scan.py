@@ -68,18 +68,28 @@ def print_table(report: ScanReport) -> None:
     if not report.empty_turns:
         console.print()
         return
+    if console.width < 120:
+        console.print(Text("  (ids: replay scan --json, or a wider terminal)", style="dim"))
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for column in ("#", "id", "role", "time", "reason", "evidence", "suggestion"):
-        table.add_column(column, overflow="fold")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("role", no_wrap=True)
+    table.add_column("when", no_wrap=True)
+    table.add_column("reason", no_wrap=True)
+    table.add_column("suggestion", no_wrap=True)
+    table.add_column("evidence", ratio=1, overflow="fold")
+    wide = console.width >= 120
+    if wide:
+        table.add_column("id", no_wrap=True)
     for empty in report.empty_turns:
+        when = (empty.timestamp or "")[5:16].replace("T", " ")
         table.add_row(
             Text(str(empty.index + 1)),
-            Text(escape_controls(empty.id)),
             Text(empty.role),
-            Text(empty.timestamp or ""),
+            Text(escape_controls(when)),
             Text(empty.reason),
+            Text(empty.suggestion or "", style="bold"),
             Text(escape_controls(" · ".join(empty.evidence))),
-            Text(empty.suggestion or ""),
+            *([Text(escape_controls(empty.id), style="dim")] if wide else []),
         )
     console.print(table)
     console.print()

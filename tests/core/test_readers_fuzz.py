@@ -45,17 +45,10 @@ FUZZ = settings(
                            HealthCheck.data_too_large],
 )
 
-KNOWN_CRASHES: dict[tuple[str, str], tuple[bytes, str]] = {
-    ("codex.py", "sniff"): (
-        b'{"type": []}\n',
-        "codex sniff: `first.get('type') in RESPONSE_ITEM_TYPES` raises TypeError when the "
-        "first line's type is unhashable",
-    ),
-}
-"""Crashes still open in another helper's reader: (file, function) of the raising frame →
-(minimal input, cause). The property tests step over exactly these, so they keep exploring
-every other path; `test_known_crash_is_fixed` (xfail) passes once the reader is fixed, and
-then the entry should go."""
+KNOWN_CRASHES: dict[tuple[str, str], tuple[bytes, str]] = {}
+"""Crashes still open in a reader: (file, function) of the raising frame → (minimal input,
+cause). The property tests step over exactly these so they keep exploring other paths; a
+fixed one's input stays in REGRESSIONS."""
 
 
 def _known_crash(error: BaseException) -> bool:
@@ -452,27 +445,3 @@ def test_the_property_can_fail() -> None:
     with pytest.raises(AssertionError):
         _holds(lambda: [Session(path="x", format="y", turns=[Turn(id="a", role="robot")])])
 
-
-@pytest.mark.parametrize(
-    ("site", "data"),
-    [pytest.param(site, data, id=f"{site[0]}:{site[1]}",
-                  marks=pytest.mark.xfail(reason=cause, strict=False))
-     for site, (data, cause) in KNOWN_CRASHES.items()],
-)
-def test_known_crash_is_fixed(tmp_path: Path, site: tuple[str, str], data: bytes) -> None:
-    """Each crash the property tests step over, on its minimal input: fails until fixed."""
-    path = tmp_path / "session.jsonl"
-    path.write_bytes(data)
-    for reader in READERS:
-        try:
-            reader.sniff(path, data)
-        except (OSError, ValueError):
-            pass
-        try:
-            reader.read(path, None)
-        except ReaderError:
-            pass
-    try:
-        load_sessions(path)
-    except ReaderError:
-        pass

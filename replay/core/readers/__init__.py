@@ -86,7 +86,7 @@ def detect_reader(path: Path) -> Reader:
         try:
             if reader.sniff(path, head):
                 return reader
-        except (OSError, ValueError):
+        except Exception:  # noqa: BLE001 - a sniffer is a guess; one that trips is a "no"
             continue
     tried = ", ".join(r.name for r in all_readers() if r.directories or not is_dir)
     what = "directory" if is_dir else "file"

@@ -95,6 +95,25 @@ def _session_files(directory: Path) -> list[Path]:
         return []
 
 
+def _other_files(directory: Path) -> bool:
+    """True when the folder also holds transcripts of other formats (a mixed folder)."""
+    from replay.core.readers import ReaderError, detect_reader
+
+    try:
+        entries = sorted(directory.iterdir())[:200]
+    except OSError:
+        return False
+    for entry in entries:
+        if entry.suffix == ".jsonl" or entry.name.endswith(".meta.json") or not entry.is_file():
+            continue
+        try:
+            detect_reader(entry)
+        except ReaderError:
+            continue
+        return True
+    return False
+
+
 def _head(path: Path) -> bytes:
     with open(path, "rb") as handle:
         return handle.read(HEAD_BYTES)
@@ -112,6 +131,8 @@ def _is_session_file(path: Path) -> bool:
 def sniff(path: Path, head: bytes) -> bool:
     """A file whose first lines are Claude Code records, or a folder of such files."""
     if path.is_dir():
+        if _other_files(path):
+            return False  # a mixed folder is the folder reader's, which reads every file
         files = [file for file in _session_files(path) if file.stat().st_size > 0]
         return any(_is_session_file(file) for file in files[:_SNIFF_FILES])
     if not head.strip():

@@ -593,7 +593,8 @@ def sniff(path: Path, head: bytes) -> bool:
         return False
     if "type" not in first and "id" in first and ("instructions" in first or "git" in first):
         return True
-    return first.get("type") in RESPONSE_ITEM_TYPES and bool(
+    kind = first.get("type")
+    return isinstance(kind, str) and kind in RESPONSE_ITEM_TYPES and bool(
         _BARE_SNIFF.search(lines[0]) or "call_id" in first
     )
 

@@ -20,8 +20,11 @@ MAX_ENTRIES = 20_000
 
 
 def _entries(directory: Path) -> list[Path]:
+    """Entries to look at: hidden folders (.git, .venv) are skipped, hidden files are not
+    (`.aider.chat.history.md` is one)."""
     try:
-        return sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+        return sorted(p for p in directory.iterdir()
+                      if not (p.name.startswith(".") and p.is_dir()))
     except OSError:
         return []
 
