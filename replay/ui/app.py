@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App, ComposeResult, InvalidThemeError, SystemCommand
@@ -27,6 +28,9 @@ from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.commands import EmptyTurnProvider
 from replay.ui.messages import LoadFailed, LoadProgress, SessionsLoaded, SessionStarted, TurnsAdded
 from replay.ui.screens.replay_screen import ReplayScreen
+
+if TYPE_CHECKING:
+    from replay.core.follow import FollowUpdate
 
 FIRST_BATCH_TURNS = 60
 """Turns read before the first screen is shown."""
@@ -195,11 +199,10 @@ class ReplayApp(App[None]):
     def _load_followed(self, path: Path, format: str) -> None:
         from replay.core.follow import SessionFollower
 
-        follower = SessionFollower(path, format)
-        try:
-            update = follower.poll()
-        except ReaderError as error:
-            self.post_message(LoadFailed(str(error)))
+        follower = SessionFollower(path, format, rules=self.options.rules)
+        update = follower.poll()
+        if update.session is None:
+            self.post_message(LoadFailed(f"{path}: could not be read as {format}"))
             return
         self.follower = follower
         self.post_message(SessionStarted(update.session))
@@ -208,20 +211,19 @@ class ReplayApp(App[None]):
 
     @work(exclusive=True, group="follow", exit_on_error=False, description="Following")
     async def follow_source(self) -> None:
-        """Wake on file changes; the follower decides what is new."""
-        import asyncio
+        """Wake on file changes; the follower (in a thread) decides what is new."""
+        from replay.watching import follow_async
 
-        from replay.watching import watch_path
+        def report(update: FollowUpdate) -> None:
+            session = update.session
+            if session is None:
+                return
+            known = len(session.turns) - len(update.new_turns)
+            first = min([known, *update.changed])
+            self.post_message(TurnsAdded(session, max(first, 0), done=True,
+                                         reset=update.reset))
 
-        async def changed() -> None:
-            update = await asyncio.to_thread(self.follower.poll)
-            if update.new_turns or update.changed or update.reset:
-                first = min([len(update.session.turns) - len(update.new_turns)]
-                            + list(update.changed))
-                self.post_message(TurnsAdded(update.session, max(first, 0), done=True,
-                                             reset=update.reset))
-
-        await watch_path(self.options.path, changed)
+        await follow_async(self.follower, report)
 
     @on(LoadProgress)
     def show_progress(self, event: LoadProgress) -> None:
@@ -254,8 +256,12 @@ class ReplayApp(App[None]):
     @on(TurnsAdded)
     def grow_session(self, event: TurnsAdded) -> None:
         screen = self.replay_screen
-        if screen is not None and screen.session is event.session:
+        if screen is None:
+            return
+        if screen.session is event.session:
             screen.turns_added(event.changed_from, done=event.done, reset=event.reset)
+        elif self.options.follow:
+            screen.turns_added(0, done=event.done, reset=True, session=event.session)
         if event.done and not self.options.follow:
             # A large session is hundreds of thousands of long-lived objects: move them out
             # of the collector's reach, or every full collection stalls stepping by 100+ ms.

@@ -627,32 +627,55 @@ class ReplayScreen(Screen[None]):
 
     # ---------------------------------------------------------------- growth
 
-    def turns_added(self, changed_from: int, *, done: bool, reset: bool) -> None:
-        """The session grew (loading or following); index the new turns and redraw."""
+    def turns_added(self, changed_from: int, *, done: bool, reset: bool,
+                    session: Session | None = None) -> None:
+        """The session grew or changed (loading or following); index it and redraw.
+
+        Args:
+            changed_from: first turn index that is new or changed.
+            done: the initial read is complete.
+            reset: forget everything known about the turns (the source was rewritten).
+            session: a new session object replacing the current one (whole-document formats
+                are read anew on each change).
+        """
+        if session is not None and session is not self.session:
+            self.session = session
+            self.query_one(Timeline).session = session
+            reset = True
+        timeline = self.query_one(Timeline)
         if reset:
+            changed_from = 0
             self.navigator = Navigator(self.session, self.rules)
-            self.query_one(Timeline).reset()
-        for index in [i for i in self._empty_cache if i >= changed_from]:
-            del self._empty_cache[index]
-        before = len(self.navigator.empty_indices)
+            self._empty_cache.clear()
+            timeline.reset()
+        else:
+            for index in [i for i in self._empty_cache if i >= changed_from]:
+                del self._empty_cache[index]
+            timeline.forget_from(changed_from)
         new_empty = self.navigator.refresh(changed_from)
-        if done and self.indexing:
+        first_load = done and self.indexing
+        if first_load:
             self.indexing = False
-            if not self.moved:
-                self.resume_position()
-        if self.following and not self.indexing:
-            self._follow_growth(new_empty, before)
-        self.index = min(self.index, max(len(self.session.turns) - 1, 0))
+        last = max(len(self.session.turns) - 1, 0)
+        if first_load and self.following:
+            self.index = last
+        elif first_load and not self.moved:
+            self.resume_position()
+        elif self.following and not self.indexing:
+            self._follow_growth(new_empty, last)
+        self.index = min(self.index, last)
         self.show()
 
-    def _follow_growth(self, new_empty: list[int], before: int) -> None:
-        last = len(self.session.turns) - 1
+    def _follow_growth(self, new_empty: list[int], last: int) -> None:
+        """At the live end, advance (stopping at a new empty turn); elsewhere, count news."""
         if not self.at_live_end:
             self.new_turns = max(0, last - self.index)
             return
-        target = next((i for i in new_empty if i > self.index), last)
-        if target in new_empty:
-            self.paused_at_empty = True
-            self.at_live_end = False
-            self.notify(f"New empty turn #{target + 1}.", timeout=4)
-        self.set_reactive(ReplayScreen.index, target)
+        target = next((i for i in new_empty if i > self.index), None)
+        if target is None:
+            self.index = last
+            return
+        self.index = target
+        self.paused_at_empty = True
+        self.notify(f"New empty turn #{target + 1}: paused here. f returns to the live end.",
+                    timeout=5)

@@ -55,6 +55,10 @@ class Timeline(Widget):
         """Forget cached sizes (the session was re-read)."""
         self.sizes.clear()
 
+    def forget_from(self, index: int) -> None:
+        """Forget cached sizes of turns that changed."""
+        del self.sizes[index:]
+
     def _bucket(self, width: int, x: int) -> tuple[int, int, bool]:
         """Turns [start, end) under column x, and whether x is the first column showing them.
 
