@@ -43,7 +43,7 @@ def date_and_clock(turn: Turn) -> str:
 
 def gap_text(seconds: float | None) -> str:
     """`+38 s` for the gap since the previous turn."""
-    return f"+{format_duration(seconds)}" if seconds is not None else ""
+    return f"+{format_duration(seconds)}" if seconds is not None and seconds >= 1 else ""
 
 
 def prose(text: str) -> RenderableType:

@@ -282,6 +282,7 @@ class ReplayScreen(Screen[None]):
         banner = self.query_one("#banner", Static)
         banner.update(self.banner_text(turn, empty))
         banner.set_class(empty is not None, "empty")
+        banner.display = empty is not None or bool(self.sidechains_of(turn))
         self.set_class(empty is not None, "at-empty")
         self._fill_current(turn, empty is not None)
         self._fill_context()

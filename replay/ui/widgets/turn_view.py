@@ -15,7 +15,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from replay.core.detect import gap_before
-from replay.core.model import Kind, Part, Session, Turn
+from replay.core.model import MARKER_KINDS, Kind, Part, Session, Turn
 from replay.ui.render import (
     clean,
     clock,
@@ -90,6 +90,8 @@ def turn_renderable(session: Session, turn: Turn, *, compact: bool, empty: bool,
         if compact and part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
             tools.append(part)
             continue
+        if compact and part.kind in MARKER_KINDS:
+            continue
         flush_tools()
         pieces.extend(_part(part, compact=compact, expanded=expanded, muted=muted))
     flush_tools()
@@ -104,12 +106,13 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
         if part.synthetic and (compact or not expanded):
             return [_indent(Text(f"◇ attachment · {part.text_length:,} chars (o opens)",
                                  style=muted))]
-        text = part.text
-        if compact:
-            text, hidden = fold(text, COMPACT_TEXT_LINES)
-            if hidden:
-                text += f"\n\n… {hidden:,} more lines"
-        return [_indent(prose(text))]
+        if not compact:
+            return [_indent(prose(part.text))]
+        text, hidden = fold(part.text, COMPACT_TEXT_LINES)
+        folded = [_indent(prose(text))]
+        if hidden:
+            folded.append(_indent(Text(f"… {hidden:,} more lines", style=muted)))
+        return folded
     if part.kind == Kind.REASONING:
         title = f"reasoning · {part.text_length:,} chars" if part.text_length else \
             "reasoning (empty)"
@@ -161,8 +164,10 @@ class TurnLines(ScrollView, can_focus=False):
         self._renderable = renderable
         self._rendered_width = -1
         self._render_lines()
-        self.scroll_to(y=max(0, len(self._lines) - self.size.height) if at_end else 0,
-                       animate=False, immediate=True)
+        if at_end:
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+        else:
+            self.scroll_home(animate=False, immediate=True)
 
     @property
     def plain_text(self) -> str:
