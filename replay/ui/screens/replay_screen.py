@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 ROLE_FILTERS: tuple[str | None, ...] = (None, "user", "assistant")
 NARROW_WIDTH = 110
+SHORT_HEIGHT = 32
 
 
 class ReplayScreen(Screen[None]):
@@ -191,6 +192,7 @@ class ReplayScreen(Screen[None]):
 
     def _apply_width(self, width: int) -> None:
         self.set_class(width < NARROW_WIDTH, "narrow")
+        self.set_class(self.app.size.height < SHORT_HEIGHT, "short")
 
     # ---------------------------------------------------------------- state shown
 

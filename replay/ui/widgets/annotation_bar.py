@@ -30,6 +30,7 @@ class AnnotationBar(Vertical):
     AnnotationBar { height: auto; padding: 0 1; background: $panel; }
     AnnotationBar > #annotation-suggestion { height: auto; }
     AnnotationBar > #annotation-labels { height: auto; }
+    AnnotationBar > #annotation-help { height: auto; color: $text-muted; text-style: italic; }
     AnnotationBar > #annotation-state { height: 1; color: $text-muted; }
     AnnotationBar > NoteInput { height: 1; border: none; padding: 0 1; background: $surface; }
     AnnotationBar > NoteInput:focus { background: $boost; }
@@ -43,6 +44,7 @@ class AnnotationBar(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="annotation-suggestion", markup=False)
         yield Static(id="annotation-labels", markup=False)
+        yield Static(id="annotation-help", markup=False)
         yield NoteInput(placeholder="note: tab to write, enter to save, escape to leave",
                         id="annotation-note")
         yield Static(id="annotation-state", markup=False)
@@ -72,9 +74,10 @@ class AnnotationBar(Vertical):
             keys.append(f"{label.key} ", style="bold")
             keys.append(label.name, style=style)
             keys.append("  ")
-        if pending and self.labels.get(pending):
-            keys.append("\n" + self.labels.get(pending).description, style="italic dim")  # type: ignore[union-attr]
         self.query_one("#annotation-labels", Static).update(keys)
+        chosen_label = self.labels.get(pending) if pending else None
+        self.query_one("#annotation-help", Static).update(
+            Text(chosen_label.description if chosen_label else ""))
         state = Text()
         state.append(f"confidence: {confidence} (c cycles)  ")
         if saved is not None and saved.label:

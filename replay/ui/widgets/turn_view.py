@@ -95,7 +95,6 @@ def turn_renderable(session: Session, turn: Turn, *, compact: bool, empty: bool,
         flush_tools()
         pieces.extend(_part(part, compact=compact, expanded=expanded, muted=muted))
     flush_tools()
-    pieces.append(Text(""))
     return Group(*pieces)
 
 
@@ -150,10 +149,12 @@ class TurnLines(ScrollView, can_focus=False):
         """Draw the turns at `indices` (with full parts when `full`), scrolled to the top or end."""
         self.indices = list(indices)
         variables = self.app.theme_variables
-        renderables = []
+        renderables: list[RenderableType] = []
         for index in indices:
             turn = session.turns[index]
             parts = session.full_parts(turn) if full else turn.parts
+            if renderables:
+                renderables.append(Text(""))
             renderables.append(turn_renderable(session, turn, compact=compact,
                                                empty=is_empty(index), parts=parts,
                                                expanded=expanded, variables=variables))
