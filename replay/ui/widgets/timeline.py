@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -79,6 +80,8 @@ class Timeline(Widget):
             return text
         buckets = [self._bucket(width, x) for x in range(width)]
         weights = [sum(self.sizes[start:end]) / (end - start) for start, end, _ in buckets]
+        # Log scale: one 40,000-character summary must not flatten every other turn.
+        weights = [math.log1p(weight) for weight in weights]
         peak = max(weights) or 1.0
         empty_style = self._style("turn-empty", bold=True)
         done_style = self._style("annotation-mark", bold=True)
