@@ -90,6 +90,7 @@ def test_session_picker(snap_compare: object, tmp_path: Path,
     app = make_app(Path("exports"), settings=SETTINGS, annotations=tmp_path / "j.jsonl")
 
     async def run_before(pilot: object) -> None:
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and app.screen.query_one("DataTable").row_count == 2)
 
     assert snap_compare(app, terminal_size=(100, 20), run_before=run_before)  # type: ignore[operator]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,8 +22,9 @@ INTRO = (
 )
 
 
-def bindings_table(bindings: list[Binding], keymap: dict[str, str]) -> Table:
-    """A table of keys, descriptions and ids."""
+def bindings_table(bindings: list[Binding], keymap: dict[str, str],
+                   display: Callable[[Binding], str]) -> Table:
+    """A table of keys (as the footer shows them), descriptions and ids."""
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     table.add_column("keys")
     table.add_column("does")
@@ -30,7 +33,8 @@ def bindings_table(bindings: list[Binding], keymap: dict[str, str]) -> Table:
         if binding.id and binding.id.startswith("pick-label-"):
             continue
         keys = keymap.get(binding.id or "", binding.key)
-        table.add_row(Text(keys.replace("_", " ")), Text(binding.tooltip or binding.description),
+        shown = "  ".join(display(Binding(key.strip(), "")) for key in keys.split(","))
+        table.add_row(Text(shown), Text(binding.tooltip or binding.description),
                       Text(binding.id or ""))
     table.add_row(Text("1 … 9, 0"), Text("pick the label with that key"),
                   Text("pick-label-N"))
@@ -73,6 +77,6 @@ class HelpScreen(ModalScreen[None]):
             scroll.border_title = "Help"
             yield Static(INTRO, markup=False)
             yield Static("Keys", classes="help-heading", markup=False)
-            yield Static(bindings_table(self.bindings, self.keymap))
+            yield Static(bindings_table(self.bindings, self.keymap, self.app.get_key_display))
             yield Static("Labels", classes="help-heading", markup=False)
             yield Static(labels_table(self.labels))

@@ -132,7 +132,7 @@ class TurnLines(ScrollView, can_focus=False):
     so a step re-renders text but never re-lays out widgets."""
 
     DEFAULT_CSS = """
-    TurnLines { height: 1fr; }
+    TurnLines { height: 1fr; scrollbar-gutter: stable; }
     """
 
     def __init__(self, **kwargs: object) -> None:
