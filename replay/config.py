@@ -1,4 +1,4 @@
-"""User settings: a frozen dataclass read from `config.toml`, written back only for remembered choices."""
+"""User settings: a frozen dataclass read from `config.toml`; remembered choices are written."""
 
 from __future__ import annotations
 

@@ -25,7 +25,8 @@ APP_VARIABLES: dict[str, str] = {
 def app_variable_defaults(theme: Theme) -> dict[str, str]:
     """Values for replay's own variables under a theme that does not set them."""
     system = theme.to_color_system().generate()
-    return {name: system.get(source, system["foreground"]) for name, source in APP_VARIABLES.items()}
+    fallback = system["foreground"]
+    return {name: system.get(source, fallback) for name, source in APP_VARIABLES.items()}
 
 _COLOUR_FIELDS = {"primary", "secondary", "warning", "error", "success", "accent",
                   "foreground", "background", "surface", "panel", "boost"}

@@ -58,7 +58,8 @@ def print_table(report: ScanReport) -> None:
     heading = Text()
     heading.append(escape_controls(session.label), style="bold")
     heading.append(f"  {session.format} · {len(session.turns):,} turns · ")
-    heading.append(f"{len(report.empty_turns)} empty", style="bold yellow" if report.empty_turns else "")
+    count_style = "bold yellow" if report.empty_turns else ""
+    heading.append(f"{len(report.empty_turns)} empty", style=count_style)
     if session.skipped:
         heading.append(f" · {session.skipped} records skipped", style="red")
     heading.append(f"\n{session.path}", style="dim")

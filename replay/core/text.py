@@ -52,7 +52,14 @@ def shorten(text: str | None, limit: int = PREVIEW_CHARS) -> tuple[str | None, b
         return text, False
     if is_blank(text):
         return "", True
-    return text[:limit], True
+    head = text[:limit]
+    if is_blank(head):
+        # Leading white space or an empty wrapper before the words: keep words, so a
+        # shortened part is never blank when the whole is not.
+        head = text.lstrip()[:limit]
+        if is_blank(head):
+            head = strip_empty_wrappers(text).strip()[:limit]
+    return head, True
 
 
 def one_line(text: str, limit: int = 120) -> str:

@@ -156,8 +156,8 @@ class ReplayApp(App[None]):
             self._load_progressively(path, reader.builder)
             return
         try:
-            sessions = load_sessions(path, reader.name,
-                                     lambda done, total: self.post_message(LoadProgress(done, total)))
+            sessions = load_sessions(
+                path, reader.name, lambda done, total: self.post_message(LoadProgress(done, total)))
         except ReaderError as error:
             self.post_message(LoadFailed(str(error)))
             return

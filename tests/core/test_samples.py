@@ -1,4 +1,4 @@
-"""The bundled sample sessions: they load cleanly and hold exactly the empty turns planted in them."""
+"""The bundled sample sessions load cleanly and hold exactly the empty turns planted in them."""
 
 from __future__ import annotations
 

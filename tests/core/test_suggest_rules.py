@@ -34,7 +34,8 @@ def compaction() -> Case:
 
 
 def harness_summary_follows() -> Case:
-    return build(*_work(), turn("user", EMPTY), turn("assistant", "short", is_summary=True)), 4, None
+    session = build(*_work(), turn("user", EMPTY), turn("assistant", "short", is_summary=True))
+    return session, 4, None
 
 
 def clear_command() -> Case:
@@ -82,7 +83,8 @@ def repeated() -> Case:
 
 
 def confused() -> Case:
-    return build(*_work(), turn("assistant", ""), turn("user", "hello? are you still there?")), 4, None
+    session = build(*_work(), turn("assistant", ""), turn("user", "hello? are you still there?"))
+    return session, 4, None
 
 
 def plan_stated() -> Case:
@@ -111,7 +113,8 @@ def continue_next() -> Case:
 
 
 def hidden_reasoning() -> Case:
-    return build(*_work(), turn("assistant", Part(Kind.REASONING, "")), turn("user", "go on")), 4, None
+    session = build(*_work(), turn("assistant", Part(Kind.REASONING, "")), turn("user", "go on"))
+    return session, 4, None
 
 
 def reply_died() -> Case:
@@ -160,7 +163,8 @@ def test_reasons_are_plain_words_with_figures() -> None:
     session, index, _ = context_dump()
     found = suggest(session, index)
     assert found is not None
-    assert found.reasons == ["the reply #6 is 45x the median length with 4 headings: a context dump"]
+    assert found.reasons == [
+        "the reply #6 is 45x the median length with 4 headings: a context dump"]
     session, index, _ = aborted()
     assert suggest(session, index).reasons == ["error: MessageAbortedError"]
 

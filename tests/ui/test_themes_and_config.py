@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from replay.config import Settings, load_settings
-from replay.themes import ThemeFileError, load_theme_file, load_themes
 from replay.resources import themes_dir
+from replay.themes import ThemeFileError, load_theme_file, load_themes
 from replay.ui.screens.replay_screen import ReplayScreen
 from tests.ui.conftest import build_app, ready
 

@@ -6,9 +6,12 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
-from replay.core.model import Session
+import orjson
+
+from replay.core.model import Part, Session
+from replay.core.text import shorten
 
 Progress = Callable[[int, int], None]
 """Called with (bytes or items done, total) while reading."""
@@ -142,3 +145,35 @@ def first_json_line(head: bytes) -> bytes | None:
         if stripped:
             return stripped if stripped.startswith(b"{") else None
     return None
+
+
+def shorten_part(part: Part) -> Part:
+    """Shorten a part's long text, input and output in place (blankness kept exact).
+
+    `Session.full_parts` reads the whole back through the session's loader.
+    """
+    text, cut = shorten(part.text)
+    if cut and text is not None:
+        part.length, part.text, part.shortened = len(part.text), text, True
+    value, cut = shorten(part.input)
+    if cut:
+        part.input, part.shortened = value, True
+    value, cut = shorten(part.output)
+    if cut:
+        part.output, part.shortened = value, True
+    return part
+
+
+def as_list(value: Any) -> list[Any]:
+    """The value when it is a list, else an empty one (records of other versions vary)."""
+    return value if isinstance(value, list) else []
+
+
+def json_text(value: Any) -> str:
+    """A string as it is; anything else as compact JSON (or its repr when not JSON-able)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)

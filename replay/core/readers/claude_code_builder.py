@@ -21,9 +21,9 @@ from replay.core.readers.base import read_spans
 from replay.core.readers.claude_code_schema import (
     ANY_DECODER,
     DECODER,
+    META_DECODER,
     Block,
     Entry,
-    META_DECODER,
     Malformed,
     Message,
     Usage,

@@ -44,8 +44,11 @@ from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers.base import (
     Progress,
     Reader,
+    as_list,
+    json_text,
     read_line_session,
     read_spans,
+    shorten_part,
 )
 from replay.core.text import is_blank, shorten
 
@@ -104,44 +107,12 @@ _STATUS = {"completed": "completed", "in_progress": "running", "searching": "run
 """Codex item statuses in the vocabulary of `Part.status`."""
 
 
-def trim_part(part: Part) -> Part:
-    """Shorten a part's long text, input and output in place, keeping blankness exact."""
-    text, cut = shorten(part.text)
-    if cut and text is not None:
-        # A head that is blank while the whole is not would make the turn look empty.
-        if not (is_blank(text) and not is_blank(part.text)):
-            part.length = len(part.text)
-            part.text = text
-            part.shortened = True
-    value, cut = shorten(part.input)
-    if cut:
-        part.input, part.shortened = value, True
-    value, cut = shorten(part.output)
-    if cut:
-        part.output, part.shortened = value, True
-    return part
-
-
-def _list(value: Any) -> list[Any]:
-    """The value when it is a list, else an empty one (records of other versions vary)."""
-    return value if isinstance(value, list) else []
-
-
-def _json_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
-
-
 def _content_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
     """Parts of a message's `content`: a string or a list of typed items."""
     if isinstance(content, str):
         return [Part(Kind.TEXT, text=content, synthetic=synthetic)]
     parts: list[Part] = []
-    for item in _list(content):
+    for item in as_list(content):
         if isinstance(item, str):
             parts.append(Part(Kind.TEXT, text=item, synthetic=synthetic))
             continue
@@ -201,11 +172,11 @@ def _output(value: Any) -> tuple[str, str, float | None]:
             elif isinstance(item, dict) and "image_url" in item:
                 texts.append("[image]")
             else:
-                texts.append(_json_text(item))
+                texts.append(json_text(item))
         return "\n".join(texts), status, seconds
     if value is None:
         return "", status, seconds
-    return _json_text(value), status, seconds
+    return json_text(value), status, seconds
 
 
 def _call_part(kind: str, item: dict[str, Any]) -> Part:
@@ -236,7 +207,7 @@ def _call_part(kind: str, item: dict[str, Any]) -> Part:
     return Part(
         Kind.TOOL_CALL,
         name=name,
-        input=None if arguments is None else _json_text(arguments),
+        input=None if arguments is None else json_text(arguments),
         status=status,
         call_id=call_id if isinstance(call_id, str) else None,
     )
@@ -244,10 +215,10 @@ def _call_part(kind: str, item: dict[str, Any]) -> Part:
 
 def _reasoning_part(item: dict[str, Any]) -> Part:
     """A REASONING part: the summary texts, else raw content, else "" (encrypted only)."""
-    texts = [str(entry["text"]) for entry in _list(item.get("summary"))
+    texts = [str(entry["text"]) for entry in as_list(item.get("summary"))
              if isinstance(entry, dict) and isinstance(entry.get("text"), str)]
     if not texts:
-        texts = [str(entry["text"]) for entry in _list(item.get("content"))
+        texts = [str(entry["text"]) for entry in as_list(item.get("content"))
                  if isinstance(entry, dict) and isinstance(entry.get("text"), str)]
     return Part(Kind.REASONING, text="\n\n".join(texts))
 
@@ -426,7 +397,7 @@ class CodexBuilder:
 
     def _extend(self, turn: Turn, parts: list[Part], span: tuple[int, int]) -> None:
         for part in parts:
-            turn.parts.append(part if self._whole else trim_part(part))
+            turn.parts.append(part if self._whole else shorten_part(part))
         self._add_span(turn, span)
 
     def _close(self) -> None:
@@ -547,10 +518,10 @@ class CodexBuilder:
         # The event came first (or alone): it is the prompt, and its item may follow.
         self._close()
         parts = _content_parts(text) if text else []
-        for image in _list(payload.get("images")):
+        for image in as_list(payload.get("images")):
             name = image if isinstance(image, str) and not image.startswith("data:") else "image"
             parts.append(Part(Kind.IMAGE, name=name))
-        for image in _list(payload.get("local_images")):
+        for image in as_list(payload.get("local_images")):
             parts.append(Part(Kind.IMAGE, name=str(image)))
         turn = self._new_turn("user", lineno, stamp)
         self._extend(turn, parts, span)

@@ -29,11 +29,13 @@ from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers.base import (
     Progress,
     Reader,
+    as_list,
     first_json_line,
+    json_text,
     read_line_session,
     read_spans,
+    shorten_part,
 )
-from replay.core.text import is_blank, shorten
 
 MESSAGE_TYPES: dict[str, str] = {
     "user": "user",
@@ -60,34 +62,6 @@ _HEADER_SNIFF = (re.compile(rb'"sessionId"\s*:'), re.compile(rb'"projectHash"\s*
 _MESSAGE_SNIFF = re.compile(rb'"type"\s*:\s*"gemini"')
 
 
-def trim_part(part: Part) -> Part:
-    """Shorten a part's long text, input and output in place, keeping blankness exact."""
-    text, cut = shorten(part.text)
-    if cut and text is not None and not (is_blank(text) and not is_blank(part.text)):
-        part.length, part.text, part.shortened = len(part.text), text, True
-    value, cut = shorten(part.input)
-    if cut:
-        part.input, part.shortened = value, True
-    value, cut = shorten(part.output)
-    if cut:
-        part.output, part.shortened = value, True
-    return part
-
-
-def _list(value: Any) -> list[Any]:
-    """The value when it is a list, else an empty one (records of other versions vary)."""
-    return value if isinstance(value, list) else []
-
-
-def _json_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
-
-
 def _genai_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
     """Parts of a `PartListUnion`: a string, one part object, or a list of either."""
     items = content if isinstance(content, list) else [content]
@@ -111,7 +85,7 @@ def _genai_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
         elif isinstance(item.get("functionCall"), dict):
             call = item["functionCall"]
             parts.append(Part(Kind.TOOL_CALL, name=str(call.get("name") or "tool"),
-                              input=_json_text(call.get("args")), call_id=call.get("id"),
+                              input=json_text(call.get("args")), call_id=call.get("id"),
                               synthetic=synthetic))
         elif isinstance(item.get("functionResponse"), dict):
             reply = item["functionResponse"]
@@ -129,7 +103,7 @@ def _response_text(response: Any) -> str:
         for key in ("output", "error", "content"):
             if isinstance(response.get(key), str):
                 return str(response[key])
-    return "" if response is None else _json_text(response)
+    return "" if response is None else json_text(response)
 
 
 def _result_text(result: Any, display: Any) -> str | None:
@@ -148,7 +122,7 @@ def _result_text(result: Any, display: Any) -> str | None:
         return display
     if isinstance(display, dict):
         diff = display.get("fileDiff")
-        return diff if isinstance(diff, str) else _json_text(display)
+        return diff if isinstance(diff, str) else json_text(display)
     return None
 
 
@@ -158,7 +132,7 @@ def _tool_part(call: dict[str, Any]) -> Part:
     return Part(
         Kind.TOOL_CALL,
         name=str(name),
-        input=None if args is None else _json_text(args),
+        input=None if args is None else json_text(args),
         output=_result_text(call.get("result"), call.get("resultDisplay")),
         status=STATUS.get(str(call.get("status")), None if call.get("status") is None
                           else str(call.get("status"))),
@@ -180,7 +154,7 @@ def message_parts(message: dict[str, Any], *, synthetic: bool = False) -> list[P
     """Every part of one Gemini message, in the order the CLI showed them."""
     kind = message.get("type")
     parts: list[Part] = []
-    for thought in _list(message.get("thoughts")):
+    for thought in as_list(message.get("thoughts")):
         if isinstance(thought, dict):
             subject, description = thought.get("subject"), thought.get("description")
             text = "\n".join(str(piece) for piece in (subject, description) if piece)
@@ -193,7 +167,7 @@ def message_parts(message: dict[str, Any], *, synthetic: bool = False) -> list[P
         parts.append(Part(Kind.ERROR, name="error", text=text, synthetic=synthetic))
     else:
         parts.extend(_genai_parts(content, synthetic=synthetic))
-    for call in _list(message.get("toolCalls")):
+    for call in as_list(message.get("toolCalls")):
         if isinstance(call, dict):
             parts.append(_tool_part(call))
     return parts
@@ -309,7 +283,7 @@ class GeminiBuilder:
         self._count += 1
         parts = message_parts(message, synthetic=meta)
         if not self._whole:
-            parts = [trim_part(part) for part in parts]
+            parts = [shorten_part(part) for part in parts]
         timestamp, seconds = parse_time(message.get("timestamp"))
         turn = self._by_id.get(turn_id)
         if turn is None:

@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from replay.core.annotations import CONFIDENCE, Annotation, AnnotationStore
+from replay.core.annotations import CONFIDENCE, AnnotationStore
 from replay.core.detect import (
     REASON_BY_CODE,
     DetectionRules,
