@@ -111,3 +111,22 @@ async def test_export_key_writes_csv(chat_file: Path, tmp_path: Path,
         rows = list(csv.DictReader(stream))
     assert [(row["turn_id"], row["label"]) for row in rows] == [("m009", "thinking"),
                                                                 ("m020", "")]
+
+
+async def test_custom_label_set_with_letter_keys(chat_file: Path, tmp_path: Path) -> None:
+    from replay.core.labels import load_label_set
+
+    labels_file = tmp_path / "labels.toml"
+    labels_file.write_text(
+        '[[label]]\nname = "nudge"\nkey = "a"\ntitle = "Nudge"\ndescription = "A push."\n'
+        '[[label]]\nname = "glitch"\nkey = "b"\ntitle = "Glitch"\ndescription = "Tooling."\n',
+        encoding="utf-8")
+    app = build_app(chat_file, annotations=tmp_path / "j.jsonl",
+                    labels=load_label_set(labels_file))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("b", "enter")
+        assert screen.store.get("m009").label == "glitch"  # type: ignore[union-attr]
+        await pilot.press("1")
+        assert screen.pending_label is None

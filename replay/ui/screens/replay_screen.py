@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -463,6 +463,23 @@ class ReplayScreen(Screen[None]):
         if empty is None:
             return None
         return self.session.turns[self.index], empty
+
+    def on_key(self, event: events.Key) -> None:
+        """Label keys that are not digits (a custom label set may use letters)."""
+        if isinstance(self.focused, Input) or not event.character:
+            return
+        if event.character.isdigit() or event.character in self._bound_keys():
+            return
+        if self.labels.by_key(event.character) is not None:
+            event.stop()
+            self.action_pick_label(event.character)
+
+    def _bound_keys(self) -> set[str]:
+        keys: set[str] = set()
+        for binding in self.BINDINGS:
+            if isinstance(binding, Binding):
+                keys.update(key.strip() for key in binding.key.split(","))
+        return keys
 
     def action_pick_label(self, key: str) -> None:
         label = self.labels.by_key(key)
