@@ -88,7 +88,8 @@ def detect_reader(path: Path) -> Reader:
                 return reader
         except Exception:  # noqa: BLE001 - a sniffer is a guess; one that trips is a "no"
             continue
-    tried = ", ".join(r.name for r in all_readers() if r.directories or not is_dir)
+    tried = ", ".join(r.name for r in all_readers()
+                      if (r.directories if is_dir else r.name != "folder"))
     what = "directory" if is_dir else "file"
     raise UnknownFormat(f"{path}: {what} not recognised as a transcript (formats tried: {tried})")
 
