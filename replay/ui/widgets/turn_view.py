@@ -111,6 +111,9 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
         folded = [_indent(prose(text))]
         if hidden:
             folded.append(_indent(Text(f"… {hidden:,} more lines", style=muted)))
+        elif part.shortened:
+            more = part.text_length - len(part.text)
+            folded.append(_indent(Text(f"… {more:,} more characters", style=muted)))
         return folded
     if part.kind == Kind.REASONING:
         title = f"reasoning · {part.text_length:,} chars" if part.text_length else \
