@@ -25,11 +25,12 @@ from replay.core.model import Session
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions
 from replay.core.readers.base import iter_lines
 from replay.themes import app_variable_defaults, load_all_themes
-from replay.ui.commands import EmptyTurnProvider
 from replay.ui.messages import LoadFailed, LoadProgress, SessionsLoaded, SessionStarted, TurnsAdded
 from replay.ui.screens.replay_screen import ReplayScreen
 
 if TYPE_CHECKING:
+    from textual.command import Provider
+
     from replay.core.follow import FollowUpdate
 
 FIRST_BATCH_TURNS = 60
@@ -60,6 +61,13 @@ class LaunchOptions:
     """Config problems to show once the app is up."""
 
 
+def empty_turn_provider() -> type[Provider]:
+    """The palette's empty-turn list, imported when the palette first opens (not at start)."""
+    from replay.ui.commands import EmptyTurnProvider
+
+    return EmptyTurnProvider
+
+
 class LoadingScreen(Screen[None]):
     """Shown while the first turns are read."""
 
@@ -82,7 +90,7 @@ class ReplayApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "replay"
-    COMMANDS = App.COMMANDS | {EmptyTurnProvider}
+    COMMANDS = App.COMMANDS | {empty_turn_provider}
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="help", tooltip="Show every key"),
         Binding("ctrl+q", "quit", "Quit", id="quit", tooltip="Quit replay", priority=True,

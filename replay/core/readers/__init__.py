@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -33,16 +34,40 @@ __all__ = [
 ]
 
 
+SNIFF_ORDER: tuple[str, ...] = (
+    "opencode_sqlite", "claude_code", "opencode_export", "opencode_storage", "codex",
+    "gemini", "aider", "sharegpt", "chat_json", "chat_jsonl", "folder",
+)
+"""Reader modules in `priority` order, so detection imports only the modules it tries.
+
+Opening one file must not pay for importing every reader (it is startup time the reviewer
+waits through); a test checks this order against the discovered priorities.
+"""
+
+
+def _reader_of(module_name: str) -> Reader | None:
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    reader = getattr(module, "READER", None)
+    return reader if isinstance(reader, Reader) else None
+
+
+def _ordered_readers() -> Iterator[Reader]:
+    """Readers in sniffing order, each module imported only when reached."""
+    for module_name in SNIFF_ORDER:
+        reader = _reader_of(module_name)
+        if reader is not None:
+            yield reader
+
+
 @cache
 def all_readers() -> tuple[Reader, ...]:
-    """Every reader in this package, in sniffing order."""
+    """Every reader in this package (found by listing it), in sniffing order."""
     found: list[Reader] = []
     for module_info in pkgutil.iter_modules(__path__):
         if module_info.name.startswith("_") or module_info.name == "base":
             continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
-        reader = getattr(module, "READER", None)
-        if isinstance(reader, Reader):
+        reader = _reader_of(module_info.name)
+        if reader is not None:
             found.append(reader)
     return tuple(sorted(found, key=lambda reader: (reader.priority, reader.name)))
 
@@ -54,7 +79,7 @@ def format_names() -> list[str]:
 
 def get_reader(name: str) -> Reader:
     """The reader called `name`; UnknownFormat names the valid ones otherwise."""
-    for reader in all_readers():
+    for reader in _ordered_readers():
         if reader.name == name:
             return reader
     raise UnknownFormat(f"unknown format {name!r}; known formats: {', '.join(format_names())}")
@@ -80,7 +105,7 @@ def detect_reader(path: Path) -> Reader:
     except OSError as error:
         raise UnreadablePath(f"{path}: {error.strerror or error}") from None
     is_dir = path.is_dir()
-    for reader in all_readers():
+    for reader in _ordered_readers():
         if is_dir and not reader.directories:
             continue
         try:
