@@ -53,11 +53,10 @@ def child_minimal() -> None:
 
 def child_replay(path: Path, steps: int) -> None:
     """replay on the file: report the first turn on screen, then stepping latencies."""
-    from replay.config import Settings
-    from replay.ui.app import make_app
-
     from textual.screen import Screen
 
+    from replay.config import Settings
+    from replay.ui.app import make_app
     from replay.ui.screens.replay_screen import ReplayScreen
 
     app = make_app(path, settings=Settings(animations=False))
