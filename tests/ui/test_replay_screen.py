@@ -252,3 +252,30 @@ async def test_transcript_text_cannot_reach_the_terminal(tmp_path: Path, text: s
         else:
             assert "␛[ESC]" in svg or "[CSI]" in svg
         assert app.return_code is None
+
+
+async def test_click_unfolds_one_tool_call_and_o_unfolds_all() -> None:
+    from tests.conftest import SAMPLES
+
+    app = build_app(SAMPLES / "refactor.claude-code.jsonl")
+    async with app.run_test(size=(140, 44)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        session = screen.session
+        target = next(t for t in session.turns
+                      if any(p.kind == "tool_call" for p in t.parts))
+        await pilot.press("colon", *str(target.index + 1), "enter")
+        current = screen.query_one("#current", TurnLines)
+        lines = current.plain_text.splitlines()
+        folded = [n for n, line in enumerate(lines) if "▶ ⚙" in line]
+        assert folded and "input" not in current.plain_text
+        assert await pilot.click("#current", offset=(4, folded[0]))
+        await pilot.pause()
+        lines = current.plain_text.splitlines()
+        assert sum("▼ ⚙" in line for line in lines) == 1 and "input" in current.plain_text
+        assert sum("▶ ⚙" in line for line in lines) == len(folded) - 1
+        assert await pilot.click("#current", offset=(4, folded[0]))
+        await pilot.pause()
+        assert "input" not in current.plain_text
+        await pilot.press("o")
+        assert sum("▶ ⚙" in line for line in current.plain_text.splitlines()) == 0

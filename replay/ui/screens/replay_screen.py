@@ -153,7 +153,9 @@ class ReplayScreen(Screen[None]):
         self.search_query = ""
         """Last search."""
         self.expanded = False
-        """Tool calls, reasoning and attachments of the current turn are unfolded."""
+        """Tool calls, reasoning and attachments of the current turn are all unfolded."""
+        self.unfolded: set[int] = set()
+        """Parts of the current turn unfolded one by one (by clicking them)."""
         self._timer: Timer | None = None
         self._empty_cache: dict[int, EmptyTurn] = {}
 
@@ -295,10 +297,11 @@ class ReplayScreen(Screen[None]):
             unsaved = any(item.turn_id == turn.id for item in self.store.unsaved)
             annotation.show(empty, pending, self.confidence, saved, unsaved)
 
-    def _fill_current(self, turn: Turn, empty: bool) -> None:
+    def _fill_current(self, turn: Turn, empty: bool, *, keep_scroll: bool = False) -> None:
         self.query_one("#current", TurnLines).show_turns(
             self.session, [turn.index], compact=False, is_empty=lambda _: empty,
-            expanded=self.expanded, full=True)
+            expanded=lambda part: self.expanded != (part in self.unfolded), full=True,
+            keep_scroll=keep_scroll)
 
     def sidechains_of(self, turn: Turn) -> list[Session]:
         """Subagent sessions started by a tool call of this turn."""
@@ -321,6 +324,7 @@ class ReplayScreen(Screen[None]):
 
     def watch_index(self) -> None:
         self.pending_label = None
+        self.unfolded.clear()
         self.paused_at_empty = self.paused_at_empty and self.playing is False
         turn = self.session.turns[self.index] if self.session.turns else None
         saved = self.store.get(turn.id) if turn is not None else None
@@ -602,9 +606,19 @@ class ReplayScreen(Screen[None]):
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
+        self.unfolded.clear()
+        self._refill_current()
+
+    def _refill_current(self) -> None:
         if self.session.turns:
             self._fill_current(self.session.turns[self.index],
-                               self.navigator.is_empty_at(self.index))
+                               self.navigator.is_empty_at(self.index), keep_scroll=True)
+
+    @on(TurnLines.BlockClicked, "#current")
+    def toggle_clicked_part(self, event: TurnLines.BlockClicked) -> None:
+        """Fold or unfold the one tool call, reasoning or attachment that was clicked."""
+        self.unfolded ^= {event.key}
+        self._refill_current()
 
     def action_sidechain(self) -> None:
         if not self.session.turns:

@@ -4,13 +4,16 @@ updates instead of mounting dozens of widgets (stepping must stay under 50 ms)."
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.color import Color, ColorParseError
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -69,33 +72,44 @@ def _indent(renderable: RenderableType, left: int = 1) -> Padding:
     return Padding(renderable, (0, 0, 0, left))
 
 
-def turn_renderable(session: Session, turn: Turn, *, compact: bool, empty: bool,
-                    parts: Sequence[Part], expanded: bool,
-                    variables: Mapping[str, str]) -> Group:
-    """One turn: heading, then its parts; compact folds tools into one line and long prose."""
+Block = tuple[int | None, RenderableType]
+"""A piece of a turn on screen, keyed by the index of the part it shows (None: not a part)."""
+
+
+def turn_blocks(session: Session, turn: Turn, *, compact: bool, empty: bool,
+                parts: Sequence[Part], expanded: bool | Callable[[int], bool],
+                variables: Mapping[str, str]) -> list[Block]:
+    """One turn as blocks: heading, then its parts; compact folds tools into one line.
+
+    `expanded` unfolds tool calls, reasoning and attachments: all of them, or those whose
+    part index it accepts.
+    """
     role_style = theme_style(variables, "turn-empty" if empty else
                              ROLE_VARIABLES.get(turn.role, "turn-system"))
     muted = theme_style(variables, "foreground-muted", italic=True)
-    pieces: list[RenderableType] = [turn_heading(session, turn, empty=empty, style=role_style)]
+    blocks: list[Block] = [(None, turn_heading(session, turn, empty=empty, style=role_style))]
     if empty and not parts:
-        pieces.append(_indent(Text("(no parts at all)", style=muted)))
+        blocks.append((None, _indent(Text("(no parts at all)", style=muted))))
     tools: list[Part] = []
 
     def flush_tools() -> None:
         if tools:
-            pieces.append(_indent(Text(f"⚙ {summarize_tools(tools)} (folded)", style=muted)))
+            line = Text(f"⚙ {summarize_tools(tools)} (folded)", style=muted)
+            blocks.append((None, _indent(line)))
             tools.clear()
 
-    for part in parts:
+    for index, part in enumerate(parts):
         if compact and part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
             tools.append(part)
             continue
         if compact and part.kind in MARKER_KINDS:
             continue
         flush_tools()
-        pieces.extend(_part(part, compact=compact, expanded=expanded, muted=muted))
+        unfold = expanded(index) if callable(expanded) else expanded
+        shown = _part(part, compact=compact, expanded=unfold, muted=muted)
+        blocks.append((index, Group(*shown) if len(shown) > 1 else shown[0]))
     flush_tools()
-    return Group(*pieces)
+    return blocks
 
 
 def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[RenderableType]:
@@ -103,8 +117,8 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
         if not part.text.strip():
             return [_indent(Text(f"(blank text: {clean(repr(part.text[:60]))})", style=muted))]
         if part.synthetic and (compact or not expanded):
-            return [_indent(Text(f"◇ attachment · {part.text_length:,} chars (o opens)",
-                                 style=muted))]
+            label = f"◇ attachment · {part.text_length:,} chars (click or o opens)"
+            return [_indent(Text(label, style=muted))]
         if not compact:
             return [_indent(prose(part.text))]
         text, hidden = fold(part.text, COMPACT_TEXT_LINES)
@@ -119,7 +133,7 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
         title = f"reasoning · {part.text_length:,} chars" if part.text_length else \
             "reasoning (empty)"
         if compact or not expanded or not part.text:
-            hint = "" if compact or not part.text else " (o opens)"
+            hint = "" if compact or not part.text else " (click or o opens)"
             return [_indent(Text(f"⋯ {title}{hint}", style=muted))]
         return [_indent(Text(f"▼ {title}", style=muted)), _indent(Text(clean(part.text)), 3)]
     if part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
@@ -131,6 +145,17 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
 
 
 class TurnLines(ScrollView, can_focus=False):
+    @dataclass
+    class BlockClicked(Message):
+        """A block (a part of the turn shown) was clicked."""
+
+        lines: TurnLines
+        key: int
+
+        @property
+        def control(self) -> TurnLines:
+            return self.lines
+
     """Several turns rendered once into lines and drawn with the line API (as toolong does),
     so a step re-renders text but never re-lays out widgets."""
 
@@ -142,30 +167,45 @@ class TurnLines(ScrollView, can_focus=False):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.indices: list[int] = []
         """Indices of the turns shown, in order."""
-        self._renderable: RenderableType = Text("")
+        self._blocks: list[Block] = []
         self._lines: list[Strip] = []
+        self._keys: list[int | None] = []
         self._rendered_width = -1
 
     def show_turns(self, session: Session, indices: Sequence[int], *, compact: bool,
-                   is_empty: Callable[[int], bool], expanded: bool = False,
-                   full: bool = False, at_end: bool = False) -> None:
+                   is_empty: Callable[[int], bool],
+                   expanded: bool | Callable[[int], bool] = False,
+                   full: bool = False, at_end: bool = False, keep_scroll: bool = False) -> None:
         """Draw the turns at `indices` (with full parts when `full`), scrolled to the top or end."""
         self.indices = list(indices)
         variables = self.app.theme_variables
-        renderables: list[RenderableType] = []
+        blocks: list[Block] = []
         for index in indices:
             turn = session.turns[index]
             parts = session.full_parts(turn) if full else turn.parts
-            if renderables:
-                renderables.append(Text(""))
-            renderables.append(turn_renderable(session, turn, compact=compact,
-                                               empty=is_empty(index), parts=parts,
-                                               expanded=expanded, variables=variables))
-        self.show(Group(*renderables), at_end=at_end)
+            if blocks:
+                blocks.append((None, Text("")))
+            blocks.extend(turn_blocks(session, turn, compact=compact, empty=is_empty(index),
+                                      parts=parts, expanded=expanded, variables=variables))
+        self.show_blocks(blocks, at_end=at_end, keep_scroll=keep_scroll)
+
+    def show_blocks(self, blocks: list[Block], *, at_end: bool = False,
+                    keep_scroll: bool = False) -> None:
+        """Replace the content with blocks whose clicks are reported by key."""
+        self._blocks = blocks
+        self._rendered_width = -1
+        scroll_y = self.scroll_y
+        self._render_lines()
+        if keep_scroll:
+            self.scroll_to(y=scroll_y, animate=False, immediate=True)
+        elif at_end:
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+        else:
+            self.scroll_home(animate=False, immediate=True)
 
     def show(self, renderable: RenderableType, *, at_end: bool = False) -> None:
         """Replace the content."""
-        self._renderable = renderable
+        self._blocks = [(None, renderable)]
         self._rendered_width = -1
         self._render_lines()
         if at_end:
@@ -184,14 +224,22 @@ class TurnLines(ScrollView, can_focus=False):
             return
         console = self.app.console
         options = console.options.update(width=width, height=None)
-        rendered = console.render_lines(self._renderable, options, pad=True)
-        self._lines = [Strip(line, width) for line in rendered]
+        self._lines, self._keys = [], []
+        for key, renderable in self._blocks:
+            rendered = console.render_lines(renderable, options, pad=True)
+            self._lines.extend(Strip(line, width) for line in rendered)
+            self._keys.extend([key] * len(rendered))
         self._rendered_width = width
         self.virtual_size = Size(width, len(self._lines))
         self.refresh()
 
     def on_resize(self) -> None:
         self._render_lines()
+
+    def on_click(self, event: events.Click) -> None:
+        line = event.y + int(self.scroll_y)
+        if 0 <= line < len(self._keys) and self._keys[line] is not None:
+            self.post_message(self.BlockClicked(self, self._keys[line]))  # type: ignore[arg-type]
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
