@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,7 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -40,6 +42,14 @@ if TYPE_CHECKING:
 ROLE_FILTERS: tuple[str | None, ...] = (None, "user", "assistant")
 NARROW_WIDTH = 110
 SHORT_HEIGHT = 32
+
+
+@dataclass
+class EmptyTurnsDescribed(Message):
+    """Evidence and suggestions worked out in a thread for the empty turns of a session."""
+
+    generation: int
+    described: dict[int, EmptyTurn]
 
 
 class ReplayScreen(Screen[None]):
@@ -158,6 +168,8 @@ class ReplayScreen(Screen[None]):
         """Parts of the current turn unfolded one by one (by clicking them)."""
         self._timer: Timer | None = None
         self._empty_cache: dict[int, EmptyTurn] = {}
+        self._generation = 0
+        """Bumped whenever turns change, so a late description of old turns is dropped."""
 
     @property
     def replay_app(self) -> ReplayApp:
@@ -686,6 +698,7 @@ class ReplayScreen(Screen[None]):
             for index in [i for i in self._empty_cache if i >= changed_from]:
                 del self._empty_cache[index]
             timeline.forget_from(changed_from)
+        self._generation += 1
         new_empty = self.navigator.refresh(changed_from)
         first_load = done and self.indexing
         if first_load:
@@ -699,6 +712,27 @@ class ReplayScreen(Screen[None]):
             self._follow_growth(new_empty, last)
         self.index = min(self.index, last)
         self.show()
+        if not self.indexing:
+            missing = [i for i in self.navigator.empty_indices if i not in self._empty_cache]
+            if missing:
+                self.describe_empty_turns(missing, self._generation)
+
+    @work(thread=True, exclusive=True, group="describe", exit_on_error=False,
+          description="Describing empty turns")
+    def describe_empty_turns(self, indices: list[int], generation: int) -> None:
+        """Work out evidence and suggestions ahead, so jumping to an empty turn never waits
+        for the session-wide statistics the suggester needs the first time."""
+        turns = self.session.turns
+        described = {index: describe_empty(self.session, turns[index], self.rules,
+                                           self.suggester)
+                     for index in indices if index < len(turns)}
+        self.post_message(EmptyTurnsDescribed(generation, described))
+
+    @on(EmptyTurnsDescribed)
+    def keep_descriptions(self, event: EmptyTurnsDescribed) -> None:
+        if event.generation == self._generation:
+            for index, empty in event.described.items():
+                self._empty_cache.setdefault(index, empty)
 
     def _follow_growth(self, new_empty: list[int], last: int) -> None:
         """At the live end, advance (stopping at a new empty turn); elsewhere, count news."""

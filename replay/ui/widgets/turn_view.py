@@ -187,6 +187,9 @@ class TurnLines(ScrollView, can_focus=False):
                 blocks.append((None, Text("")))
             blocks.extend(turn_blocks(session, turn, compact=compact, empty=is_empty(index),
                                       parts=parts, expanded=expanded, variables=variables))
+        if compact:
+            # Nothing to click in a compact pane: one renderable renders faster than many.
+            blocks = [(None, Group(*(renderable for _, renderable in blocks)))]
         self.show_blocks(blocks, at_end=at_end, keep_scroll=keep_scroll)
 
     def show_blocks(self, blocks: list[Block], *, at_end: bool = False,
