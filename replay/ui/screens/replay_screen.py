@@ -299,7 +299,8 @@ class ReplayScreen(Screen[None]):
         banner.update(self.banner_text(turn, empty))
         banner.set_class(empty is not None, "empty")
         banner.display = empty is not None or bool(self.sidechains_of(turn))
-        self.set_class(empty is not None, "at-empty")
+        # On the container, not the screen: a class change restyles the whole subtree.
+        self.query_one("#current-area").set_class(empty is not None, "at-empty")
         self._fill_current(turn, empty is not None)
         self._fill_context()
         annotation.display = empty is not None
