@@ -22,7 +22,7 @@ from replay.core.detect import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggest
 from replay.core.journal import JournalError
 from replay.core.labels import DEFAULT_LABELS, LabelSet
 from replay.core.model import Session
-from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions
+from replay.core.readers import Reader, ReaderError, detect_reader, get_reader, load_sessions
 from replay.core.readers.base import iter_lines
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.messages import LoadFailed, LoadProgress, SessionsLoaded, SessionStarted, TurnsAdded
@@ -161,7 +161,7 @@ class ReplayApp(App[None]):
             self._load_followed(path, reader.name)
             return
         if path.is_file() and reader.builder is not None:
-            self._load_progressively(path, reader.builder)
+            self._load_progressively(path, reader)
             return
         try:
             sessions = load_sessions(
@@ -175,10 +175,9 @@ class ReplayApp(App[None]):
         else:
             self.post_message(SessionsLoaded(sessions))
 
-    def _load_progressively(self, path: Path, make_builder: object) -> None:
-        from replay.core.readers.base import LineBuilder
-
-        builder: LineBuilder = make_builder(str(path))  # type: ignore[operator]
+    def _load_progressively(self, path: Path, reader: Reader) -> None:
+        assert reader.builder is not None
+        builder = reader.builder(str(path))
         session = builder.session
         total = path.stat().st_size
         started = False
@@ -199,6 +198,8 @@ class ReplayApp(App[None]):
                     reported = count
                     last_report = time.monotonic()
         builder.finish()
+        if reader.complete is not None:
+            reader.complete(path, builder)
         if not started:
             self.post_message(SessionStarted(session))
         self.post_message(LoadProgress(total, total))

@@ -279,3 +279,30 @@ async def test_click_unfolds_one_tool_call_and_o_unfolds_all() -> None:
         assert "input" not in current.plain_text
         await pilot.press("o")
         assert sum("▶ ⚙" in line for line in current.plain_text.splitlines()) == 0
+
+
+async def test_subagent_of_a_claude_code_session_opens_with_s(tmp_path: Path) -> None:
+    import os
+
+    from tests.conftest import realdata
+
+    name = "claude-code-log__test_data__real_projects__-experiments-worktrees__"
+    session_id = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
+    project = tmp_path / "-experiments-worktrees"
+    subagents = project / session_id / "subagents"
+    subagents.mkdir(parents=True)
+    os.symlink(realdata(f"claude-code/{name}{session_id}.jsonl"), project / f"{session_id}.jsonl")
+    for suffix in (".jsonl", ".meta.json"):
+        os.symlink(realdata(f"claude-code/{name}{session_id}__subagents__agent-a36efb2a1231c41e2"
+                            f"{suffix}"), subagents / f"agent-a36efb2a1231c41e2{suffix}")
+    app = build_app(project / f"{session_id}.jsonl")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        assert len(screen.session.sidechains) == 1
+        starter = next(turn for turn in screen.session.turns if screen.sidechains_of(turn))
+        await pilot.press("colon", *str(starter.index + 1), "enter", "s")
+        await wait_until(pilot, lambda: app.replay_screen is not screen)
+        assert app.replay_screen.session is screen.session.sidechains[0]  # type: ignore[union-attr]
+        await pilot.press("escape")
+        assert app.screen is screen and app.replay_screen is screen

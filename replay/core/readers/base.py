@@ -62,6 +62,9 @@ class Reader:
     """Read every session at the path; raises ReaderError for a path it cannot read."""
     builder: Callable[[str], LineBuilder] | None = None
     """For line-based formats: a fresh incremental builder for the given path (follow mode)."""
+    complete: Callable[[Path, LineBuilder], Session] | None = None
+    """For line-based formats: what `read` adds after the builder has seen every line
+    (sidechains in other files, facts from the file name); None when nothing."""
     priority: int = 50
     """Lower sniffs first; specific formats before generic ones."""
     directories: bool = False

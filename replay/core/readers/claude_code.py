@@ -21,6 +21,7 @@ import orjson
 from replay.core.model import Session
 from replay.core.readers.base import (
     HEAD_BYTES,
+    LineBuilder,
     Progress,
     Reader,
     UnreadablePath,
@@ -170,7 +171,13 @@ def _apply_agent_meta(path: Path, read: _Read) -> None:
 
 def _read_file(path: Path, progress: Progress | None = None) -> _Read:
     builder = ClaudeCodeBuilder(str(path))
-    session = read_line_session(path, builder, progress)
+    read_line_session(path, builder, progress)
+    return _finish_file(path, builder)
+
+
+def _finish_file(path: Path, builder: ClaudeCodeBuilder) -> _Read:
+    """What the file's name and its `.meta.json` say, once every line was fed."""
+    session = builder.session
     if session.session_id is None and _UUID.fullmatch(path.stem):
         # Claude Code names a session file after its session id.
         session.session_id = path.stem
@@ -243,7 +250,17 @@ def _link(main: _Read, agents: Iterable[_Read]) -> None:
 
 
 def _read_session_file(path: Path, progress: Progress | None) -> Session:
-    main = _read_file(path, progress)
+    return _attach_agents(path, _read_file(path, progress))
+
+
+def complete(path: Path, builder: LineBuilder) -> Session:
+    """Finish a session whose lines were fed to `builder` elsewhere (the app reads big files
+    progressively): file-name facts and the subagent sessions beside or below it."""
+    assert isinstance(builder, ClaudeCodeBuilder)
+    return _attach_agents(path, _finish_file(path, builder))
+
+
+def _attach_agents(path: Path, main: _Read) -> Session:
     agents = [_read_or_note(file) for file in _subagent_files(path)]
     if _agent_id_from_name(path) is None and main.session.session_id:
         # Older versions put subagent files beside the session, named only by agent id.
@@ -330,6 +347,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     builder=ClaudeCodeBuilder,
+    complete=complete,
     priority=20,
     directories=True,
 )

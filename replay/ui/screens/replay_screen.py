@@ -204,6 +204,10 @@ class ReplayScreen(Screen[None]):
     def on_resize(self) -> None:
         self._apply_width(self.app.size.width)
 
+    def on_screen_resume(self) -> None:
+        # Back from a subagent's screen: this session is the one on screen again.
+        self.replay_app.replay_screen = self
+
     def _apply_width(self, width: int) -> None:
         self.set_class(width < NARROW_WIDTH, "narrow")
         self.set_class(self.app.size.height < SHORT_HEIGHT, "short")
