@@ -45,7 +45,8 @@ def app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--annotations", metavar="FILE",
                         help="annotation journal to use (default: in the user data directory)")
     parser.add_argument("--labels", metavar="FILE", help="TOML file with the label set to use")
-    parser.add_argument("--theme", metavar="NAME", help="colour theme (remembered for next time)")
+    parser.add_argument("--theme", metavar="NAME",
+                        help="colour theme for this run (one picked in the app is remembered)")
     parser.add_argument("--tool-only", action="store_true",
                         help="also stop at assistant turns that only call tools")
     parser.add_argument("--version", action="version", version=f"replay {__version__}")
