@@ -180,3 +180,16 @@ def json_text(value: Any) -> str:
         return orjson.dumps(value).decode()
     except TypeError:
         return str(value)
+
+
+def json_object_line(session: Session, line: bytes, lineno: int) -> dict[str, Any] | None:
+    """One JSONL record as a dict; anything else is counted as skipped with a warning."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        session.warn(f"line {lineno}: not valid JSON")
+        return None
+    if not isinstance(record, dict):
+        session.warn(f"line {lineno}: not a JSON object")
+        return None
+    return record

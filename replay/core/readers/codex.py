@@ -45,6 +45,7 @@ from replay.core.readers.base import (
     Progress,
     Reader,
     as_list,
+    json_object_line,
     json_text,
     read_line_session,
     read_spans,
@@ -246,13 +247,8 @@ class CodexBuilder:
 
     def feed(self, line: bytes, offset: int, lineno: int) -> None:
         """Take one rollout line."""
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            self.session.warn(f"line {lineno}: not valid JSON")
-            return
-        if not isinstance(record, dict):
-            self.session.warn(f"line {lineno}: not a JSON object")
+        record = json_object_line(self.session, line, lineno)
+        if record is None:
             return
         span = (offset, len(line))
         kind = record.get("type")

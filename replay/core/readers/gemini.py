@@ -31,6 +31,7 @@ from replay.core.readers.base import (
     Reader,
     as_list,
     first_json_line,
+    json_object_line,
     json_text,
     read_line_session,
     read_spans,
@@ -195,13 +196,8 @@ class GeminiBuilder:
         if self._mode == "document":
             # The CLI rewrites a document whole; `finish` reads it back in one piece.
             return
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            self.session.warn(f"line {lineno}: not valid JSON")
-            return
-        if not isinstance(record, dict):
-            self.session.warn(f"line {lineno}: not a JSON object")
+        record = json_object_line(self.session, line, lineno)
+        if record is None:
             return
         self._record(record, (offset, len(line)), lineno)
 
