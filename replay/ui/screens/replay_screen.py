@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -168,6 +169,7 @@ class ReplayScreen(Screen[None]):
         """Parts of the current turn unfolded one by one (by clicking them)."""
         self._timer: Timer | None = None
         self._empty_cache: dict[int, EmptyTurn] = {}
+        self._opened_at = 0.0
         self._generation = 0
         """Bumped whenever turns change, so a late description of old turns is dropped."""
 
@@ -195,6 +197,7 @@ class ReplayScreen(Screen[None]):
         settings = self.replay_app.settings
         self.set_reactive(ReplayScreen.speed, settings.speed)
         self.set_reactive(ReplayScreen.context_turns, settings.context_turns)
+        self._opened_at = time.monotonic()
         self._apply_width(self.app.size.width)
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show())
         if not self.indexing:
@@ -712,7 +715,14 @@ class ReplayScreen(Screen[None]):
         if first_load and self.following:
             self.index = last
         elif first_load and not self.moved:
+            before = self.index
             self.resume_position()
+            if self.index != before and time.monotonic() - self._opened_at > 0.5:
+                # The reviewer has been looking at turn 1 while the file was read: say why
+                # the view moves.
+                empties = len(self.navigator.empty_indices)
+                self.notify(f"{len(self.session.turns):,} turns, {empties:,} empty: here is the "
+                            "first one not annotated yet.", timeout=4)
         elif self.following and not self.indexing:
             self._follow_growth(new_empty, last)
         self.index = min(self.index, last)
