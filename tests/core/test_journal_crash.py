@@ -88,7 +88,11 @@ def test_every_commit_reported_before_sigkill_survives(tmp_path: Path) -> None:
         printed_ids = [line.decode().strip() for line in printed if line.endswith(b"\n")]
         assert printed_ids == [f"{prefix}-{i}" for i in range(len(printed_ids))]
         loaded = Journal(path).load()
-        assert loaded.warnings == []
+        # A kill inside a multi-page write() can leave a torn line (Linux stops a write
+        # between pages for a fatal signal); it is skipped with a warning, never fatal, and
+        # the next append starts on a fresh line. At most one per kill.
+        assert len(loaded.warnings) <= round_number + 1
+        assert all("torn" in warning for warning in loaded.warnings)
         ids = [r["turn_id"] for r in loaded.records if r["turn_id"].startswith(prefix + "-")]
         # Every printed id is there, in order, plus at most the one committed but not printed.
         assert ids[: len(printed_ids)] == printed_ids
