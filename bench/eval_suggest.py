@@ -1,6 +1,6 @@
 """Accuracy of the suggestion rules against evaluation/labels.jsonl, and their cost.
 
-Run: /work/venv/bin/python bench/eval_suggest.py [--labels FILE] [--speed]
+Run: python bench/eval_suggest.py [--labels FILE] [--speed]
 
 Prints accuracy, n, the confusion table (rows: hand label, columns: suggestion) and every
 miss. With --speed, also times a scan of a built 100,000-turn session with and without
