@@ -258,3 +258,16 @@ def test_any_records_are_read_without_raising(records: list[Any]) -> None:
     assert [turn.index for turn in turns] == list(range(len(turns)))
     assert len({turn.id for turn in turns}) == len(turns)
     find_empty_turns(builder.session)
+
+
+def test_rewritten_history_with_odd_ids_is_read(tmp_path: Path) -> None:
+    """Found by the property test: an unhashable id in a `$set` history crashed the reader."""
+    path = tmp_path / "session.jsonl"
+    path.write_text(
+        '{"sessionId": "s", "projectHash": "p"}\n'
+        '{"$set": {"messages": [{"id": [], "type": "user", "content": "hi"},'
+        ' {"id": {"x": 1}, "type": "gemini", "content": "", "toolCalls":'
+        ' [{"id": [], "name": "ls", "args": {}}]}]}}\n', encoding="utf-8")
+    session = gemini.READER.read(path, None)[0]
+    assert [turn.role for turn in session.turns] == ["user", "assistant"]
+    assert session.turns[1].parts[0].call_id is None

@@ -86,13 +86,13 @@ def _genai_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
         elif isinstance(item.get("functionCall"), dict):
             call = item["functionCall"]
             parts.append(Part(Kind.TOOL_CALL, name=str(call.get("name") or "tool"),
-                              input=json_text(call.get("args")), call_id=call.get("id"),
+                              input=json_text(call.get("args")), call_id=_text_id(call),
                               synthetic=synthetic))
         elif isinstance(item.get("functionResponse"), dict):
             reply = item["functionResponse"]
             parts.append(Part(Kind.TOOL_RESULT, name=str(reply.get("name") or "tool"),
                               text=_response_text(reply.get("response")),
-                              call_id=reply.get("id"), synthetic=synthetic))
+                              call_id=_text_id(reply), synthetic=synthetic))
         elif item:
             parts.append(Part(Kind.OTHER, name=next(iter(item)), synthetic=synthetic))
     return parts
@@ -149,6 +149,12 @@ def _tokens(value: Any) -> dict[str, int] | None:
     tokens = {name: value[key] for key, name in names.items()
               if isinstance(value.get(key), int) and not isinstance(value.get(key), bool)}
     return tokens or None
+
+
+def _text_id(value: dict[str, Any]) -> str | None:
+    """An `id` field when it is a string (other versions and hand edits vary)."""
+    found = value.get("id")
+    return found if isinstance(found, str) else None
 
 
 def message_parts(message: dict[str, Any], *, synthetic: bool = False) -> list[Part]:
@@ -265,7 +271,8 @@ class GeminiBuilder:
             record = f"{pointer}/{position}"
             if added_meta:
                 # A rewritten history: only messages never recorded before are news.
-                if message.get("id") not in self._by_id:
+                known = message.get("id")
+                if not (isinstance(known, str) and known in self._by_id):
                     self._message(message, span, lineno, record, meta=True)
             else:
                 self._message(message, span, lineno, record)
