@@ -48,6 +48,7 @@ from replay.core.readers.base import (
     ReaderError,
     UnknownFormat,
 )
+from replay.core.readers.claude_code import link_subagents, subagent_files
 from replay.core.tail import FileTail
 
 CHANGE_WINDOW = 256
@@ -516,8 +517,9 @@ class _ClaudeSidechains:
     """Claude Code subagent files of a followed session, each tailed by its own builder.
 
     Which files belong to the session, and under which call each hangs, is decided by the
-    reader's own helpers (`readers.claude_code`), so a follow and a fresh read agree; this only
-    keeps the files' builders alive between polls and links them again when one of them grew.
+    reader (`claude_code.subagent_files` and `link_subagents`), so a follow and a fresh read
+    agree; this only keeps the files' builders alive between polls and links them again when
+    one of them grew.
     """
 
     def __init__(self, main: _LineSource) -> None:
@@ -525,36 +527,12 @@ class _ClaudeSidechains:
         self.agents: dict[Path, _LineSource] = {}
         self._linked: Session | None = None
 
-    def _files(self) -> list[Path]:
-        from replay.core.readers import claude_code as cc
-
-        path = self.main.path
-        files = cc._subagent_files(path)
-        session_id = self.main.session.session_id
-        if cc._agent_id_from_name(path) is None and session_id:
-            # Older versions: `agent-<id>.jsonl` beside the session, naming it in its records.
-            for file in cc._session_files(path.parent):
-                if not file.name.startswith("agent-") or file in files:
-                    continue
-                try:
-                    if file in self.agents or (file.stat().st_size > 0
-                                               and cc._first_session_id(file) == session_id):
-                        files.append(file)
-                except OSError:
-                    continue
-        return files
-
     def poll(self) -> bool:
         """Read the subagent files; True when a sidechain was added or grew."""
-        from replay.core.readers import claude_code as cc
-        from replay.core.readers.claude_code_builder import ClaudeCodeBuilder
-
         main = self.main
         session = main.session
-        if session.session_id is None and cc._UUID.fullmatch(main.path.stem):
-            session.session_id = main.path.stem  # Claude Code names the file after the session
         grew = False
-        files = self._files()
+        files = subagent_files(main.path, session.session_id, known=self.agents)
         for file in files:
             agent = self.agents.get(file)
             if agent is None:
@@ -563,23 +541,11 @@ class _ClaudeSidechains:
             grew = agent.fed or grew
         if not grew and self._linked is session:
             return False
-        agents = []
-        for file in files:  # the reader's order, which decides ties between possible owners
-            builder = self.agents[file].builder
-            assert isinstance(builder, ClaudeCodeBuilder)
-            agent_id = cc._agent_id_from_name(file)
-            if agent_id is not None and builder.agent_id is None:
-                builder.agent_id = agent_id
-                builder.session.meta.setdefault("agentId", agent_id)
-            read = cc._Read(builder.session, builder)
-            cc._apply_agent_meta(file, read)
-            builder.session.sidechains = []
-            agents.append(read)
-        assert isinstance(main.builder, ClaudeCodeBuilder)
-        session.sidechains = []
-        cc._link(cc._Read(session, main.builder), agents)
+        # The reader's order, which decides ties between possible owners.
+        link_subagents(main.path, main.builder,
+                       [(file, self.agents[file].builder) for file in files])
         self._linked = session
-        return bool(agents)
+        return bool(files)
 
 
 __all__ = ["FollowUpdate", "SessionFollower", "UnknownFormat", "content_signature"]

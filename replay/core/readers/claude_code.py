@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,11 +201,40 @@ def _read_or_note(path: Path, progress: Progress | None = None) -> _Read:
         return _Read(session, ClaudeCodeBuilder(str(path)))
 
 
-def _subagent_files(session_path: Path) -> list[Path]:
+def _nested_agent_files(session_path: Path) -> list[Path]:
+    """Subagent files of the newer layout: `<session>/subagents/agent-<id>.jsonl`."""
     folder = session_path.parent / session_path.name.removesuffix(".jsonl") / "subagents"
     if not folder.is_dir():
         return []
     return [file for file in _session_files(folder) if file.name.startswith("agent-")]
+
+
+def subagent_files(session_path: Path, session_id: str | None = None,
+                   known: Container[Path] = ()) -> list[Path]:
+    """The subagent files of a session file, in the order that decides ties between owners.
+
+    Newer versions write them to `<session>/subagents/`; older ones beside the session as
+    `agent-<id>.jsonl`, which count when their records name `session_id` (by default the
+    one in the file's name). Files in `known` count without that check: a follower already
+    reads them, and one being rewritten may be empty for a moment.
+    """
+    files = _nested_agent_files(session_path)
+    if _agent_id_from_name(session_path) is not None:
+        return files  # a subagent's own file: its subagents are only ever nested
+    if session_id is None and _UUID.fullmatch(session_path.stem):
+        session_id = session_path.stem
+    if not session_id:
+        return files
+    for file in _session_files(session_path.parent):
+        if not file.name.startswith("agent-") or file in files:
+            continue
+        try:
+            if file in known or (file.stat().st_size > 0
+                                 and _first_session_id(file) == session_id):
+                files.append(file)
+        except OSError:
+            continue  # gone since the folder was listed
+    return files
 
 
 def _first_session_id(path: Path) -> str | None:
@@ -261,15 +290,33 @@ def complete(path: Path, builder: LineBuilder) -> Session:
 
 
 def _attach_agents(path: Path, main: _Read) -> Session:
-    agents = [_read_or_note(file) for file in _subagent_files(path)]
-    if _agent_id_from_name(path) is None and main.session.session_id:
-        # Older versions put subagent files beside the session, named only by agent id.
-        for file in _session_files(path.parent):
-            if (file.name.startswith("agent-") and file.stat().st_size > 0
-                    and _first_session_id(file) == main.session.session_id):
-                agents.append(_read_or_note(file))
-    _link(main, agents)
+    files = subagent_files(path, main.session.session_id)
+    _link(main, [_read_or_note(file) for file in files])
     return main.session
+
+
+def link_subagents(path: Path, builder: LineBuilder,
+                   agents: Iterable[tuple[Path, LineBuilder]]) -> Session:
+    """Hang subagent sessions under the session `builder` read from `path`, anew each call.
+
+    For callers that keep feeding the builders themselves (a follower): `agents` pairs each
+    file of `subagent_files` with the builder reading it, in that order. Earlier links of
+    these sessions are replaced, so a grown subagent can be linked again. Returns the main
+    session.
+    """
+    assert isinstance(builder, ClaudeCodeBuilder)
+    session = builder.session
+    if session.session_id is None and _UUID.fullmatch(path.stem):
+        session.session_id = path.stem  # Claude Code names a session file after its session
+    reads: list[_Read] = []
+    for file, agent in agents:
+        assert isinstance(agent, ClaudeCodeBuilder)
+        read = _finish_file(file, agent)
+        read.session.sidechains = []
+        reads.append(read)
+    session.sidechains = []
+    _link(_Read(session, builder), reads)
+    return session
 
 
 def _directory_progress(progress: Progress | None, done: int, total: int) -> Progress | None:
@@ -295,7 +342,7 @@ def _read_directory(directory: Path, progress: Progress | None) -> list[Session]
     by_id = {read.session.session_id: read for read in mains if read.session.session_id}
     agents_of: dict[int, list[_Read]] = {id(read): [] for read in mains}
     for read in mains:
-        files_of_agents = _subagent_files(Path(read.session.path))
+        files_of_agents = _nested_agent_files(Path(read.session.path))
         agents_of[id(read)].extend(_read_or_note(file) for file in files_of_agents)
     orphans: list[Session] = []
     for read in loose:
