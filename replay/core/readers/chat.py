@@ -30,7 +30,13 @@ from typing import Any
 import orjson
 
 from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
-from replay.core.readers.base import HEAD_BYTES, ReaderError, UnreadablePath, iter_lines
+from replay.core.readers.base import (
+    HEAD_BYTES,
+    ReaderError,
+    UnreadablePath,
+    iter_lines,
+    read_head,
+)
 
 ROLES: dict[str, str] = {
     "user": "user",
@@ -545,6 +551,14 @@ def load_json(path: Path) -> object:
         raise ReaderError(f"{path}: not a JSON document ({error})") from None
 
 
+def file_head(path: Path) -> bytes:
+    """The head of a file (see `read_head`); a one-line UnreadablePath when it cannot be read."""
+    try:
+        return read_head(path)
+    except OSError as error:
+        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+
+
 def json_lines(path: Path) -> list[tuple[object, int, int, int]]:
     """(value, offset, length, lineno) for every non-blank line; `INVALID` marks non-JSON lines."""
     try:
@@ -571,6 +585,33 @@ def parse_line(line: bytes) -> object:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return INVALID
+
+
+Spans = tuple[tuple[int, int], ...]
+"""(offset, length) byte spans of source records."""
+
+
+def sessions_by_line(path: Path, read_record: Callable[[object, int, int, Spans], Session | None],
+                     problem: str, what: str) -> list[Session]:
+    """One session per JSON line holding a whole conversation, as `read_record` reads it.
+
+    `read_record(value, number, lineno, spans)` gets every line (`INVALID` if not JSON) and
+    returns None to refuse it; refused lines are warned about (`line <n>: <problem>`) on the
+    first session, and a file with no accepted line is a ReaderError naming `what`.
+    """
+    sessions: list[Session] = []
+    problems: list[str] = []
+    for number, (value, offset, length, lineno) in enumerate(json_lines(path), start=1):
+        session = read_record(value, number, lineno, ((offset, length),))
+        if session is None:
+            problems.append(f"line {lineno}: {problem}")
+        else:
+            sessions.append(session)
+    if not sessions:
+        raise ReaderError(f"{path}: no line holds a {what}")
+    for text in problems:
+        sessions[0].warn(text)
+    return sessions
 
 
 def head_document(head: bytes) -> object:
@@ -616,3 +657,16 @@ def head_has_item(head: bytes, accept: Callable[[object], bool], tries: int = 50
         if accept(item):
             return True
     return False
+
+
+def sniff_document(head: bytes, find: Callable[[object], object | None],
+                   accept: Callable[[object], bool]) -> bool:
+    """True when a head looks like a document that `find` finds something in.
+
+    A head that is the whole file is parsed and judged by `find`; a cut one by whether some
+    list in it starts with an item `accept` likes (`head_has_item`).
+    """
+    if len(head) < HEAD_BYTES:
+        document = head_document(head)
+        return document is not INVALID and find(document) is not None
+    return head_has_item(head, accept)

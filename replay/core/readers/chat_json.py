@@ -13,16 +13,14 @@ from pathlib import Path
 from replay.core.model import Session
 from replay.core.readers.base import HEAD_BYTES, Progress, Reader, ReaderError
 from replay.core.readers.chat import (
-    INVALID,
     envelope_id,
     envelope_text,
     fill_session,
     find_conversations,
     first_record,
-    head_document,
-    head_has_item,
     is_message,
     load_json,
+    sniff_document,
     starts_like_json,
 )
 
@@ -64,13 +62,9 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
 def _sniff(path: Path, head: bytes) -> bool:
     if not starts_like_json(head):
         return False
-    if len(head) < HEAD_BYTES:
-        # The head is the whole file: decide on the real document.
-        document = head_document(head)
-        return document is not INVALID and find_conversations(document) is not None
-    if isinstance(first_record(head), (dict, list)):
-        return False  # the first line is a whole record: JSON lines, not one document
-    return head_has_item(head, is_message)
+    if len(head) >= HEAD_BYTES and isinstance(first_record(head), (dict, list)):
+        return False  # a cut file whose first line is a whole record: JSON lines, not one document
+    return sniff_document(head, find_conversations, is_message)
 
 
 READER = Reader(

@@ -9,30 +9,24 @@ See `chat.py` for how messages become turns.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from replay.core.model import Session, Source
-from replay.core.readers.base import (
-    Progress,
-    Reader,
-    ReaderError,
-    UnreadablePath,
-    read_head,
-    read_line_session,
-)
+from replay.core.readers.base import Progress, Reader, read_line_session
 from replay.core.readers.chat import (
     INVALID,
     ChatBuilder,
+    Spans,
     envelope_id,
     envelope_text,
+    file_head,
     fill_session,
     find_conversations,
     first_record,
     is_message,
-    json_lines,
     looks_like_messages,
     parse_line,
     scalar_id,
+    sessions_by_line,
 )
 
 NAME = "chat-jsonl"
@@ -77,13 +71,10 @@ def is_conversation_record(value: object) -> bool:
 
 
 def _read_conversations(path: Path) -> list[Session]:
-    sessions: list[Session] = []
-    problems: list[str] = []
-    for number, (value, offset, length, lineno) in enumerate(json_lines(path), start=1):
+    def read_record(value: object, number: int, lineno: int, spans: Spans) -> Session | None:
         found = find_conversations(value) if isinstance(value, dict) else None
-        if value is INVALID or found is None:
-            problems.append(f"line {lineno}: not a conversation record")
-            continue
+        if found is None:
+            return None
         envelope, pointer, messages = found[0]
         session = Session(
             path=str(path),
@@ -91,32 +82,19 @@ def _read_conversations(path: Path) -> list[Session]:
             session_id=envelope_id(envelope) or f"#{number}",
             title=envelope_text(envelope, "title", "name"),
         )
-        fill_session(session, envelope, messages, pointer, line=lineno,
-                     spans=((offset, length),))
-        sessions.append(session)
-    if not sessions:
-        raise ReaderError(f"{path}: no line holds a chat conversation")
-    for problem in problems:
-        sessions[0].warn(problem)
-    return sessions
+        return fill_session(session, envelope, messages, pointer, line=lineno, spans=spans)
+
+    return sessions_by_line(path, read_record, "not a conversation record", "chat conversation")
 
 
 def _read(path: Path, progress: Progress | None = None) -> list[Session]:
-    try:
-        head = read_head(path)
-    except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
-    if is_conversation_record(first_record(head)):
+    if is_conversation_record(first_record(file_head(path))):
         return _read_conversations(path)
     return [read_line_session(path, ChatLineBuilder(str(path)), progress)]
 
 
-def _builder(path: str) -> ChatLineBuilder:
-    return ChatLineBuilder(path)
-
-
 def _sniff(path: Path, head: bytes) -> bool:
-    record: Any = first_record(head)
+    record = first_record(head)
     return is_message(record) or is_conversation_record(record)
 
 
@@ -125,6 +103,6 @@ READER = Reader(
     title="generic chat JSON lines",
     sniff=_sniff,
     read=_read,
-    builder=_builder,
+    builder=ChatLineBuilder,
     priority=92,
 )

@@ -15,24 +15,19 @@ from typing import Any
 import orjson
 
 from replay.core.model import Session, Source
-from replay.core.readers.base import (
-    HEAD_BYTES,
-    Progress,
-    Reader,
-    ReaderError,
-    UnreadablePath,
-    read_head,
-)
+from replay.core.readers.base import Progress, Reader, ReaderError
 from replay.core.readers.chat import (
     INVALID,
     ChatBuilder,
+    Spans,
     envelope_id,
     envelope_text,
+    file_head,
     first_record,
     head_document,
-    head_has_item,
-    json_lines,
     load_json,
+    sessions_by_line,
+    sniff_document,
     starts_like_json,
 )
 
@@ -156,29 +151,20 @@ def _read_document(path: Path) -> list[Session]:
 
 
 def _read_lines(path: Path) -> list[Session]:
-    sessions: list[Session] = []
-    problems: list[str] = []
-    for number, (value, offset, length, lineno) in enumerate(json_lines(path), start=1):
-        if value is INVALID or turn_list(value) is None:
-            problems.append(f"line {lineno}: not a ShareGPT conversation")
-            continue
+    def read_record(value: object, number: int, lineno: int, spans: Spans) -> Session | None:
+        if turn_list(value) is None:
+            return None
         envelope: dict[str, Any] = value  # type: ignore[assignment]
-        sessions.append(read_conversation(str(path), envelope, "", envelope_id(envelope)
-                                          or f"#{number}", lineno, ((offset, length),)))
-    if not sessions:
-        raise ReaderError(f"{path}: no line holds a ShareGPT conversation")
-    for problem in problems:
-        sessions[0].warn(problem)
-    return sessions
+        return read_conversation(str(path), envelope, "", envelope_id(envelope) or f"#{number}",
+                                 lineno, spans)
+
+    return sessions_by_line(path, read_record, "not a ShareGPT conversation",
+                            "ShareGPT conversation")
 
 
 def _read(path: Path, progress: Progress | None = None) -> list[Session]:
-    try:
-        head = read_head(path)
-    except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
-    record = first_record(head)
-    is_lines = turn_list(record) is not None and head_document(head) is INVALID
+    head = file_head(path)
+    is_lines = turn_list(first_record(head)) is not None and head_document(head) is INVALID
     sessions = _read_lines(path) if is_lines else _read_document(path)
     if progress is not None:
         progress(1, 1)
@@ -190,10 +176,7 @@ def _sniff(path: Path, head: bytes) -> bool:
         return False
     if turn_list(first_record(head)) is not None:
         return True
-    if len(head) < HEAD_BYTES:
-        document = head_document(head)
-        return document is not INVALID and conversations(document) is not None
-    return head_has_item(head, is_turn)
+    return sniff_document(head, conversations, is_turn)
 
 
 READER = Reader(
