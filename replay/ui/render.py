@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time as _time
 from datetime import datetime
 
 from rich.console import RenderableType
@@ -27,16 +26,6 @@ def clock(turn: Turn) -> str:
         return clean(turn.timestamp) if turn.timestamp else ""
     try:
         return datetime.fromtimestamp(turn.time).strftime("%H:%M:%S")
-    except (OverflowError, OSError, ValueError):
-        return ""
-
-
-def date_and_clock(turn: Turn) -> str:
-    """`2026-02-16 14:02:51` for headers that need the day too."""
-    if turn.time is None:
-        return clock(turn)
-    try:
-        return _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(turn.time))
     except (OverflowError, OSError, ValueError):
         return ""
 

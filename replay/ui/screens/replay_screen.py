@@ -234,8 +234,8 @@ class ReplayScreen(Screen[None]):
         turns = self.session.turns
         return {i for i in self.navigator.empty_indices if turns[i].id in ids}
 
-    def status_text(self) -> Text:
-        """The header line."""
+    def status_text(self, annotated: set[int] | None = None) -> Text:
+        """The header line (`annotated`: indices of annotated empty turns, if known)."""
         session = self.session
         total = len(session.turns)
         status = Text(no_wrap=True, overflow="ellipsis")
@@ -250,7 +250,9 @@ class ReplayScreen(Screen[None]):
             status.append(" · paused")
         status.append(f" · {self.speed:g}x")
         empties = len(self.navigator.empty_indices)
-        status.append(f" · {len(self.annotated_indices())} / {empties} annotated")
+        if annotated is None:
+            annotated = self.annotated_indices()
+        status.append(f" · {len(annotated)} / {empties} annotated")
         if self.role_filter:
             status.append(f" · {self.role_filter} only")
         if self.indexing:
@@ -289,17 +291,17 @@ class ReplayScreen(Screen[None]):
         return banner
 
     def show(self) -> None:
-        """Redraw everything for the current index."""
+        """Redraw everything for the current index (callers keep the index in range)."""
         turns = self.session.turns
-        self.query_one("#status", Static).update(self.status_text())
+        annotated = self.annotated_indices()
+        self.query_one("#status", Static).update(self.status_text(annotated))
         timeline = self.query_one(Timeline)
-        timeline.set_state(self.index, self.navigator.empty_indices, self.annotated_indices())
+        timeline.set_state(self.index, self.navigator.empty_indices, annotated)
         annotation = self.query_one(AnnotationBar)
         if not turns:
             self.query_one("#banner", Static).update(Text(" (no turns yet)", style="italic"))
             annotation.display = False
             return
-        self.index = min(self.index, len(turns) - 1)
         turn = turns[self.index]
         empty = self.empty_turn(self.index)
         banner = self.query_one("#banner", Static)
@@ -374,14 +376,13 @@ class ReplayScreen(Screen[None]):
 
     # ---------------------------------------------------------------- moving
 
-    def go(self, index: int | None, *, user: bool = True) -> None:
+    def go(self, index: int | None) -> None:
         """Move to a turn (clamped); any move by the reviewer stops playback."""
         if index is None or not self.session.turns:
             return
-        if user:
-            self.moved = True
-            self.playing = False
-            self.paused_at_empty = False
+        self.moved = True
+        self.playing = False
+        self.paused_at_empty = False
         index = max(0, min(len(self.session.turns) - 1, index))
         if index == self.index:
             self.show()

@@ -43,6 +43,8 @@ class Timeline(Widget):
         """Indices of annotated empty turns."""
         self.current = 0
         """Index of the current turn."""
+        self._cached_key = (-1, -1)
+        self._cached: tuple[list[tuple[int, int, bool]], list[str]] = ([], [])
 
     def set_state(self, current: int, empty: list[int], annotated: set[int]) -> None:
         """Redraw for a new position, empty-turn list or annotation set."""
@@ -54,11 +56,12 @@ class Timeline(Widget):
 
     def reset(self) -> None:
         """Forget cached sizes (the session was re-read)."""
-        self.sizes.clear()
+        self.forget_from(0)
 
     def forget_from(self, index: int) -> None:
         """Forget cached sizes of turns that changed."""
         del self.sizes[index:]
+        self._cached_key = (-1, -1)
 
     def _bucket(self, width: int, x: int) -> tuple[int, int, bool]:
         """Turns [start, end) under column x, and whether x is the first column showing them.
@@ -72,17 +75,26 @@ class Timeline(Widget):
         first = x == 0 or (x - 1) * total // width != start or total >= width
         return start, min(end, total), first
 
+    def _layout(self, width: int) -> tuple[list[tuple[int, int, bool]], list[str]]:
+        """Buckets and bar characters for a width, kept until the session or width changes
+        (each step redraws only the marks and the caret)."""
+        key = (len(self.sizes), width)
+        if self._cached_key != key:
+            buckets = [self._bucket(width, x) for x in range(width)]
+            # Log scale: one 40,000-character summary must not flatten every other turn.
+            weights = [math.log1p(sum(self.sizes[start:end]) / (end - start))
+                       for start, end, _ in buckets]
+            peak = max(weights) or 1.0
+            bars = [BARS[int(weight / peak * (len(BARS) - 1))] for weight in weights]
+            self._cached_key, self._cached = key, (buckets, bars)
+        return self._cached
+
     def render(self) -> Text:
-        width = max(self.size.width, 1)
-        total = len(self.sizes)
+        width = max(self.content_size.width, 1)
         text = Text(no_wrap=True, overflow="crop")
-        if total == 0:
+        if not self.sizes:
             return text
-        buckets = [self._bucket(width, x) for x in range(width)]
-        weights = [sum(self.sizes[start:end]) / (end - start) for start, end, _ in buckets]
-        # Log scale: one 40,000-character summary must not flatten every other turn.
-        weights = [math.log1p(weight) for weight in weights]
-        peak = max(weights) or 1.0
+        buckets, bars = self._layout(width)
         empty_style = self._style("turn-empty", bold=True)
         done_style = self._style("annotation-mark", bold=True)
         bar_style = self._style("foreground-muted")
@@ -102,8 +114,7 @@ class Timeline(Widget):
                 done = all(mark in self.annotated for mark in marks)
                 text.append("◆" if done else "●", done_style if done else empty_style)
             else:
-                level = int((weights[x] / peak) * (len(BARS) - 1)) if weights[x] else 0
-                text.append(BARS[level], bar_style)
+                text.append(bars[x], bar_style)
         text.append("\n")
         text.append(" " * caret)
         text.append("▲", self._style("primary", bold=True))

@@ -206,16 +206,6 @@ class TurnLines(ScrollView, can_focus=False):
         else:
             self.scroll_home(animate=False, immediate=True)
 
-    def show(self, renderable: RenderableType, *, at_end: bool = False) -> None:
-        """Replace the content."""
-        self._blocks = [(None, renderable)]
-        self._rendered_width = -1
-        self._render_lines()
-        if at_end:
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
-        else:
-            self.scroll_home(animate=False, immediate=True)
-
     @property
     def plain_text(self) -> str:
         """The text shown, for tests and copying."""
