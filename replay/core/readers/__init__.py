@@ -94,7 +94,7 @@ def _check_path(path: Path) -> None:
         with open(path, "rb"):
             pass
     except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+        raise UnreadablePath.of(path, error) from None
 
 
 def detect_reader(path: Path) -> Reader:
@@ -103,7 +103,7 @@ def detect_reader(path: Path) -> Reader:
     try:
         head = read_head(path)
     except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+        raise UnreadablePath.of(path, error) from None
     is_dir = path.is_dir()
     for reader in _ordered_readers():
         if is_dir and not reader.directories:

@@ -291,7 +291,7 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+        raise UnreadablePath.of(path, error) from None
     if progress is not None:
         progress(0, len(data))
     sessions = parse_history(data, str(path))

@@ -30,6 +30,11 @@ class ReaderError(Exception):
 class UnreadablePath(ReaderError):
     """The path does not exist or cannot be opened."""
 
+    @classmethod
+    def of(cls, path: object, error: OSError) -> UnreadablePath:
+        """The one-line error for a path the system refused: `path: reason`."""
+        return cls(f"{path}: {error.strerror or error}")
+
 
 class UnknownFormat(ReaderError):
     """No reader recognised the content."""
@@ -110,7 +115,7 @@ def read_line_session(
         total = os.path.getsize(path)
         handle = open(path, "rb")
     except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+        raise UnreadablePath.of(path, error) from None
     with handle:
         next_report = 0
         for line, offset, lineno in iter_lines(handle):

@@ -544,7 +544,7 @@ def load_json(path: Path) -> object:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+        raise UnreadablePath.of(path, error) from None
     try:
         return orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
     except orjson.JSONDecodeError as error:
@@ -556,7 +556,7 @@ def file_head(path: Path) -> bytes:
     try:
         return read_head(path)
     except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+        raise UnreadablePath.of(path, error) from None
 
 
 def json_lines(path: Path) -> list[tuple[object, int, int, int]]:
@@ -564,14 +564,14 @@ def json_lines(path: Path) -> list[tuple[object, int, int, int]]:
     try:
         handle = open(path, "rb")
     except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+        raise UnreadablePath.of(path, error) from None
     found: list[tuple[object, int, int, int]] = []
     with handle:
         try:
             for line, offset, lineno in iter_lines(handle):
                 found.append((parse_line(line), offset, len(line), lineno))
         except OSError as error:
-            raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+            raise UnreadablePath.of(path, error) from None
     return found
 
 

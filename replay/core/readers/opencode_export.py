@@ -47,7 +47,7 @@ def _load(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise UnreadablePath(f"{path}: {error.strerror or error}") from None
+        raise UnreadablePath.of(path, error) from None
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as error:

@@ -158,7 +158,7 @@ def _session_files(root: Path) -> dict[str, Path | None]:
                 wanted[file.stem] = file
         message_dirs = sorted((root / "message").iterdir())
     except OSError as error:
-        raise UnreadablePath(f"{root}: {error.strerror or error}") from None
+        raise UnreadablePath.of(root, error) from None
     # Messages without a session file are still a conversation someone may want to review.
     for directory in message_dirs:
         if directory.is_dir() and directory.name not in wanted:
