@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
@@ -33,6 +33,7 @@ from replay.core.model import Session, Turn
 from replay.core.navigation import Navigator, faster, slower
 from replay.core.safe import escape_controls
 from replay.ui.render import clean, gap_text, turn_plain_text
+from replay.ui.repaint import update_static
 from replay.ui.widgets.annotation_bar import AnnotationBar
 from replay.ui.widgets.timeline import Timeline, TimelineJump
 from replay.ui.widgets.turn_view import TurnLines
@@ -116,13 +117,13 @@ class ReplayScreen(Screen[None]):
         for key in "1234567890"
     ]
 
-    index: reactive[int] = reactive(0, init=False)
+    index: reactive[int] = var(0, init=False)
     """Position of the current turn."""
-    playing: reactive[bool] = reactive(False, init=False)
+    playing: reactive[bool] = var(False, init=False)
     """Playback is running."""
-    speed: reactive[float] = reactive(1.0, init=False)
+    speed: reactive[float] = var(1.0, init=False)
     """Playback speed factor."""
-    context_turns: reactive[int] = reactive(3, init=False)
+    context_turns: reactive[int] = var(3, init=False)
     """Turns shown in each context pane."""
 
     def __init__(self, session: Session, store: AnnotationStore, *, labels: LabelSet,
@@ -294,18 +295,18 @@ class ReplayScreen(Screen[None]):
         """Redraw everything for the current index (callers keep the index in range)."""
         turns = self.session.turns
         annotated = self.annotated_indices()
-        self.query_one("#status", Static).update(self.status_text(annotated))
+        update_static(self.query_one("#status", Static), self.status_text(annotated))
         timeline = self.query_one(Timeline)
         timeline.set_state(self.index, self.navigator.empty_indices, annotated)
         annotation = self.query_one(AnnotationBar)
+        banner = self.query_one("#banner", Static)
         if not turns:
-            self.query_one("#banner", Static).update(Text(" (no turns yet)", style="italic"))
+            update_static(banner, Text(" (no turns yet)", style="italic"))
             annotation.display = False
             return
         turn = turns[self.index]
         empty = self.empty_turn(self.index)
-        banner = self.query_one("#banner", Static)
-        banner.update(self.banner_text(turn, empty))
+        update_static(banner, self.banner_text(turn, empty))
         banner.set_class(empty is not None, "empty")
         banner.display = empty is not None or bool(self.sidechains_of(turn))
         # On the container, not the screen: a class change restyles the whole subtree.
@@ -360,7 +361,7 @@ class ReplayScreen(Screen[None]):
         self.show()
 
     def watch_speed(self) -> None:
-        self.query_one("#status", Static).update(self.status_text())
+        update_static(self.query_one("#status", Static), self.status_text())
 
     def watch_context_turns(self) -> None:
         self._fill_context()
@@ -372,7 +373,7 @@ class ReplayScreen(Screen[None]):
         if playing:
             self.paused_at_empty = False
             self._schedule_next()
-        self.query_one("#status", Static).update(self.status_text())
+        update_static(self.query_one("#status", Static), self.status_text())
 
     # ---------------------------------------------------------------- moving
 
@@ -474,7 +475,7 @@ class ReplayScreen(Screen[None]):
             self.paused_at_empty = True
             self.set_reactive(ReplayScreen.playing, False)
             self.index = next_index
-            self.query_one("#status", Static).update(self.status_text())
+            update_static(self.query_one("#status", Static), self.status_text())
             return
         self.index = next_index
         self._schedule_next()

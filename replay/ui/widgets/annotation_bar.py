@@ -11,6 +11,7 @@ from replay.core.annotations import Annotation
 from replay.core.detect import EmptyTurn
 from replay.core.labels import LabelSet
 from replay.core.safe import escape_controls
+from replay.ui.repaint import update_static
 
 
 class NoteInput(Input):
@@ -65,7 +66,7 @@ class AnnotationBar(Vertical):
             suggestion.append("  · enter accepts", style="dim")
         else:
             suggestion.append("no suggestion: pick a label with its number key", style="dim")
-        self.query_one("#annotation-suggestion", Static).update(suggestion)
+        update_static(self.query_one("#annotation-suggestion", Static), suggestion)
         keys = Text()
         for label in self.labels:
             chosen = label.name == pending
@@ -74,9 +75,9 @@ class AnnotationBar(Vertical):
             keys.append(f"{label.key} ", style="bold")
             keys.append(label.name, style=style)
             keys.append("  ")
-        self.query_one("#annotation-labels", Static).update(keys)
+        update_static(self.query_one("#annotation-labels", Static), keys)
         chosen_label = self.labels.get(pending) if pending else None
-        self.query_one("#annotation-help", Static).update(
+        update_static(self.query_one("#annotation-help", Static), 
             Text(chosen_label.description if chosen_label else ""))
         state = Text()
         state.append(f"confidence: {confidence} (c cycles)  ")
@@ -87,7 +88,7 @@ class AnnotationBar(Vertical):
                 state.append("  NOT WRITTEN TO DISK: see notification", style="bold red")
         else:
             state.append("not annotated yet", style="dim")
-        self.query_one("#annotation-state", Static).update(state)
+        update_static(self.query_one("#annotation-state", Static), state)
 
     def set_note(self, note: str) -> None:
         """Put a saved note back into the field."""

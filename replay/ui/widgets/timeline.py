@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.color import Color, ColorParseError
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.widget import Widget
 
 from replay.core.model import Kind, Session
@@ -45,6 +47,8 @@ class Timeline(Widget):
         """Index of the current turn."""
         self._cached_key = (-1, -1)
         self._cached: tuple[list[tuple[int, int, bool]], list[str]] = ([], [])
+        self._strips_key: tuple[object, ...] = ()
+        self._strips: list[Strip] = []
 
     def set_state(self, current: int, empty: list[int], annotated: set[int]) -> None:
         """Redraw for a new position, empty-turn list or annotation set."""
@@ -89,15 +93,33 @@ class Timeline(Widget):
             self._cached_key, self._cached = key, (buckets, bars)
         return self._cached
 
-    def render(self) -> Text:
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Both rows come from one pass over the buckets; the styles cache asks for them one
+        # at a time, so they are drawn once per state and kept.
         width = max(self.content_size.width, 1)
-        text = Text(no_wrap=True, overflow="crop")
+        key = (width, self.current, len(self.sizes), id(self.empty), len(self.empty),
+               frozenset(self.annotated), self.app.theme, self.rich_style)
+        if key != self._strips_key:
+            self._strips_key, self._strips = key, self._draw(width)
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        width = max(self.content_size.width, 1)
+        if 0 <= y < len(self._strips):
+            return self._strips[y]
+        return Strip.blank(width, self.rich_style)
+
+    def _draw(self, width: int) -> list[Strip]:
+        """The bars row (with empty-turn marks) and the caret row, as strips."""
+        base = self.rich_style
         if not self.sizes:
-            return text
+            return [Strip.blank(width, base), Strip.blank(width, base)]
         buckets, bars = self._layout(width)
-        empty_style = self._style("turn-empty", bold=True)
-        done_style = self._style("annotation-mark", bold=True)
-        bar_style = self._style("foreground-muted")
+        empty_style = base + self._style("turn-empty", bold=True)
+        done_style = base + self._style("annotation-mark", bold=True)
+        bar_style = base + self._style("foreground-muted")
+        segments: list[Segment] = []
+        run: list[str] = []
         empty_iter = iter(self.empty)
         next_empty = next(empty_iter, None)
         caret = 0
@@ -111,14 +133,19 @@ class Timeline(Widget):
                         marks.append(next_empty)
                     next_empty = next(empty_iter, None)
             if marks:
+                if run:
+                    segments.append(Segment("".join(run), bar_style))
+                    run = []
                 done = all(mark in self.annotated for mark in marks)
-                text.append("◆" if done else "●", done_style if done else empty_style)
+                segments.append(Segment("◆" if done else "●", done_style if done else empty_style))
             else:
-                text.append(bars[x], bar_style)
-        text.append("\n")
-        text.append(" " * caret)
-        text.append("▲", self._style("primary", bold=True))
-        return text
+                run.append(bars[x])
+        if run:
+            segments.append(Segment("".join(run), bar_style))
+        caret_row = [Segment(" " * caret, base),
+                     Segment("▲", base + self._style("primary", bold=True))]
+        return [Strip(segments).extend_cell_length(width, base),
+                Strip(caret_row).extend_cell_length(width, base)]
 
     def _style(self, variable: str, bold: bool = False) -> Style:
         """A Rich style from a theme variable (alpha dropped: Rich colours have none)."""

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.color import Color, ColorParseError
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -168,9 +169,11 @@ class TurnLines(ScrollView, can_focus=False):
         self.indices: list[int] = []
         """Indices of the turns shown, in order."""
         self._blocks: list[Block] = []
-        self._lines: list[Strip] = []
+        self._lines: list[list[Segment]] = []
+        """Rendered lines, each exactly the content width; strips are made when drawn."""
         self._keys: list[int | None] = []
         self._rendered_width = -1
+        self._line_style = Style()
 
     def show_turns(self, session: Session, indices: Sequence[int], *, compact: bool,
                    is_empty: Callable[[int], bool],
@@ -198,33 +201,59 @@ class TurnLines(ScrollView, can_focus=False):
         self._blocks = blocks
         self._rendered_width = -1
         scroll_y = self.scroll_y
-        self._render_lines()
+        laid_out = self._render_lines()
         if keep_scroll:
             self.scroll_to(y=scroll_y, animate=False, immediate=True)
-        elif at_end:
+        elif at_end and laid_out:
+            # The new height is known only after the layout pass.
             self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+        elif at_end:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
         else:
             self.scroll_home(animate=False, immediate=True)
 
     @property
     def plain_text(self) -> str:
         """The text shown, for tests and copying."""
-        return "\n".join(strip.text.rstrip() for strip in self._lines)
+        return "\n".join("".join(segment.text for segment in line).rstrip()
+                         for line in self._lines)
 
-    def _render_lines(self) -> None:
+    def _render_lines(self) -> bool:
+        """Render the blocks at the current width; True if that asked for a layout pass."""
         width = self.scrollable_content_region.width or self.size.width
         if width <= 0 or width == self._rendered_width:
-            return
+            return False
         console = self.app.console
         options = console.options.update(width=width, height=None)
         self._lines, self._keys = [], []
         for key, renderable in self._blocks:
             rendered = console.render_lines(renderable, options, pad=True)
-            self._lines.extend(Strip(line, width) for line in rendered)
+            self._lines.extend(rendered)
             self._keys.extend([key] * len(rendered))
         self._rendered_width = width
-        self.virtual_size = Size(width, len(self._lines))
+        return self._resize_content(Size(width, len(self._lines)))
+
+    def _resize_content(self, size: Size) -> bool:
+        """Take the new content size, with a layout pass only when the screen needs one.
+
+        Setting `virtual_size` always asks for a layout, and after a layout Textual repaints
+        every widget on the screen: that was two thirds of a step. Only a scroll bar that
+        appears or goes, or a height that follows the content, needs one; otherwise the
+        scroll bar is told the new length and only this pane is repainted.
+        """
+        old = self.virtual_size
+        scrolls = size.height > self.container_size.height - self.scrollbar_size_horizontal
+        auto_height = self.styles.height is not None and self.styles.height.is_auto
+        if (not self.container_size or scrolls != self.show_vertical_scrollbar
+                or size.width != old.width or (auto_height and size.height != old.height)):
+            self.virtual_size = size
+            self.refresh()
+            return True
+        self.set_reactive(ScrollView.virtual_size, size)
+        if scrolls:
+            self.vertical_scrollbar.window_virtual_size = size.height
         self.refresh()
+        return False
 
     def on_resize(self) -> None:
         self._render_lines()
@@ -234,12 +263,21 @@ class TurnLines(ScrollView, can_focus=False):
         if 0 <= line < len(self._keys) and self._keys[line] is not None:
             self.post_message(self.BlockClicked(self, self._keys[line]))  # type: ignore[arg-type]
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The pane's style walks every ancestor's CSS: once per repaint, not once per line.
+        self._line_style = self.rich_style
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         index = y + scroll_y
-        style = self.rich_style
-        if 0 <= index < len(self._lines):
-            return self._lines[index].crop_extend(scroll_x, scroll_x + width, style) \
-                .apply_style(style)
-        return Strip.blank(width, style)
+        style = self._line_style
+        if not 0 <= index < len(self._lines):
+            return Strip.blank(width, style)
+        if scroll_x == 0 and width == self._rendered_width:
+            # A fresh strip: Strip.crop_extend keeps a strip in its own cache when nothing
+            # is cropped, and every such cycle waits for a full garbage collection.
+            return Strip(Segment.apply_style(self._lines[index], style), width)
+        return Strip(self._lines[index], self._rendered_width) \
+            .crop_extend(scroll_x, scroll_x + width, style).apply_style(style)
