@@ -6,7 +6,8 @@ Uses bench/out/claude-code-100000.jsonl (made by bench_scan.py) unless --file is
 Each measurement runs in its own headless subprocess, side by side in one run:
 
 - baseline: a minimal Textual app (one Static) from process start to its first screen;
-- replay:   `replay FILE` from process start to the first turn on screen.
+- replay:   `replay FILE` (the CLI's own path, run headless) from process start to the
+            first turn on screen.
 
 It prints replay / baseline (target <= 1.5), then, in the replay process once indexing is
 done, the p50/p95 latency of stepping (right arrow) and of `]` (next empty turn), each from
@@ -21,10 +22,12 @@ import time
 PROCESS_START = time.perf_counter()
 
 import argparse  # noqa: E402
+import os  # noqa: E402
 import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -53,13 +56,16 @@ def child_minimal() -> None:
 
 def child_replay(path: Path, steps: int) -> None:
     """replay on the file: report the first turn on screen, then stepping latencies."""
+    # Default settings and no saved annotations, whoever runs it; no animations.
+    scratch = tempfile.mkdtemp(prefix="bench-ui-")
+    os.environ.update(REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"),
+                      REPLAY_DATA_DIR=scratch, TEXTUAL_ANIMATIONS="none")
     from textual.screen import Screen
 
-    from replay.config import Settings
-    from replay.ui.app import make_app
+    from replay.cli import main
+    from replay.ui.app import ReplayApp
     from replay.ui.screens.replay_screen import ReplayScreen
 
-    app = make_app(path, settings=Settings(animations=False))
     reported: list[float] = []
     paint = Screen._compositor_refresh
 
@@ -74,6 +80,7 @@ def child_replay(path: Path, steps: int) -> None:
     Screen._compositor_refresh = first_paint  # type: ignore[method-assign]
 
     async def pilot_run(pilot: object) -> None:
+        app = pilot.app  # type: ignore[attr-defined]
         while not reported:
             await pilot.pause(0.01)  # type: ignore[attr-defined]
         Screen._compositor_refresh = paint  # type: ignore[method-assign]
@@ -124,7 +131,14 @@ def child_replay(path: Path, steps: int) -> None:
         print(f"widgets {widgets} peak {peak}", flush=True)
         app.exit()
 
-    app.run(headless=True, size=(160, 45), auto_pilot=pilot_run)
+    # The user's path: `replay FILE` (settings, detection, then the app), run headless.
+    run = ReplayApp.run
+
+    def headless_run(self: ReplayApp, **_: object) -> None:
+        run(self, headless=True, size=(160, 45), auto_pilot=pilot_run)
+
+    ReplayApp.run = headless_run  # type: ignore[method-assign]
+    main([str(path)])
 
 
 def percentile(values: list[float], percent: float) -> float:

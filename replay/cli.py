@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from replay import __version__
-from replay.commands import command_modules
+from replay.commands import command_module, command_modules, command_names
 
 DESCRIPTION = """\
 Step through an AI coding-agent transcript, stop at every empty turn, see the turns
@@ -27,12 +27,19 @@ def _command_epilog() -> str:
     return "\n".join(lines)
 
 
+class _AppParser(argparse.ArgumentParser):
+    """Lists the commands in its help, importing their modules only when help is shown."""
+
+    def format_help(self) -> str:
+        self.epilog = _command_epilog()
+        return super().format_help()
+
+
 def app_parser() -> argparse.ArgumentParser:
     """The parser for opening the app."""
-    parser = argparse.ArgumentParser(
+    parser = _AppParser(
         prog="replay",
         description=DESCRIPTION,
-        epilog=_command_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("path", nargs="?", metavar="PATH",
@@ -55,7 +62,7 @@ def app_parser() -> argparse.ArgumentParser:
 
 def command_parser(name: str) -> argparse.ArgumentParser:
     """The parser for one headless command."""
-    module = command_modules()[name]
+    module = command_module(name)
     parser = argparse.ArgumentParser(prog=f"replay {name}", description=module.HELP)
     module.configure(parser)
     return parser
@@ -64,12 +71,11 @@ def command_parser(name: str) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `replay` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    commands = command_modules()
     try:
-        if arguments and arguments[0] in commands:
+        if arguments and arguments[0] in command_names():
             name = arguments[0]
             args = command_parser(name).parse_args(arguments[1:])
-            return int(commands[name].run(args))
+            return int(command_module(name).run(args))
         args = app_parser().parse_args(arguments)
     except KeyboardInterrupt:
         return 130

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ FIRST_BATCH_TURNS = 60
 """Turns read before the first screen is shown."""
 BATCH_SECONDS = 0.25
 """How often the loading worker reports growth."""
+FIRST_SCREEN_WAIT = 1.0
+"""Longest the loading worker waits for the first screen before reading on."""
 
 
 @dataclass(slots=True)
@@ -108,6 +111,10 @@ class ReplayApp(App[None]):
         """Suggests labels for empty turns."""
         self.replay_screen: ReplayScreen | None = None
         """The screen of the session being reviewed."""
+        self.first_screen_painted = threading.Event()
+        """Set once a session is on screen. The loading worker waits for it before reading
+        on: the interpreter runs one thread at a time, and indexing would halve the speed
+        of composing and painting the first screen."""
         self._theme_failures: list[str] = []
         result = load_all_themes()
         for theme in result.loaded:
@@ -190,6 +197,7 @@ class ReplayApp(App[None]):
                 if not started and count >= FIRST_BATCH_TURNS:
                     started = True
                     self.post_message(SessionStarted(session))
+                    self.first_screen_painted.wait(FIRST_SCREEN_WAIT)
                     last_report = time.monotonic()
                 elif started and time.monotonic() - last_report > BATCH_SECONDS:
                     # The last turn may still grow: report only the ones before it as settled.

@@ -204,6 +204,7 @@ class ReplayScreen(Screen[None]):
         if not self.indexing:
             self.resume_position()
         self.show()
+        self.call_after_refresh(self.replay_app.first_screen_painted.set)
 
     def on_resize(self) -> None:
         self._apply_width(self.app.size.width)
