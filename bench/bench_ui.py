@@ -22,6 +22,7 @@ import time
 PROCESS_START = time.perf_counter()
 
 import argparse  # noqa: E402
+import compileall  # noqa: E402
 import os  # noqa: E402
 import resource  # noqa: E402
 import statistics  # noqa: E402
@@ -149,8 +150,13 @@ def percentile(values: list[float], percent: float) -> float:
 
 def run_child(arguments: list[str]) -> dict[str, str]:
     """Run one measurement process and collect its `key value ...` lines."""
+    # Imports from cached bytecode, as after `pip install` (which compiles every module):
+    # with PYTHONDONTWRITEBYTECODE set, replay's modules were compiled from source on every
+    # start (30 ms) while Textual's came precompiled from site-packages.
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "PYTHONDONTWRITEBYTECODE"}
     result = subprocess.run([sys.executable, __file__, *arguments], capture_output=True,
-                            text=True, check=False, timeout=900)
+                            text=True, check=False, timeout=900, env=environment)
     if result.returncode != 0:
         raise SystemExit(f"child failed: {result.stderr[-2000:]}")
     found: dict[str, str] = {}
@@ -179,6 +185,7 @@ def main() -> int:
     if not args.file.exists():
         print(f"{args.file} is missing: run bench/bench_scan.py first to generate it")
         return 1
+    compileall.compile_dir(Path(__file__).resolve().parent.parent / "replay", quiet=1)
     baselines, firsts = [], []
     details: dict[str, str] = {}
     pooled: dict[str, list[float]] = {"step right": [], "step right_square_bracket": []}

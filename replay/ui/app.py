@@ -120,6 +120,13 @@ class ReplayApp(App[None]):
         for theme in result.loaded:
             self.register_theme(theme)
         self._theme_failures = result.failed
+        self._theme_problem: str | None = None
+        # Before the first stylesheet parse: a theme set in on_mount parses it all again.
+        try:
+            self.theme = self.settings.theme
+        except InvalidThemeError:
+            self._theme_problem = f"Unknown theme {self.settings.theme!r}; using {DEFAULT_THEME}."
+            self.theme = DEFAULT_THEME
         if not self.settings.animations:
             self.animation_level = "none"
 
@@ -128,13 +135,8 @@ class ReplayApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_keymap(self.settings.keymap)
-        wanted = self.settings.theme
-        try:
-            self.theme = wanted
-        except InvalidThemeError:
-            self.notify(f"Unknown theme {wanted!r}; using {DEFAULT_THEME}.", severity="warning",
-                        markup=False)
-            self.theme = DEFAULT_THEME
+        if self._theme_problem:
+            self.notify(self._theme_problem, severity="warning", markup=False)
         for failure in self._theme_failures:
             self.notify(failure, title="Theme file not loaded", severity="error", markup=False)
         for problem in self.options.problems:
