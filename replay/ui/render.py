@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from datetime import datetime
 
 from rich.console import RenderableType
+from rich.style import Style
 from rich.text import Text
 
 from replay.core.detect import format_duration
@@ -134,3 +137,32 @@ def turn_plain_text(parts: list[Part]) -> str:
         elif part.kind == Kind.REASONING and part.text:
             pieces.append(f"(reasoning) {part.text}")
     return "\n\n".join(piece.strip() for piece in pieces if piece.strip())
+
+
+_JSON_TOKEN = re.compile(
+    r'(?P<key>"(?:[^"\\\n]|\\.)*"(?=\s*:))'
+    r'|(?P<string>"(?:[^"\\\n]|\\.)*")'
+    r"|(?P<number>-?\b\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b)"
+    r"|(?P<literal>\b(?:true|false|null)\b)"
+)
+"""JSON tokens, one pass: a quoted string followed by a colon is a key."""
+
+JSON_TOKEN_VARIABLES = {"key": "text-primary", "string": "text-success",
+                        "number": "text-warning", "literal": "text-secondary"}
+"""The theme variable that colours each kind of JSON token."""
+
+
+def highlight_json(text: str, style_of: Callable[[str], Style]) -> Text:
+    """Raw records with JSON keys, strings, numbers and literals coloured.
+
+    The text is made safe first (control characters shown as escapes) and is never parsed
+    as markup: colours are spans laid over plain text. Text that is not JSON (a heading, a
+    line that did not parse) only gets colour where a token happens to match.
+    """
+    safe = Text(clean(text))
+    styles = {kind: style_of(variable) for kind, variable in JSON_TOKEN_VARIABLES.items()}
+    for match in _JSON_TOKEN.finditer(safe.plain):
+        kind = match.lastgroup
+        if kind is not None:
+            safe.stylize(styles[kind], match.start(), match.end())
+    return safe

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -11,7 +10,8 @@ from textual.widgets import Static
 
 from replay.core.model import Session, Turn
 from replay.core.raw import raw_record_text
-from replay.core.safe import escape_controls
+from replay.ui.render import highlight_json
+from replay.ui.widgets.turn_view import theme_style
 
 
 class RawScreen(ModalScreen[None]):
@@ -32,5 +32,7 @@ class RawScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = f"Source of #{self.turn.index + 1}"
-            yield Static(Text(escape_controls(raw_record_text(self.turn))),
+            variables = self.app.theme_variables
+            yield Static(highlight_json(raw_record_text(self.turn),
+                                        lambda name: theme_style(variables, name)),
                          markup=False)
