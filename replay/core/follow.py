@@ -252,7 +252,12 @@ class _DocumentSource:
         # Stamp before reading: a write during the read changes the stamp, so it is read again.
         self._stamp = stamp
         try:
-            sessions = self.reader.read(self.path, None)
+            if self.session_id is not None and self.reader.read_session is not None:
+                # One session of a database or storage folder: not every other one too.
+                found = self.reader.read_session(self.path, self.session_id)
+                sessions = [found] if found is not None else []
+            else:
+                sessions = self.reader.read(self.path, None)
         except READ_ERRORS as error:
             self.last_error = str(error)
             return False

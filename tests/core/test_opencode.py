@@ -577,3 +577,53 @@ def test_database_without_optional_columns_or_session_table(tmp_path: Path) -> N
         ("msg_1", ["one", "two"]), ("msg_2", [])]
     assert session.skipped == 2 and session.session_id == "ses_a"
     assert empties(session) == [(1, "msg_2", "assistant", "no-content")]
+
+
+# --- one session of many ------------------------------------------------------------------------
+
+
+def test_read_session_gives_the_same_session_as_reading_them_all(tmp_path: Path) -> None:
+    from replay.core.readers import opencode_storage
+
+    database = build_database(tmp_path / "opencode.db", list(TURNS))
+    storage = split_into_storage(tmp_path / "split", list(TURNS))
+    orphan = storage / "message" / "ses_orphan"
+    write_json(orphan / "msg_000.json", {"role": "user", "time": {"created": 1}})
+    for module, path in ((opencode_sqlite, database), (opencode_storage, storage)):
+        everything = module.READER.read(path, None)
+        assert module.READER.read_session is not None
+        for session in everything:
+            one = module.READER.read_session(path, session.session_id)
+            assert one is not None
+            assert (one.session_id, one.title, signature(one), one.warnings) == (
+                session.session_id, session.title, signature(session), session.warnings)
+        assert module.READER.read_session(path, "ses_not_there") is None
+    assert opencode_storage.read_session(storage, "ses_orphan") is not None
+    info = export_document("nimble-pixel")["info"]
+    session_file = storage / "session" / info["projectID"] / f"{info['id']}.json"
+    assert opencode_storage.read_session(session_file, info["id"]) is not None
+    assert opencode_storage.read_session(session_file, EXPORTS["jolly-eagle"]) is None
+
+
+def test_following_one_session_of_a_database_reads_only_that_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.core.follow import SessionFollower
+
+    database = build_database(tmp_path / "opencode.db", list(TURNS))
+    asked: list[str | None] = []
+    read = opencode_sqlite._read
+
+    def recording(path: Path, progress: object, only: str | None = None) -> list[Session]:
+        asked.append(only)
+        return read(path, progress, only)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(opencode_sqlite, "_read", recording)
+    follower = SessionFollower(database)
+    newest = EXPORTS["silent-nebula"]
+    assert follower.poll().session.session_id == newest  # type: ignore[union-attr]
+    assert asked == [None]  # the first read picks the newest session of all
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE message SET time_updated = time_updated + 1 "
+                           "WHERE session_id = ?", (newest,))
+    follower.poll()
+    assert asked == [None, newest]

@@ -219,20 +219,27 @@ def _loader(database: Path) -> PartsLoader:
     return load
 
 
-def _session_rows(connection: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Every session (from the session table, plus ids only messages mention), oldest first."""
+def _session_rows(connection: sqlite3.Connection, only: str | None = None
+                  ) -> list[dict[str, Any]]:
+    """Every session (from the session table, plus ids only messages mention), oldest first;
+    just the one with id `only` when it is given."""
+    arguments = (only,) if only is not None else ()
     sessions: dict[str, dict[str, Any]] = {}
     if "session" in _tables(connection):
         columns = _columns(connection, "session")
         if "id" in columns:
             wanted = ["id"] + [c for c in (*SESSION_FIELDS, "time_created") if c in columns]
-            for row in connection.execute(f"SELECT {', '.join(wanted)} FROM session"):
+            where = "WHERE id = ?" if only is not None else ""
+            for row in connection.execute(f"SELECT {', '.join(wanted)} FROM session {where}",
+                                          arguments):
                 record = dict(zip(wanted, row, strict=True))
                 sessions[str(record["id"])] = record
     message_columns = _columns(connection, "message")
     time_column = "MIN(time_created)" if "time_created" in message_columns else "NULL"
+    where = "WHERE session_id = ?" if only is not None else ""
     for session_id, first in connection.execute(
-            f"SELECT session_id, {time_column} FROM message GROUP BY session_id"):
+            f"SELECT session_id, {time_column} FROM message {where} GROUP BY session_id",
+            arguments):
         record = sessions.setdefault(str(session_id), {"id": str(session_id), "orphan": True})
         record.setdefault("first_message", first)
     return sorted(sessions.values(), key=_session_order)
@@ -268,6 +275,16 @@ def _read_session(connection: sqlite3.Connection, database: Path, record: dict[s
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
     """Every session in the database, oldest first."""
+    return _read(path, progress)
+
+
+def read_session(path: Path, session_id: str) -> Session | None:
+    """The session with this id, or None when the database does not hold it (yet)."""
+    sessions = _read(path, None, only=session_id)
+    return sessions[0] if sessions else None
+
+
+def _read(path: Path, progress: Progress | None, only: str | None = None) -> list[Session]:
     database = database_file(path)
     if database is None:
         raise UnreadablePath(f"{path}: no opencode.db in this directory")
@@ -280,7 +297,7 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
                                   "opencode database")
             order = "time_created, id" if "time_created" in _columns(connection, "message") \
                 else "id"
-            records = _session_rows(connection)
+            records = _session_rows(connection, only)
             for done, record in enumerate(records, start=1):
                 session = _read_session(connection, database, record, order)
                 if immutable:
@@ -299,6 +316,7 @@ READER = Reader(
     title="opencode SQLite database",
     sniff=sniff,
     read=read,
+    read_session=read_session,
     priority=19,
     directories=True,
 )

@@ -9,6 +9,7 @@ Accepts the data dir, the `storage` dir, or one `storage/session/<projectID>/<se
 
 from __future__ import annotations
 
+import glob
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,11 +187,25 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     return [session for _, _, session in found]
 
 
+def read_session(path: Path, session_id: str) -> Session | None:
+    """The session with this id, or None when the storage does not hold it (yet)."""
+    target = _target(path)
+    if target is None:
+        raise ReaderError(f"{path}: not an opencode storage directory")
+    if target.session_file is not None:
+        return read(path)[0] if target.session_file.stem == session_id else None
+    session_files = sorted((target.root / "session").glob(f"*/{glob.escape(session_id)}.json"))
+    if session_files or (target.root / "message" / session_id).is_dir():
+        return _session(target.root, session_id, session_files[0] if session_files else None)[0]
+    return None
+
+
 READER = Reader(
     name="opencode-storage",
     title="opencode storage directory",
     sniff=sniff,
     read=read,
+    read_session=read_session,
     priority=21,
     directories=True,
 )
