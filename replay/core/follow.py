@@ -252,8 +252,9 @@ class _DocumentSource:
         # Stamp before reading: a write during the read changes the stamp, so it is read again.
         self._stamp = stamp
         try:
-            if self.session_id is not None and self.reader.read_session is not None:
-                # One session of a database or storage folder: not every other one too.
+            if self.reader.read_session is not None:
+                # One session of a database or storage folder (the newest until one is
+                # chosen), never every other one too.
                 found = self.reader.read_session(self.path, self.session_id)
                 sessions = [found] if found is not None else []
             else:

@@ -598,6 +598,8 @@ def test_read_session_gives_the_same_session_as_reading_them_all(tmp_path: Path)
             assert (one.session_id, one.title, signature(one), one.warnings) == (
                 session.session_id, session.title, signature(session), session.warnings)
         assert module.READER.read_session(path, "ses_not_there") is None
+        newest = module.READER.read_session(path, None)
+        assert newest is not None and newest.session_id == everything[-1].session_id
     assert opencode_storage.read_session(storage, "ses_orphan") is not None
     info = export_document("nimble-pixel")["info"]
     session_file = storage / "session" / info["projectID"] / f"{info['id']}.json"
@@ -613,17 +615,20 @@ def test_following_one_session_of_a_database_reads_only_that_one(
     asked: list[str | None] = []
     read = opencode_sqlite._read
 
-    def recording(path: Path, progress: object, only: str | None = None) -> list[Session]:
-        asked.append(only)
-        return read(path, progress, only)  # type: ignore[arg-type]
+    def recording(path: Path, progress: object, only: str | None = None,
+                  newest: bool = False) -> list[Session]:
+        asked.append("newest" if newest else only)
+        found = read(path, progress, only, newest)  # type: ignore[arg-type]
+        assert len(found) == 1
+        return found
 
     monkeypatch.setattr(opencode_sqlite, "_read", recording)
     follower = SessionFollower(database)
     newest = EXPORTS["silent-nebula"]
     assert follower.poll().session.session_id == newest  # type: ignore[union-attr]
-    assert asked == [None]  # the first read picks the newest session of all
+    assert asked == ["newest"]  # never every session, not even to find the newest
     with sqlite3.connect(database) as connection:
         connection.execute("UPDATE message SET time_updated = time_updated + 1 "
                            "WHERE session_id = ?", (newest,))
     follower.poll()
-    assert asked == [None, newest]
+    assert asked == ["newest", newest]

@@ -70,9 +70,10 @@ class Reader:
     complete: Callable[[Path, LineBuilder], Session] | None = None
     """For line-based formats: what `read` adds after the builder has seen every line
     (sidechains in other files, facts from the file name); None when nothing."""
-    read_session: Callable[[Path, str], Session | None] | None = None
-    """For sources holding many sessions: read only the one with this id (None when it is
-    not there), so following one session does not read every other one on each change."""
+    read_session: Callable[[Path, str | None], Session | None] | None = None
+    """For sources holding many sessions: read only the one with this id, or the newest one
+    for None (None when there is no such session), so following one session never reads
+    every other one."""
     priority: int = 50
     """Lower sniffs first; specific formats before generic ones."""
     directories: bool = False

@@ -278,13 +278,14 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     return _read(path, progress)
 
 
-def read_session(path: Path, session_id: str) -> Session | None:
-    """The session with this id, or None when the database does not hold it (yet)."""
-    sessions = _read(path, None, only=session_id)
+def read_session(path: Path, session_id: str | None) -> Session | None:
+    """The session with this id (the newest one for None), or None when there is none."""
+    sessions = _read(path, None, only=session_id, newest=session_id is None)
     return sessions[0] if sessions else None
 
 
-def _read(path: Path, progress: Progress | None, only: str | None = None) -> list[Session]:
+def _read(path: Path, progress: Progress | None, only: str | None = None,
+          newest: bool = False) -> list[Session]:
     database = database_file(path)
     if database is None:
         raise UnreadablePath(f"{path}: no opencode.db in this directory")
@@ -298,6 +299,8 @@ def _read(path: Path, progress: Progress | None, only: str | None = None) -> lis
             order = "time_created, id" if "time_created" in _columns(connection, "message") \
                 else "id"
             records = _session_rows(connection, only)
+            if newest:
+                records = records[-1:]
             for done, record in enumerate(records, start=1):
                 session = _read_session(connection, database, record, order)
                 if immutable:

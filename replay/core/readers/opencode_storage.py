@@ -167,6 +167,22 @@ def _session_files(root: Path) -> dict[str, Path | None]:
     return wanted
 
 
+def _newest_session(root: Path) -> str | None:
+    """The id of the session created last, read from the session files alone."""
+    newest: tuple[float, str] | None = None
+    for session_id, session_file in _session_files(root).items():
+        created: float | None = None
+        if session_file is not None:
+            info = _read_json(session_file, None) or {}
+            time = info.get("time") if isinstance(info.get("time"), dict) else {}
+            created = parse_time(time.get("created"))[1]
+        if created is None:  # as `_session` does: when its first message was written
+            created = _session(root, session_id, session_file)[1]
+        if newest is None or (created, session_id) > newest:
+            newest = (created, session_id)
+    return newest[1] if newest else None
+
+
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
     """Every session of a storage directory (or the one named), sorted by creation time."""
     target = _target(path)
@@ -187,13 +203,17 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     return [session for _, _, session in found]
 
 
-def read_session(path: Path, session_id: str) -> Session | None:
-    """The session with this id, or None when the storage does not hold it (yet)."""
+def read_session(path: Path, session_id: str | None) -> Session | None:
+    """The session with this id (the newest one for None), or None when there is none."""
     target = _target(path)
     if target is None:
         raise ReaderError(f"{path}: not an opencode storage directory")
     if target.session_file is not None:
-        return read(path)[0] if target.session_file.stem == session_id else None
+        return read(path)[0] if session_id in (None, target.session_file.stem) else None
+    if session_id is None:
+        session_id = _newest_session(target.root)
+        if session_id is None:
+            return None
     session_files = sorted((target.root / "session").glob(f"*/{glob.escape(session_id)}.json"))
     if session_files or (target.root / "message" / session_id).is_dir():
         return _session(target.root, session_id, session_files[0] if session_files else None)[0]
