@@ -27,6 +27,7 @@ def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
     base = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("REPLAY_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("REPLAY_CONFIG_FILE", str(base / "config" / "config.toml"))
+    monkeypatch.setenv("REPLAY_SPOOL_DIR", str(base / "pipes"))
     yield base
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from replay.core.model import Session
 from replay.core.readers import ReaderError, load_sessions
 from replay.core.readers.base import Progress
+from replay.core.spool import named, spooled
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -22,12 +23,21 @@ def say_error(message: str) -> None:
 def load_or_none(
     path: str | Path, format: str | None = None, progress: Progress | None = None
 ) -> list[Session] | None:
-    """Load sessions, or print the reader's one-line error and return None."""
+    """Load sessions, or print the reader's one-line error and return None.
+
+    A pipe (`<(zcat x.gz)`, or `-` for standard input) is copied to a file first.
+    """
     try:
-        return load_sessions(Path(path), format, progress)
+        source = spooled(path)
     except ReaderError as error:
         say_error(str(error))
         return None
+    try:
+        return load_sessions(source, format, progress)
+    except ReaderError as error:
+        say_error(named(str(error), source, path))
+        return None
+
 
 
 def stderr_progress(label: str) -> Progress | None:

@@ -16,6 +16,7 @@ from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
 from replay.core.detect import DEFAULT_RULES, EmptyTurn
 from replay.core.follow import FollowUpdate, SessionFollower
 from replay.core.readers import ReaderError
+from replay.core.spool import follow_refusal
 from replay.core.suggest import default_suggester
 
 NAME = "watch"
@@ -66,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
     """Follow until SIGINT or SIGTERM; exit 2 for a path or format that cannot be read."""
     from replay.watching import follow_forever
 
+    refusal = follow_refusal(args.path)
+    if refusal:
+        say_error(refusal)
+        return EXIT_BAD_INPUT
     path = Path(args.path)
     if not path.exists() or not (path.is_dir() or path.is_file()):
         say_error(f"{path}: no such file or directory")

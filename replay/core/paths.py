@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -29,3 +30,11 @@ def config_file() -> Path:
 def user_themes_dir() -> Path:
     """Directory of the user's own theme files, beside the config file."""
     return config_file().parent / "themes"
+
+
+def spool_dir() -> Path:
+    """Where input read from a pipe is copied; `REPLAY_SPOOL_DIR` overrides it."""
+    override = os.environ.get("REPLAY_SPOOL_DIR")
+    if override:
+        return Path(override)
+    return Path(tempfile.gettempdir()) / f"replay-{os.getuid()}-pipes"

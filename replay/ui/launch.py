@@ -9,6 +9,7 @@ from pathlib import Path
 from replay.config import load_settings
 from replay.core.labels import DEFAULT_LABELS, LabelSetError, load_label_set
 from replay.core.readers import ReaderError, detect_reader, get_reader
+from replay.core.spool import STDIN, follow_refusal, named, spooled
 
 
 def _fail(message: str) -> int:
@@ -22,11 +23,20 @@ def launch(args: argparse.Namespace) -> int:
 
     loaded = load_settings()
     settings = loaded.settings
-    path = Path(args.path) if args.path else default_sample()
+    given = args.path or default_sample()
+    if str(given) == STDIN:
+        return _fail("standard input: the app reads keys from it; give a file, or a pipe as "
+                     "`replay <(command)`")
+    if args.follow and (refusal := follow_refusal(given)):
+        return _fail(refusal)
+    try:
+        path = spooled(given)  # a pipe, as `replay <(zcat session.jsonl.gz)`, becomes a file
+    except ReaderError as error:
+        return _fail(str(error))
     try:
         reader = get_reader(args.format) if args.format else detect_reader(path)
     except ReaderError as error:
-        return _fail(str(error))
+        return _fail(named(str(error), path, given))
     labels_path = args.labels or settings.labels
     labels = DEFAULT_LABELS
     if labels_path:
