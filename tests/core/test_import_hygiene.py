@@ -6,6 +6,12 @@ import subprocess
 import sys
 
 
+def fresh_python(code: str) -> str:
+    """What the code prints in a new interpreter, where nothing is imported yet."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def test_core_imports_without_textual_or_rich() -> None:
     code = (
         "import sys, pkgutil, importlib, replay.core\n"
@@ -16,9 +22,7 @@ def test_core_imports_without_textual_or_rich() -> None:
         "bad = sorted(n for n in sys.modules if n.split('.')[0] in ui)\n"
         "print(','.join(bad))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
-    assert result.stdout.strip() == ""
+    assert fresh_python(code) == ""
 
 
 def test_opening_the_app_imports_no_command_module() -> None:
@@ -29,9 +33,7 @@ def test_opening_the_app_imports_no_command_module() -> None:
         "app_parser().parse_args(['session.jsonl'])\n"
         "print(','.join(sorted(n for n in sys.modules if n.startswith('replay.commands.'))))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
-    assert result.stdout.strip() == ""
+    assert fresh_python(code) == ""
 
 
 def test_every_command_module_is_named_after_its_command() -> None:
