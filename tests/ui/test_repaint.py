@@ -115,3 +115,29 @@ async def test_empty_turn_pane_height_follows_the_turn(tmp_path: Path, width: in
         await pilot.press("right")
         await pilot.pause()
         assert current.size.height > at_empty  # an ordinary turn takes the free height
+
+
+async def test_garbage_is_collected_once_the_reviewer_pauses(
+        chat_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+    from types import SimpleNamespace
+
+    import replay.ui.app as app_module
+
+    collected: list[float] = []
+    monkeypatch.setattr(app_module, "gc", SimpleNamespace(
+        freeze=gc.freeze, collect=lambda: collected.append(1)))
+    monkeypatch.setattr(app_module, "IDLE_COLLECT_SECONDS", 0.3)
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        await pilot.pause(0.5)
+        collected.clear()
+        for _ in range(5):  # a burst of steps: nothing collected while they come
+            await pilot.press("right")
+            await pilot.pause(0.05)
+        assert collected == []
+        await pilot.pause(0.6)  # the reviewer reads: one collection, then none
+        assert collected == [1]
+        await pilot.pause(0.5)
+        assert collected == [1]

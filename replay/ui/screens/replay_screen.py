@@ -294,6 +294,7 @@ class ReplayScreen(Screen[None]):
 
     def show(self) -> None:
         """Redraw everything for the current index (callers keep the index in range)."""
+        self.replay_app.collect_when_idle()
         turns = self.session.turns
         annotated = self.annotated_indices()
         update_static(self.query_one("#status", Static), self.status_text(annotated))
