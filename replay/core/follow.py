@@ -244,9 +244,23 @@ class _DocumentSource:
         self.last_error: str | None = None
         self._stamp: tuple[object, ...] | None = None
 
+    def _stamp_now(self) -> tuple[object, ...]:
+        if self.reader.name == "opencode-storage":
+            # One session's files, not a walk over every file of the storage tree (360 ms
+            # for 55,000 part files on every wake-up). The newest session is chosen first,
+            # so that even the first stamp covers only the session that is then read.
+            from replay.core.readers.opencode_storage import newest_session, session_sources
+
+            if self.session_id is None:
+                self.session_id = newest_session(self.path)
+            if self.session_id is not None:
+                return tuple(_stamp(source) for source in session_sources(self.path,
+                                                                           self.session_id))
+        return _stamp(self.stamp_path)
+
     def read(self, final: bool = False) -> bool:
         """Read again if anything changed; True when a new session object was read."""
-        stamp = _stamp(self.stamp_path)
+        stamp = self._stamp_now()
         if stamp == self._stamp:
             return False
         # Stamp before reading: a write during the read changes the stamp, so it is read again.

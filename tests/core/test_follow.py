@@ -477,6 +477,37 @@ def test_opencode_storage_gaining_messages_and_parts(tmp_path: Path) -> None:
     assert log.empty_ids == expected_empty
 
 
+
+def test_opencode_storage_changes_of_other_sessions_are_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.core.readers import opencode_storage
+
+    root = tmp_path / "storage"
+    for number, session_id in enumerate(("ses_old", "ses_new")):
+        _write_json(root / "session" / "prj_1" / f"{session_id}.json",
+                    {"id": session_id, "time": {"created": 1_760_000_000_000 + number}})
+        _write_json(root / "message" / session_id / f"msg_{session_id}.json",
+                    {"role": "user", "time": {"created": 1_760_000_000_000 + number}})
+        _write_json(root / "part" / f"msg_{session_id}" / "prt_1.json",
+                    {"type": "text", "text": f"hello from {session_id}"})
+    reads: list[str] = []
+    session = opencode_storage._session
+
+    def counting(root: Path, session_id: str, session_file: Path | None) -> Any:
+        reads.append(session_id)
+        return session(root, session_id, session_file)
+
+    monkeypatch.setattr(opencode_storage, "_session", counting)
+    follower = SessionFollower(root)
+    assert follower.poll().session.session_id == "ses_new"  # type: ignore[union-attr]
+    reads.clear()
+    _write_json(root / "part" / "msg_ses_old" / "prt_2.json", {"type": "text", "text": "more"})
+    _write_json(root / "message" / "ses_old" / "msg_2.json", {"role": "user"})
+    assert not follower.poll().has_news and reads == []
+    _write_json(root / "part" / "msg_ses_new" / "prt_2.json", {"type": "text", "text": "more"})
+    update = follower.poll()
+    assert reads == ["ses_new"] and update.changed == [0]
+
 # -- generic chat JSON lines --------------------------------------------------------------------
 
 def chat_session(exchanges: int, seed: int) -> tuple[bytes, int]:

@@ -10,6 +10,7 @@ Accepts the data dir, the `storage` dir, or one `storage/session/<projectID>/<se
 from __future__ import annotations
 
 import glob
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,8 +168,33 @@ def _session_files(root: Path) -> dict[str, Path | None]:
     return wanted
 
 
-def _newest_session(root: Path) -> str | None:
+def session_sources(path: Path, session_id: str) -> list[Path]:
+    """Where a change is a change of this session: its session files, its message folder
+    and the part folder of each of its messages (a follower stamps these instead of walking
+    the whole storage tree on every wake-up)."""
+    target = _target(path)
+    if target is None:
+        return [path]
+    root = target.root
+    messages = root / "message" / session_id
+    sources = sorted((root / "session").glob(f"*/{glob.escape(session_id)}.json"))
+    sources.append(messages)
+    try:
+        names = sorted(os.listdir(messages))
+    except OSError:
+        names = []
+    sources.extend(root / "part" / Path(name).stem for name in names if name.endswith(".json"))
+    return sources
+
+
+def newest_session(path: Path) -> str | None:
     """The id of the session created last, read from the session files alone."""
+    target = _target(path)
+    if target is None:
+        return None
+    if target.session_file is not None:
+        return target.session_file.stem
+    root = target.root
     newest: tuple[float, str] | None = None
     for session_id, session_file in _session_files(root).items():
         created: float | None = None
@@ -211,7 +237,7 @@ def read_session(path: Path, session_id: str | None) -> Session | None:
     if target.session_file is not None:
         return read(path)[0] if session_id in (None, target.session_file.stem) else None
     if session_id is None:
-        session_id = _newest_session(target.root)
+        session_id = newest_session(path)
         if session_id is None:
             return None
     session_files = sorted((target.root / "session").glob(f"*/{glob.escape(session_id)}.json"))
