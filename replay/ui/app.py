@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 
     from replay.core.follow import FollowUpdate
 
-FIRST_BATCH_TURNS = 60
-"""Turns read before the first screen is shown."""
+FIRST_BATCH_TURNS = 24
+"""Turns read before the first screen is shown: the current turn and a widened After pane;
+the rest arrives while the reviewer reads."""
 BATCH_SECONDS = 0.25
 """How often the loading worker reports growth."""
 FIRST_SCREEN_WAIT = 1.0

@@ -21,6 +21,8 @@ HEAD_BYTES = 64 * 1024
 
 CHUNK_BYTES = 4 * 1024 * 1024
 """Read size for line-based formats."""
+FIRST_CHUNK_BYTES = 64 * 1024
+"""The first read of a line-based file; each next read doubles, up to CHUNK_BYTES."""
 
 
 class ReaderError(Exception):
@@ -92,8 +94,13 @@ def iter_lines(
     handle.seek(start)
     offset = start
     pending = b""
+    # Small reads first, doubling up to CHUNK_BYTES: the first lines come out at once (the
+    # app shows the first turns while the rest is read) and big files are still read in
+    # big chunks.
+    size = FIRST_CHUNK_BYTES
     while True:
-        chunk = handle.read(CHUNK_BYTES)
+        chunk = handle.read(size)
+        size = min(size * 2, CHUNK_BYTES)
         if not chunk:
             break
         if pending:
