@@ -207,7 +207,9 @@ def main() -> int:
     print(f"replay      first turn on screen: {first:.3f} s "
           f"(runs {', '.join(f'{f:.3f}' for f in firsts)})")
     ratio = first / base
-    print(f"ratio       replay / baseline = {ratio:.2f}  (target <= {RATIO_TARGET})")
+    middle = statistics.median(firsts) / statistics.median(baselines)
+    print(f"ratio       replay / baseline = {ratio:.2f} best of each, {middle:.2f} median of "
+          f"each  (target <= {RATIO_TARGET}, on the best)")
     passed = ratio <= RATIO_TARGET
     for key, timings in pooled.items():
         p95 = percentile(timings, 95)
