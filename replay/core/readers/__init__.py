@@ -17,6 +17,7 @@ from replay.core.readers.base import (
     Progress,
     Reader,
     ReaderError,
+    SessionEntry,
     UnknownFormat,
     UnreadablePath,
     read_head,
@@ -25,9 +26,11 @@ from replay.core.readers.base import (
 __all__ = [
     "Reader",
     "ReaderError",
+    "SessionEntry",
     "UnknownFormat",
     "UnreadablePath",
     "all_readers",
+    "read_entry",
     "detect_reader",
     "get_reader",
     "load_sessions",
@@ -138,3 +141,16 @@ def load_sessions(
     except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
             RecursionError) as error:
         raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None
+
+
+def read_entry(reader: Reader, entry: SessionEntry) -> Session:
+    """Read one listed session; ReaderError when it cannot be read or is gone."""
+    if entry.own_file:
+        sessions = reader.read(entry.path, None)
+        if sessions:
+            return sessions[0]
+    elif reader.read_session is not None:
+        session = reader.read_session(entry.path, entry.key)
+        if session is not None:
+            return session
+    raise ReaderError(f"{entry.path}: session {entry.key} is no longer there")

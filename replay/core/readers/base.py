@@ -56,6 +56,23 @@ class LineBuilder(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class SessionEntry:
+    """One session of a multi-session source, known before it is read (for a session list
+    that shows at once and fills in its counts while the sessions are read one by one)."""
+
+    key: str
+    """What the session is read by: its id in a database or storage folder, its file name."""
+    path: Path
+    """The session's own file when `own_file`, else the whole source."""
+    own_file: bool = False
+    """True when `path` holds this session alone: read it as a file of its own."""
+    title: str | None = None
+    """The title, when the source keeps one outside the session's records."""
+    started: float | None = None
+    """When it started (epoch seconds), as far as a glance at the source tells."""
+
+
+@dataclass(frozen=True, slots=True)
 class Reader:
     """A transcript format: how to recognise it and how to read it."""
 
@@ -76,6 +93,8 @@ class Reader:
     """For sources holding many sessions: read only the one with this id, or the newest one
     for None (None when there is no such session), so following one session never reads
     every other one."""
+    list_sessions: Callable[[Path], list[SessionEntry]] | None = None
+    """For sources holding many sessions: list them without reading them."""
     priority: int = 50
     """Lower sniffs first; specific formats before generic ones."""
     directories: bool = False

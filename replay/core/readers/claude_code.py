@@ -18,12 +18,13 @@ from pathlib import Path
 
 import orjson
 
-from replay.core.model import Session
+from replay.core.model import Session, parse_time
 from replay.core.readers.base import (
     HEAD_BYTES,
     LineBuilder,
     Progress,
     Reader,
+    SessionEntry,
     UnreadablePath,
     read_line_session,
 )
@@ -238,18 +239,54 @@ def subagent_files(session_path: Path, session_id: str | None = None,
 
 
 def _first_session_id(path: Path) -> str | None:
+    return _head_facts(path, lines=5)[0]
+
+
+def _head_facts(path: Path, lines: int = 40) -> tuple[str | None, float | None]:
+    """The first session id and the first timestamp among a file's first records."""
+    session_id: str | None = None
+    started: float | None = None
     try:
         head = _head(path)
     except OSError:
-        return None
-    for line in head.split(b"\n", 5)[:5]:
+        return None, None
+    for line in head.split(b"\n", lines)[:lines]:
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
-            return value["sessionId"]
-    return None
+        if not isinstance(value, dict):
+            continue
+        if session_id is None and isinstance(value.get("sessionId"), str):
+            session_id = value["sessionId"]
+        if started is None:
+            started = parse_time(value.get("timestamp"))[1]
+        if session_id is not None and started is not None:
+            break
+    return session_id, started
+
+
+def list_sessions(path: Path) -> list[SessionEntry]:
+    """The session files of a project folder, with their first timestamp, none of them read;
+    subagent files beside their session are read with it, as `read` does."""
+    if not path.is_dir():
+        return [SessionEntry(key=path.name, path=path, own_file=True,
+                             started=_head_facts(path)[1])]
+    files = [file for file in _session_files(path) if _is_session_file(file)]
+    facts = {file: _head_facts(file) for file in files}
+    main_ids = {facts[file][0] for file in files if not file.name.startswith("agent-")}
+    entries = []
+    for file in files:
+        session_id, started = facts[file]
+        if file.name.startswith("agent-") and session_id in main_ids:
+            continue
+        if started is None:
+            try:
+                started = file.stat().st_mtime
+            except OSError:
+                continue
+        entries.append(SessionEntry(key=file.name, path=file, own_file=True, started=started))
+    return entries
 
 
 def _started(session: Session) -> tuple[bool, float, str]:
@@ -395,6 +432,7 @@ READER = Reader(
     read=read,
     builder=ClaudeCodeBuilder,
     complete=complete,
+    list_sessions=list_sessions,
     priority=20,
     directories=True,
 )

@@ -20,7 +20,13 @@ import orjson
 
 from replay.core.model import Part, PartsLoader, Session, Source, Turn, parse_time
 from replay.core.readers._opencode_parts import turn_from_message
-from replay.core.readers.base import Progress, Reader, ReaderError, UnreadablePath
+from replay.core.readers.base import (
+    Progress,
+    Reader,
+    ReaderError,
+    SessionEntry,
+    UnreadablePath,
+)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -284,6 +290,26 @@ def read_session(path: Path, session_id: str | None) -> Session | None:
     return sessions[0] if sessions else None
 
 
+def list_sessions(path: Path) -> list[SessionEntry]:
+    """Every session with its title and start, oldest first, none of them read."""
+    database = database_file(path)
+    if database is None:
+        raise UnreadablePath(f"{path}: no opencode.db in this directory")
+    try:
+        with _opened(database) as (connection, _immutable):
+            records = _session_rows(connection)
+    except sqlite3.Error as error:
+        raise _problem(database, error) from None
+    entries = []
+    for record in records:
+        started = _session_order(record)[0]
+        title = record.get("title")
+        entries.append(SessionEntry(
+            key=str(record["id"]), path=path, title=title if isinstance(title, str) else None,
+            started=started if started != float("inf") else None))
+    return entries
+
+
 def _read(path: Path, progress: Progress | None, only: str | None = None,
           newest: bool = False) -> list[Session]:
     database = database_file(path)
@@ -320,6 +346,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     read_session=read_session,
+    list_sessions=list_sessions,
     priority=19,
     directories=True,
 )

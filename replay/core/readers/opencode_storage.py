@@ -19,7 +19,13 @@ import orjson
 
 from replay.core.model import Part, PartsLoader, Session, Source, Turn, parse_time
 from replay.core.readers._opencode_parts import sort_key_created, turn_from_message
-from replay.core.readers.base import Progress, Reader, ReaderError, UnreadablePath
+from replay.core.readers.base import (
+    Progress,
+    Reader,
+    ReaderError,
+    SessionEntry,
+    UnreadablePath,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +123,11 @@ def _loader(root: Path) -> PartsLoader:
     return load
 
 
+def _created(info: dict[str, Any]) -> float | None:
+    time = info.get("time") if isinstance(info.get("time"), dict) else {}
+    return parse_time(time.get("created"))[1]
+
+
 def _session(root: Path, session_id: str, session_file: Path | None) -> tuple[Session, float]:
     """One session, with every message in opencode's order, and when it was created."""
     session = Session(path=str(session_file or root / "message" / session_id),
@@ -144,8 +155,7 @@ def _session(root: Path, session_id: str, session_file: Path | None) -> tuple[Se
     for _, file, message in messages:
         session.add(_message_turn(root, file, message, session, shorten_long=True))
     session.loader = _loader(root)
-    time = info.get("time") if isinstance(info.get("time"), dict) else {}
-    created = parse_time(time.get("created"))[1]
+    created = _created(info)
     if created is None:
         created = session.started
     return session, created if created is not None else float("inf")
@@ -187,6 +197,25 @@ def session_sources(path: Path, session_id: str) -> list[Path]:
     return sources
 
 
+def list_sessions(path: Path) -> list[SessionEntry]:
+    """Every session with the title and start its session file gives, none of them read."""
+    target = _target(path)
+    if target is None:
+        raise ReaderError(f"{path}: not an opencode storage directory")
+    if target.session_file is not None:
+        wanted: dict[str, Path | None] = {target.session_file.stem: target.session_file}
+    else:
+        wanted = _session_files(target.root)
+    entries = []
+    for session_id, session_file in wanted.items():
+        info = (_read_json(session_file, None) or {}) if session_file is not None else {}
+        title = info.get("title")
+        entries.append(SessionEntry(key=session_id, path=path,
+                                    title=title if isinstance(title, str) and title else None,
+                                    started=_created(info)))
+    return entries
+
+
 def newest_session(path: Path) -> str | None:
     """The id of the session created last, read from the session files alone."""
     target = _target(path)
@@ -197,11 +226,7 @@ def newest_session(path: Path) -> str | None:
     root = target.root
     newest: tuple[float, str] | None = None
     for session_id, session_file in _session_files(root).items():
-        created: float | None = None
-        if session_file is not None:
-            info = _read_json(session_file, None) or {}
-            time = info.get("time") if isinstance(info.get("time"), dict) else {}
-            created = parse_time(time.get("created"))[1]
+        created = _created(_read_json(session_file, None) or {}) if session_file else None
         if created is None:  # as `_session` does: when its first message was written
             created = _session(root, session_id, session_file)[1]
         if newest is None or (created, session_id) > newest:
@@ -252,6 +277,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     read_session=read_session,
+    list_sessions=list_sessions,
     priority=21,
     directories=True,
 )

@@ -1,0 +1,62 @@
+"""Multi-session sources list their sessions without reading them, and each listed session
+reads back as the same session a full read gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from replay.core.model import Session
+from replay.core.readers import detect_reader, load_sessions, read_entry
+from tests.core.test_claude_code import _project
+from tests.core.test_opencode import TURNS, build_database, split_into_storage
+
+
+def shape(session: Session) -> tuple[object, ...]:
+    return (session.session_id, session.title, len(session.turns),
+            [s.session_id for s in session.sidechains], session.skipped)
+
+
+def check_listing(path: Path) -> list[Session]:
+    """Every listed session reads as one of the full read's, and none is missing."""
+    reader = detect_reader(path)
+    assert reader.list_sessions is not None
+    entries = reader.list_sessions(path)
+    listed = [read_entry(reader, entry) for entry in entries]
+    full = load_sessions(path)
+    assert sorted(map(shape, listed), key=repr) == sorted(map(shape, full), key=repr)
+    for entry, session in zip(entries, listed, strict=True):
+        if entry.title is not None:
+            assert entry.title == session.title
+        if entry.started is not None and session.started is not None:
+            assert abs(entry.started - session.started) < 600  # a glance, not a read
+    return listed
+
+
+def test_a_claude_code_project_folder(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    listed = check_listing(project)
+    # The nested subagent and the loose agent file of a listed session come with it.
+    assert [len(s.sidechains) for s in listed if s.turns and len(s.turns) == 22] == [1]
+
+
+def test_an_opencode_database_and_storage_folder(tmp_path: Path) -> None:
+    check_listing(build_database(tmp_path / "opencode.db", list(TURNS)))
+    check_listing(split_into_storage(tmp_path / "split", list(TURNS)))
+
+
+def test_listing_reads_no_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.core.readers import claude_code, opencode_sqlite, opencode_storage
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a session was read while listing")
+
+    monkeypatch.setattr(claude_code, "_read_file", refuse)
+    monkeypatch.setattr(opencode_sqlite, "_read_session", refuse)
+    monkeypatch.setattr(opencode_storage, "_session", refuse)
+    assert len(claude_code.list_sessions(_project(tmp_path))) == 3
+    database = build_database(tmp_path / "opencode.db", list(TURNS))
+    assert len(opencode_sqlite.list_sessions(database)) == len(TURNS)
+    storage = split_into_storage(tmp_path / "split", list(TURNS))
+    assert len(opencode_storage.list_sessions(storage)) == len(TURNS)
