@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from replay.core.detect import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggester, find_empty_turns
+from replay.core.detect import (
+    DEFAULT_RULES,
+    DetectionRules,
+    EmptyTurn,
+    Suggester,
+    find_empty_turns,
+    is_empty,
+)
 from replay.core.model import Session
 
 
@@ -37,3 +44,29 @@ def scan_session(
 ) -> ScanReport:
     """Find the empty turns of one session."""
     return ScanReport(session, find_empty_turns(session, rules, suggester))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One line about a session for a list of sessions: kept instead of the session."""
+
+    label: str
+    """Its title, else its id, else its file name."""
+    started: float | None
+    """When its first turn was written (epoch seconds)."""
+    turns: int
+    """Number of turns."""
+    empty: int
+    """Number of empty turns under the rules it was summarised with."""
+    subagents: int
+    """Number of subagent sessions linked to it."""
+    format: str
+    """Reader name."""
+
+
+def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> SessionSummary:
+    """The summary of a session (no suggestions: counting is enough)."""
+    return SessionSummary(
+        label=session.label, started=session.started, turns=len(session.turns),
+        empty=sum(1 for turn in session.turns if is_empty(turn, rules)),
+        subagents=len(session.sidechains), format=session.format)

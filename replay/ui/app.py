@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ProgressBar, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from replay.config import DEFAULT_THEME, Settings, remember
 from replay.core.annotations import AnnotationStore, default_reviewer
@@ -24,10 +24,26 @@ from replay.core.detect import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggest
 from replay.core.journal import JournalError
 from replay.core.labels import DEFAULT_LABELS, LabelSet
 from replay.core.model import Session
-from replay.core.readers import Reader, ReaderError, detect_reader, get_reader, load_sessions
-from replay.core.readers.base import iter_lines
+from replay.core.readers import (
+    Reader,
+    ReaderError,
+    detect_reader,
+    get_reader,
+    load_sessions,
+    read_entry,
+)
+from replay.core.readers.base import SessionEntry, iter_lines
+from replay.core.scan import summarize
 from replay.themes import app_variable_defaults, load_all_themes
-from replay.ui.messages import LoadFailed, LoadProgress, SessionsLoaded, SessionStarted, TurnsAdded
+from replay.ui.messages import (
+    LoadFailed,
+    LoadProgress,
+    SessionsListed,
+    SessionsLoaded,
+    SessionStarted,
+    SessionSummarized,
+    TurnsAdded,
+)
 from replay.ui.screens.replay_screen import ReplayScreen
 
 if TYPE_CHECKING:
@@ -178,6 +194,9 @@ class ReplayApp(App[None]):
         if path.is_file() and reader.builder is not None:
             self._load_progressively(path, reader)
             return
+        if reader.list_sessions is not None:
+            self._list_sessions(path, reader)
+            return
         try:
             sessions = load_sessions(
                 path, reader.name, lambda done, total: self.post_message(LoadProgress(done, total)))
@@ -189,6 +208,60 @@ class ReplayApp(App[None]):
             self.post_message(TurnsAdded(sessions[0], 0, done=True))
         else:
             self.post_message(SessionsLoaded(sessions))
+
+    def _list_sessions(self, path: Path, reader: Reader) -> None:
+        """List a multi-session source: the picker shows at once, counts come later."""
+        assert reader.list_sessions is not None
+        try:
+            entries = reader.list_sessions(path)
+        except ReaderError as error:
+            self.post_message(LoadFailed(str(error)))
+            return
+        if len(entries) == 1:
+            self._load_entry(reader, entries[0])
+        elif entries:
+            self.post_message(SessionsListed(reader, entries))
+        else:
+            self.post_message(SessionsLoaded([]))
+
+    def _load_entry(self, reader: Reader, entry: SessionEntry) -> None:
+        """Read one listed session for the replay screen (a big file progressively)."""
+        if entry.own_file and reader.builder is not None and entry.path.is_file():
+            self._load_progressively(entry.path, reader)
+            return
+        try:
+            session = read_entry(reader, entry)
+        except ReaderError as error:
+            self.post_message(LoadFailed(str(error)))
+            return
+        self.post_message(SessionStarted(session))
+        self.post_message(TurnsAdded(session, 0, done=True))
+
+    def open_entry(self, reader: Reader, entry: SessionEntry) -> None:
+        """Open a session picked from a listed source (stops reading the others' counts)."""
+        self.first_screen_painted.clear()
+        self.load_entry(reader, entry)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False,
+          description="Reading the session")
+    def load_entry(self, reader: Reader, entry: SessionEntry) -> None:
+        self._load_entry(reader, entry)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False,
+          description="Counting turns")
+    def summarize_sessions(self, reader: Reader, entries: list[SessionEntry]) -> None:
+        """Read listed sessions one at a time for the picker's counts, keeping none."""
+        worker = get_current_worker()
+        rules = self.options.rules
+        for entry in entries:
+            if worker.is_cancelled:
+                return
+            try:
+                summary = summarize(read_entry(reader, entry), rules)
+            except ReaderError as error:
+                self.post_message(SessionSummarized(entry, None, str(error)))
+            else:
+                self.post_message(SessionSummarized(entry, summary))
 
     def _load_progressively(self, path: Path, reader: Reader) -> None:
         assert reader.builder is not None
@@ -272,11 +345,30 @@ class ReplayApp(App[None]):
         if len(event.sessions) == 1:
             self.open_session(event.sessions[0])
             return
-        picker = SessionPicker(str(self.options.path), event.sessions, self.options.rules)
+        self._show_picker(SessionPicker.of_sessions(str(self.options.path), event.sessions,
+                                                    self.options.rules))
+
+    @on(SessionsListed)
+    def show_listed(self, event: SessionsListed) -> None:
+        from replay.ui.screens.picker import PickerRow, SessionPicker
+
+        rows = [PickerRow(entry=entry) for entry in event.entries]
+        self._show_picker(SessionPicker(str(self.options.path), rows, self.options.rules,
+                                        event.reader))
+
+    def _show_picker(self, picker: Screen[None]) -> None:
         if isinstance(self.screen, LoadingScreen):
             self.switch_screen(picker)
         else:
             self.push_screen(picker)
+
+    @on(SessionSummarized)
+    def show_summary(self, event: SessionSummarized) -> None:
+        from replay.ui.screens.picker import SessionPicker
+
+        for screen in self.screen_stack:
+            if isinstance(screen, SessionPicker):
+                screen.show_summary(event.entry, event.summary, event.error)
 
     @on(TurnsAdded)
     def grow_session(self, event: TurnsAdded) -> None:

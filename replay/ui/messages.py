@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from replay.core.model import Session
+from replay.core.readers.base import Reader, SessionEntry
+from replay.core.scan import SessionSummary
 
 
 @dataclass
@@ -21,6 +23,23 @@ class SessionsLoaded(Message):
     """Every session at the path has been read (more than one: show the picker)."""
 
     sessions: list[Session]
+
+
+@dataclass
+class SessionsListed(Message):
+    """The sessions of a multi-session source, none read yet (show the picker at once)."""
+
+    reader: Reader
+    entries: list[SessionEntry]
+
+
+@dataclass
+class SessionSummarized(Message):
+    """One listed session was read for its row in the picker, and let go."""
+
+    entry: SessionEntry
+    summary: SessionSummary | None
+    error: str | None = None
 
 
 @dataclass

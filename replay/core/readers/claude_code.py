@@ -280,11 +280,6 @@ def list_sessions(path: Path) -> list[SessionEntry]:
         session_id, started = facts[file]
         if file.name.startswith("agent-") and session_id in main_ids:
             continue
-        if started is None:
-            try:
-                started = file.stat().st_mtime
-            except OSError:
-                continue
         entries.append(SessionEntry(key=file.name, path=file, own_file=True, started=started))
     return entries
 

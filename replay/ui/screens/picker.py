@@ -1,7 +1,13 @@
-"""Choose one session of a multi-session source, newest first, with turn and empty counts."""
+"""Choose one session of a multi-session source, newest first, with turn and empty counts.
+
+A listed source (a Claude Code project folder, an opencode database or storage folder)
+shows its sessions at once; their counts fill in as a worker reads them one by one and lets
+each go, so neither the wait nor the memory grows with the whole folder.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from rich.text import Text
@@ -11,21 +17,55 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from replay.core.detect import DetectionRules, is_empty
+from replay.core.detect import DetectionRules
 from replay.core.model import Session
+from replay.core.readers.base import Reader, SessionEntry
 from replay.core.safe import escape_controls
+from replay.core.scan import SessionSummary, summarize
+
+COLUMNS = ("started", "session", "turns", "empty", "subagents", "format")
+PENDING = Text("…", justify="right", style="dim")
 
 
-def session_row(session: Session, rules: DetectionRules) -> tuple[Text, ...]:
-    """Started, title, turns, empty turns, format."""
-    started = session.started
-    when = datetime.fromtimestamp(started).strftime("%Y-%m-%d %H:%M") if started else "?"
-    empties = sum(1 for turn in session.turns if is_empty(turn, rules))
-    return (Text(when), Text(escape_controls(session.label)[:70]),
-            Text(f"{len(session.turns):,}", justify="right"),
-            Text(str(empties), justify="right", style="bold" if empties else "dim"),
-            Text(f"{len(session.sidechains)}" if session.sidechains else "", justify="right"),
-            Text(session.format))
+@dataclass(slots=True)
+class PickerRow:
+    """One session in the list: read already, or listed and maybe summarised since."""
+
+    entry: SessionEntry | None = None
+    """How to read it, for a listed source."""
+    session: Session | None = None
+    """The session itself, for a source that was read whole."""
+    summary: SessionSummary | None = None
+    """Its counts, once known."""
+    error: str | None = None
+    """Why it could not be read, if it could not."""
+
+    @property
+    def started(self) -> float | None:
+        if self.summary is not None and self.summary.started is not None:
+            return self.summary.started
+        return self.entry.started if self.entry is not None else None
+
+
+def _when(started: float | None) -> Text:
+    return Text(datetime.fromtimestamp(started).strftime("%Y-%m-%d %H:%M") if started else "?")
+
+
+def row_cells(row: PickerRow, format_name: str) -> tuple[Text, ...]:
+    """Started, title, turns, empty turns, subagents, format."""
+    summary = row.summary
+    if summary is None:
+        entry = row.entry
+        label = (entry.title or entry.key) if entry is not None else "?"
+        problem = Text(f"unreadable: {escape_controls(row.error)}"[:60], style="red") \
+            if row.error else None
+        return (_when(row.started), Text(escape_controls(label)[:70]), problem or PENDING,
+                PENDING if problem is None else Text(""), Text(""), Text(format_name))
+    return (_when(row.started), Text(escape_controls(summary.label)[:70]),
+            Text(f"{summary.turns:,}", justify="right"),
+            Text(str(summary.empty), justify="right", style="bold" if summary.empty else "dim"),
+            Text(f"{summary.subagents}" if summary.subagents else "", justify="right"),
+            Text(summary.format))
 
 
 class SessionPicker(Screen[None]):
@@ -37,28 +77,71 @@ class SessionPicker(Screen[None]):
     SessionPicker > DataTable { height: 1fr; }
     """
 
-    def __init__(self, path: str, sessions: list[Session], rules: DetectionRules) -> None:
+    def __init__(self, path: str, rows: list[PickerRow], rules: DetectionRules,
+                 reader: Reader | None = None) -> None:
         super().__init__()
-        self.sessions = sorted(sessions, key=lambda s: s.started or 0.0, reverse=True)
+        self.rows = sorted(rows, key=lambda row: row.started or 0.0, reverse=True)
+        """Newest first."""
         self.path = path
         self.rules = rules
+        self.reader = reader
+        """The reader of a listed source (None when every session was read already)."""
+
+    @classmethod
+    def of_sessions(cls, path: str, sessions: list[Session],
+                    rules: DetectionRules) -> SessionPicker:
+        """The list of sessions read whole already."""
+        return cls(path, [PickerRow(session=s, summary=summarize(s, rules)) for s in sessions],
+                   rules)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f" {len(self.sessions)} sessions in {escape_controls(self.path)}"
+        yield Static(Text(f" {len(self.rows)} sessions in {escape_controls(self.path)}"
                           " · enter opens one"), id="picker-title", markup=False)
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("started", "session", "turns", "empty", "subagents", "format")
-        for number, session in enumerate(self.sessions):
-            table.add_row(*session_row(session, self.rules), key=str(number))
+        for column in COLUMNS:
+            table.add_column(column, key=column)
+        for number, row in enumerate(self.rows):
+            table.add_row(*row_cells(row, self._format_name(row)), key=str(number))
         table.focus()
+
+    def _format_name(self, row: PickerRow) -> str:
+        if row.session is not None:
+            return row.session.format
+        return self.reader.name if self.reader is not None else ""
+
+    def on_screen_resume(self) -> None:
+        # Shown, or back from a session: read on the sessions whose counts are missing.
+        waiting = [row.entry for row in self.rows
+                   if row.entry is not None and row.summary is None and row.error is None]
+        if waiting and self.reader is not None:
+            from replay.ui.app import ReplayApp
+
+            assert isinstance(self.app, ReplayApp)
+            self.app.summarize_sessions(self.reader, waiting)
+
+    def show_summary(self, entry: SessionEntry, summary: SessionSummary | None,
+                     error: str | None) -> None:
+        """Fill in the row of a listed session that was just read."""
+        for number, row in enumerate(self.rows):
+            if row.entry is entry:
+                row.summary, row.error = summary, error
+                table = self.query_one(DataTable)
+                for column, cell in zip(COLUMNS, row_cells(row, self._format_name(row)),
+                                        strict=True):
+                    table.update_cell(str(number), column, cell, update_width=True)
+                return
 
     @on(DataTable.RowSelected)
     def open_selected(self, event: DataTable.RowSelected) -> None:
         from replay.ui.app import ReplayApp
 
         assert isinstance(self.app, ReplayApp)
-        self.app.open_session(self.sessions[int(str(event.row_key.value))])
+        row = self.rows[int(str(event.row_key.value))]
+        if row.session is not None:
+            self.app.open_session(row.session)
+        elif row.entry is not None and self.reader is not None:
+            self.app.open_entry(self.reader, row.entry)
