@@ -127,17 +127,16 @@ async def test_garbage_is_collected_once_the_reviewer_pauses(
     collected: list[float] = []
     monkeypatch.setattr(app_module, "gc", SimpleNamespace(
         freeze=gc.freeze, collect=lambda: collected.append(1)))
-    monkeypatch.setattr(app_module, "IDLE_COLLECT_SECONDS", 0.3)
+    monkeypatch.setattr(app_module, "IDLE_COLLECT_SECONDS", 1.0)
     app = build_app(chat_file)
     async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot, app)
-        await pilot.pause(0.5)
+        await pilot.pause(1.2)
         collected.clear()
         for _ in range(5):  # a burst of steps: nothing collected while they come
             await pilot.press("right")
-            await pilot.pause(0.05)
         assert collected == []
-        await pilot.pause(0.6)  # the reviewer reads: one collection, then none
+        await pilot.pause(1.5)  # the reviewer reads: one collection, then none
         assert collected == [1]
-        await pilot.pause(0.5)
+        await pilot.pause(1.2)
         assert collected == [1]
