@@ -196,7 +196,11 @@ class ReplayApp(App[None]):
             return
         if reader.list_sessions is not None:
             self._list_sessions(path, reader)
-            return
+        else:
+            self._load_whole(path, reader)
+
+    def _load_whole(self, path: Path, reader: Reader) -> None:
+        """Read every session of the source, then show the one or list them all."""
         try:
             sessions = load_sessions(
                 path, reader.name, lambda done, total: self.post_message(LoadProgress(done, total)))
@@ -214,6 +218,9 @@ class ReplayApp(App[None]):
         assert reader.list_sessions is not None
         try:
             entries = reader.list_sessions(path)
+            if entries is None:  # not listable: read it whole
+                self._load_whole(path, reader)
+                return
         except ReaderError as error:
             self.post_message(LoadFailed(str(error)))
             return
@@ -226,6 +233,8 @@ class ReplayApp(App[None]):
 
     def _load_entry(self, reader: Reader, entry: SessionEntry) -> None:
         """Read one listed session for the replay screen (a big file progressively)."""
+        if entry.format is not None:
+            reader = get_reader(entry.format)
         if entry.own_file and reader.builder is not None and entry.path.is_file():
             self._load_progressively(entry.path, reader)
             return

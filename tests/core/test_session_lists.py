@@ -60,3 +60,32 @@ def test_listing_reads_no_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert len(opencode_sqlite.list_sessions(database)) == len(TURNS)
     storage = split_into_storage(tmp_path / "split", list(TURNS))
     assert len(opencode_storage.list_sessions(storage)) == len(TURNS)
+
+
+def test_a_folder_of_projects_lists_every_session_inside(tmp_path: Path) -> None:
+    from replay.core.readers import folder
+    from tests.conftest import realdata
+
+    projects = tmp_path / "projects"
+    _project(projects)  # a Claude Code project folder, listed by its own reader
+    codex = realdata("codex/codemie-code__src__agents__plugins__codex____tests____fixtures__"
+                     "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl")
+    (projects / "rollout.jsonl").write_bytes(codex.read_bytes())
+    (projects / "opencode").mkdir()
+    build_database(projects / "opencode" / "opencode.db", ["nimble-pixel", "jolly-eagle"])
+    assert detect_reader(projects).name == "folder"
+    listed = check_listing(projects)
+    assert sorted(s.format for s in listed) == [
+        "claude-code", "claude-code", "claude-code", "codex", "opencode-db", "opencode-db"]
+    entries = folder.list_sessions(projects)
+    assert entries is not None and {e.format for e in entries} == {
+        "claude-code", "codex", "opencode-db"}
+
+
+def test_a_folder_with_a_chat_dataset_is_read_whole(tmp_path: Path) -> None:
+    from replay.core.readers import folder
+    from tests.ui.sessions import write_chat_jsonl
+
+    write_chat_jsonl(tmp_path / "chats.jsonl")
+    _project(tmp_path / "cc")
+    assert folder.list_sessions(tmp_path) is None

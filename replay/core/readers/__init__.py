@@ -145,6 +145,8 @@ def load_sessions(
 
 def read_entry(reader: Reader, entry: SessionEntry) -> Session:
     """Read one listed session; ReaderError when it cannot be read or is gone."""
+    if entry.format is not None:
+        reader = get_reader(entry.format)
     if entry.own_file:
         sessions = reader.read(entry.path, None)
         if sessions:

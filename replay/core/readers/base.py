@@ -70,6 +70,8 @@ class SessionEntry:
     """The title, when the source keeps one outside the session's records."""
     started: float | None = None
     """When it started (epoch seconds), as far as a glance at the source tells."""
+    format: str | None = None
+    """The reader that reads it, when not the one that listed it (a folder of many kinds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +95,11 @@ class Reader:
     """For sources holding many sessions: read only the one with this id, or the newest one
     for None (None when there is no such session), so following one session never reads
     every other one."""
-    list_sessions: Callable[[Path], list[SessionEntry]] | None = None
-    """For sources holding many sessions: list them without reading them."""
+    list_sessions: Callable[[Path], list[SessionEntry] | None] | None = None
+    """For sources holding many sessions: list them without reading them (None from the
+    call: this source cannot be listed, read it whole)."""
+    single_session: bool = False
+    """True when a file of this format holds exactly one session (subagents aside)."""
     priority: int = 50
     """Lower sniffs first; specific formats before generic ones."""
     directories: bool = False

@@ -426,6 +426,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     builder=ClaudeCodeBuilder,
+    single_session=True,
     complete=complete,
     list_sessions=list_sessions,
     priority=20,

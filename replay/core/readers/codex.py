@@ -578,6 +578,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     builder=CodexBuilder,
+    single_session=True,
     priority=30,
 )
 """The Codex CLI format."""

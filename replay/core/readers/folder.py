@@ -7,10 +7,11 @@ or `replay scan ~/.claude/projects` read everything inside.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from replay.core.model import Session
-from replay.core.readers.base import Progress, Reader, ReaderError
+from replay.core.readers.base import Progress, Reader, ReaderError, SessionEntry
 
 MAX_DEPTH = 4
 """How deep sub-directories are searched."""
@@ -88,11 +89,34 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
+def list_sessions(path: Path) -> list[SessionEntry] | None:
+    """Every session under the directory, none read: those of listable sources inside (a
+    Claude Code project, an opencode database) and one per file of single-session formats.
+    None when a file may hold several sessions (chat datasets): then it is read whole."""
+    entries: list[SessionEntry] = []
+    for entry, reader in _claims(path, 0):
+        if reader.list_sessions is not None and (entry.is_dir() or not reader.single_session):
+            try:
+                listed = reader.list_sessions(entry)
+            except ReaderError:
+                listed = [SessionEntry(key=entry.name, path=entry, own_file=True)]
+            if listed is None:
+                return None
+            entries.extend(replace(item, format=reader.name) for item in listed)
+        elif reader.single_session:
+            entries.append(SessionEntry(key=entry.name, path=entry, own_file=True,
+                                        format=reader.name))
+        else:
+            return None
+    return entries
+
+
 READER = Reader(
     name="folder",
     title="directory of transcripts",
     sniff=sniff,
     read=read,
+    list_sessions=list_sessions,
     priority=99,
     directories=True,
 )

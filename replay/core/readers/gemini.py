@@ -384,6 +384,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     builder=GeminiBuilder,
+    single_session=True,
     priority=30,
 )
 """The Gemini CLI format."""

@@ -122,5 +122,6 @@ READER = Reader(
     title="opencode export JSON",
     sniff=sniff,
     read=read,
+    single_session=True,
     priority=20,
 )

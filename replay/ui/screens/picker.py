@@ -7,8 +7,10 @@ each go, so neither the wait nor the memory grows with the whole folder.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from rich.text import Text
 from textual import on
@@ -23,7 +25,7 @@ from replay.core.readers.base import Reader, SessionEntry
 from replay.core.safe import escape_controls
 from replay.core.scan import SessionSummary, summarize
 
-COLUMNS = ("started", "session", "turns", "empty", "subagents", "format")
+COLUMNS = ("started", "session", "turns", "empty", "subagents", "format", "folder")
 PENDING = Text("…", justify="right", style="dim")
 
 
@@ -51,8 +53,18 @@ def _when(started: float | None) -> Text:
     return Text(datetime.fromtimestamp(started).strftime("%Y-%m-%d %H:%M") if started else "?")
 
 
-def row_cells(row: PickerRow, format_name: str) -> tuple[Text, ...]:
-    """Started, title, turns, empty turns, subagents, format."""
+def _folder(row: PickerRow, root: str) -> Text:
+    """Where the session lives under the listed folder (blank when directly in it)."""
+    source = row.entry.path if row.entry is not None else \
+        Path(row.session.path) if row.session is not None else None
+    if source is None:
+        return Text("")
+    folder = os.path.relpath(source if source.is_dir() else source.parent, root)
+    return Text("" if folder == "." else escape_controls(folder)[-50:], style="dim")
+
+
+def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
+    """Started, title, turns, empty turns, subagents, format, folder."""
     summary = row.summary
     if summary is None:
         entry = row.entry
@@ -60,12 +72,13 @@ def row_cells(row: PickerRow, format_name: str) -> tuple[Text, ...]:
         problem = Text(f"unreadable: {escape_controls(row.error)}"[:60], style="red") \
             if row.error else None
         return (_when(row.started), Text(escape_controls(label)[:70]), problem or PENDING,
-                PENDING if problem is None else Text(""), Text(""), Text(format_name))
+                PENDING if problem is None else Text(""), Text(""), Text(format_name),
+                _folder(row, root))
     return (_when(row.started), Text(escape_controls(summary.label)[:70]),
             Text(f"{summary.turns:,}", justify="right"),
             Text(str(summary.empty), justify="right", style="bold" if summary.empty else "dim"),
             Text(f"{summary.subagents}" if summary.subagents else "", justify="right"),
-            Text(summary.format))
+            Text(summary.format), _folder(row, root))
 
 
 class SessionPicker(Screen[None]):
@@ -105,12 +118,14 @@ class SessionPicker(Screen[None]):
         for column in COLUMNS:
             table.add_column(column, key=column)
         for number, row in enumerate(self.rows):
-            table.add_row(*row_cells(row, self._format_name(row)), key=str(number))
+            table.add_row(*row_cells(row, self._format_name(row), self.path), key=str(number))
         table.focus()
 
     def _format_name(self, row: PickerRow) -> str:
         if row.session is not None:
             return row.session.format
+        if row.entry is not None and row.entry.format is not None:
+            return row.entry.format
         return self.reader.name if self.reader is not None else ""
 
     def on_screen_resume(self) -> None:
@@ -130,7 +145,7 @@ class SessionPicker(Screen[None]):
             if row.entry is entry:
                 row.summary, row.error = summary, error
                 table = self.query_one(DataTable)
-                for column, cell in zip(COLUMNS, row_cells(row, self._format_name(row)),
+                for column, cell in zip(COLUMNS, row_cells(row, self._format_name(row), self.path),
                                         strict=True):
                     table.update_cell(str(number), column, cell, update_width=True)
                 return
