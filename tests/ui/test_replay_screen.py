@@ -281,6 +281,34 @@ async def test_click_unfolds_one_tool_call_and_o_unfolds_all() -> None:
         assert sum("▶ ⚙" in line for line in current.plain_text.splitlines()) == 0
 
 
+async def test_a_very_long_text_shows_its_start_until_clicked(tmp_path: Path) -> None:
+    import json
+
+    from replay.ui.widgets.turn_view import CURRENT_TEXT_LINES
+
+    long_text = "\n".join(f"log line {number}" for number in range(3 * CURRENT_TEXT_LINES))
+    path = tmp_path / "paste.json"
+    path.write_text(json.dumps({"messages": [
+        {"role": "user", "content": long_text},
+        {"role": "assistant", "content": "ok"},
+    ]}))
+    app = build_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("home")
+        current = screen.query_one("#current", TurnLines)
+        lines = current.plain_text.splitlines()
+        assert f"log line {CURRENT_TEXT_LINES - 1}" in current.plain_text
+        assert f"log line {CURRENT_TEXT_LINES}" not in current.plain_text
+        assert lines[-1].strip() == (f"… {2 * CURRENT_TEXT_LINES:,} more lines "
+                                     "(click or o shows it all)")
+        assert await pilot.click("#current", offset=(4, 2))
+        await pilot.pause()
+        assert f"log line {3 * CURRENT_TEXT_LINES - 1}" in current.plain_text
+        assert "more lines" not in current.plain_text
+
+
 async def test_subagent_of_a_claude_code_session_opens_with_s(tmp_path: Path) -> None:
     import os
 

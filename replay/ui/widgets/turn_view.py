@@ -34,6 +34,10 @@ from replay.ui.render import (
 
 COMPACT_TEXT_LINES = 14
 """Lines of prose a compact (Before/After) view shows before folding."""
+CURRENT_TEXT_LINES = 400
+"""Lines of one prose part the current turn shows before folding the rest."""
+CURRENT_TEXT_CHARS = 40_000
+"""Characters of one prose part the current turn shows before folding the rest."""
 
 ROLE_VARIABLES = {"user": "turn-user", "assistant": "turn-assistant", "system": "turn-system"}
 
@@ -113,6 +117,20 @@ def turn_blocks(session: Session, turn: Turn, *, compact: bool, empty: bool,
     return blocks
 
 
+def _long_prose(text: str, muted: Style) -> list[RenderableType]:
+    """Prose of the current turn, its start only when it is very long: drawing 20,000 lines
+    took a second a step. A click (or `o`) shows it whole."""
+    shown, hidden = fold(text, CURRENT_TEXT_LINES)
+    cut = len(shown) - CURRENT_TEXT_CHARS
+    if cut > 0:
+        shown = shown[:CURRENT_TEXT_CHARS]
+    if not hidden and cut <= 0:
+        return [_indent(prose(text))]
+    more = f"{hidden:,} more lines" if hidden else f"{cut:,} more characters"
+    return [_indent(prose(shown)),
+            _indent(Text(f"… {more} (click or o shows it all)", style=muted))]
+
+
 def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[RenderableType]:
     if part.kind == Kind.TEXT:
         if not part.text.strip():
@@ -121,7 +139,9 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
             label = f"◇ attachment · {part.text_length:,} chars (click or o opens)"
             return [_indent(Text(label, style=muted))]
         if not compact:
-            return [_indent(prose(part.text))]
+            if expanded:
+                return [_indent(prose(part.text))]
+            return _long_prose(part.text, muted)
         text, hidden = fold(part.text, COMPACT_TEXT_LINES)
         folded = [_indent(prose(text))]
         if hidden:
