@@ -50,7 +50,7 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
         await pilot.press("escape")
         assert app.screen is picker
         await wait_until(pilot, lambda: all(row.summary is not None for row in picker.rows))
-        shown = {cells(table, row)[1]: int(cells(table, row)[2].replace(",", ""))
+        shown = {cells(table, row)[4]: int(cells(table, row)[1].replace(",", ""))
                  for row in range(table.row_count)}
         assert shown == expected
         # Newest first; the session without any timestamp last.

@@ -25,7 +25,8 @@ from replay.core.readers.base import Reader, SessionEntry
 from replay.core.safe import escape_controls
 from replay.core.scan import SessionSummary, summarize
 
-COLUMNS = ("started", "session", "turns", "empty", "subagents", "format", "folder")
+COLUMNS = ("started", "turns", "empty", "subagents", "session", "format", "folder")
+"""Counts before the long session name: on a narrow terminal they stay in sight."""
 PENDING = Text("…", justify="right", style="dim")
 
 
@@ -64,21 +65,21 @@ def _folder(row: PickerRow, root: str) -> Text:
 
 
 def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
-    """Started, title, turns, empty turns, subagents, format, folder."""
+    """Started, turns, empty turns, subagents, title, format, folder."""
     summary = row.summary
     if summary is None:
         entry = row.entry
         label = (entry.title or entry.key) if entry is not None else "?"
-        problem = Text(f"unreadable: {escape_controls(row.error)}"[:60], style="red") \
-            if row.error else None
-        return (_when(row.started), Text(escape_controls(label)[:70]), problem or PENDING,
-                PENDING if problem is None else Text(""), Text(""), Text(format_name),
-                _folder(row, root))
-    return (_when(row.started), Text(escape_controls(summary.label)[:70]),
-            Text(f"{summary.turns:,}", justify="right"),
+        if row.error:
+            problem = Text(f"unreadable: {escape_controls(row.error)}"[:70], style="red")
+            return (_when(row.started), Text(""), Text(""), Text(""), problem,
+                    Text(format_name), _folder(row, root))
+        return (_when(row.started), PENDING, PENDING, Text(""),
+                Text(escape_controls(label)[:70]), Text(format_name), _folder(row, root))
+    return (_when(row.started), Text(f"{summary.turns:,}", justify="right"),
             Text(str(summary.empty), justify="right", style="bold" if summary.empty else "dim"),
             Text(f"{summary.subagents}" if summary.subagents else "", justify="right"),
-            Text(summary.format), _folder(row, root))
+            Text(escape_controls(summary.label)[:70]), Text(summary.format), _folder(row, root))
 
 
 class SessionPicker(Screen[None]):
