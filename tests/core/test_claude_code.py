@@ -526,3 +526,17 @@ def test_odd_field_types_take_the_lenient_path(tmp_path: Path) -> None:
         (Kind.TEXT, None), (Kind.TOOL_CALL, None)]
     assert session.turns[2].tokens == {"output": 4}
     assert session.skipped == 0
+
+
+def test_reading_leaves_objects_someone_froze_frozen() -> None:
+    import gc
+
+    kept = [{"frozen": number} for number in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        load_sessions(realdata(WORKTREES))
+        assert gc.get_freeze_count() >= frozen and kept
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()

@@ -400,14 +400,19 @@ def _collector_paused() -> Iterator[None]:
     collector would walk them again and again as they are made, and once more when it is
     switched back on, for nothing: together about 15% of the read. Freezing and unfreezing
     moves them straight to the oldest generation, which is only walked on a full collection.
+
+    Not when objects are frozen already: the app freezes the session on screen, and an
+    unfreeze here (a session read in the background for the session list) would hand it back
+    to the collector, to be walked by every full collection while the reviewer steps.
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
-        gc.unfreeze()
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
 
