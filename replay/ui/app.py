@@ -231,7 +231,7 @@ class ReplayApp(App[None]):
         else:
             self.post_message(SessionsLoaded([]))
 
-    def _load_entry(self, reader: Reader, entry: SessionEntry) -> None:
+    def _load_entry(self, reader: Reader, entry: SessionEntry, *, fatal: bool = True) -> None:
         """Read one listed session for the replay screen (a big file progressively)."""
         if entry.format is not None:
             reader = get_reader(entry.format)
@@ -241,7 +241,7 @@ class ReplayApp(App[None]):
         try:
             session = read_entry(reader, entry)
         except ReaderError as error:
-            self.post_message(LoadFailed(str(error)))
+            self.post_message(LoadFailed(str(error), fatal=fatal))
             return
         self.post_message(SessionStarted(session))
         self.post_message(TurnsAdded(session, 0, done=True))
@@ -254,7 +254,7 @@ class ReplayApp(App[None]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False,
           description="Reading the session")
     def load_entry(self, reader: Reader, entry: SessionEntry) -> None:
-        self._load_entry(reader, entry)
+        self._load_entry(reader, entry, fatal=False)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False,
           description="Counting turns")
@@ -414,7 +414,11 @@ class ReplayApp(App[None]):
 
     @on(LoadFailed)
     def stop_on_failure(self, event: LoadFailed) -> None:
-        self.exit(return_code=2, message=f"replay: {event.error}")
+        if event.fatal:
+            self.exit(return_code=2, message=f"replay: {event.error}")
+        else:
+            self.notify(event.error, title="Session not opened", severity="error",
+                        markup=False, timeout=8)
 
     @on(Worker.StateChanged)
     def report_worker_error(self, event: Worker.StateChanged) -> None:

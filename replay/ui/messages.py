@@ -68,3 +68,6 @@ class LoadFailed(Message):
     """The path could not be read; one clear line."""
 
     error: str
+    fatal: bool = True
+    """True when nothing is on screen yet (the app exits); False for a session picked from
+    the list (the list stays)."""

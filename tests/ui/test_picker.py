@@ -55,3 +55,33 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
         assert shown == expected
         # Newest first; the session without any timestamp last.
         assert cells(table, 2)[0] == "?" and cells(table, 0)[0] >= cells(table, 1)[0]
+
+
+async def test_a_session_that_cannot_be_read_leaves_the_list_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import replay.ui.app as app_module
+    from replay.core.readers import ReaderError
+    from tests.core.test_opencode import TURNS, build_database
+
+    database = build_database(tmp_path / "opencode.db", list(TURNS))
+    read_entry = app_module.read_entry
+
+    def failing(reader: object, entry: object) -> object:
+        if getattr(entry, "key", "") == newest:
+            raise ReaderError(f"{database}: session {newest} is no longer there")
+        return read_entry(reader, entry)  # type: ignore[arg-type]
+
+    newest = load_sessions(database)[-1].session_id
+    monkeypatch.setattr(app_module, "read_entry", failing)
+    app = build_app(database)
+    async with app.run_test(size=(140, 30), notifications=True) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and all(row.summary or row.error for row in app.screen.rows))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker) and picker.rows[0].entry is not None
+        assert picker.rows[0].entry.key == newest and picker.rows[0].error
+        assert cells(picker.query_one(DataTable), 0)[4].startswith("unreadable: ")
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert app.screen is picker and app.is_running
+        assert any("no longer there" in str(n.message) for n in app._notifications)
