@@ -267,7 +267,7 @@ class ReplayScreen(Screen[None]):
 
     def banner_text(self, turn: Turn, empty: EmptyTurn | None) -> Text:
         """The line above the current turn; an alarm at an empty turn."""
-        banner = Text(no_wrap=False)
+        banner = Text()
         gap = gap_text(gap_before(self.session, turn.index)) if turn.index else ""
         sidechains = self.sidechains_of(turn)
         if empty is None:
