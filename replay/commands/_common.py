@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from replay.core.model import Session
-from replay.core.readers import ReaderError, load_sessions
+from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions, read_entry
 from replay.core.readers.base import Progress
 from replay.core.spool import named, spooled
 
@@ -38,6 +39,42 @@ def load_or_none(
         say_error(named(str(error), source, path))
         return None
 
+
+
+def stream_or_none(path: str | Path, format: str | None = None,
+                   progress: Progress | None = None) -> Iterator[Session] | None:
+    """The sessions at a path one at a time, or None after printing why it cannot be read.
+
+    A source that lists its sessions (a Claude Code project folder, `~/.claude/projects`,
+    an opencode database) is read one session at a time, oldest first, each let go before
+    the next: memory stays that of one session and the first result comes at once. A
+    session that cannot be read is one line on stderr, and the others still come.
+    """
+    try:
+        source = spooled(path)
+    except ReaderError as error:
+        say_error(str(error))
+        return None
+    try:
+        reader = get_reader(format) if format else detect_reader(source)
+        entries = reader.list_sessions(source) \
+            if reader.list_sessions is not None and (source.is_dir() or reader.builder is None) \
+            else None
+    except ReaderError as error:
+        say_error(named(str(error), source, path))
+        return None
+    if entries is None:
+        sessions = load_or_none(source, reader.name, progress)
+        return iter(sessions) if sessions is not None else None
+
+    def each() -> Iterator[Session]:
+        for entry in sorted(entries, key=lambda e: (e.started is None, e.started or 0.0, e.key)):
+            try:
+                yield read_entry(reader, entry)
+            except ReaderError as error:
+                say_error(str(error))
+
+    return each()
 
 
 def stderr_progress(label: str) -> Progress | None:

@@ -7,7 +7,7 @@ import sys
 
 import orjson
 
-from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, load_or_none, stderr_progress
+from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, stderr_progress, stream_or_none
 from replay.core.detect import DEFAULT_RULES, DetectionRules
 from replay.core.safe import escape_controls
 from replay.core.scan import ScanReport, scan_session
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     rules: DetectionRules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
     status = EXIT_OK
     for path in args.paths:
-        sessions = load_or_none(path, args.format, stderr_progress(str(path)))
+        sessions = stream_or_none(path, args.format, stderr_progress(str(path)))
         if sessions is None:
             status = EXIT_BAD_INPUT
             continue

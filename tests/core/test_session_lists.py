@@ -89,3 +89,40 @@ def test_a_folder_with_a_chat_dataset_is_read_whole(tmp_path: Path) -> None:
     write_chat_jsonl(tmp_path / "chats.jsonl")
     _project(tmp_path / "cc")
     assert folder.list_sessions(tmp_path) is None
+
+
+def test_scan_reads_a_listed_folder_one_session_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import orjson
+
+    from replay.cli import main
+    from replay.commands import _common
+    from replay.core.readers import ReaderError
+
+    project = _project(tmp_path)
+    whole = {s.session_id: len(s.turns) for s in load_sessions(project)}
+    alive: list[int] = []
+    read_entry = _common.read_entry
+
+    def reading(reader: object, entry: object) -> Session:
+        import gc
+
+        session = read_entry(reader, entry)  # type: ignore[arg-type]
+        gc.collect()
+        alive.append(sum(isinstance(o, Session) and not o.parent_call
+                         for o in gc.get_objects()))
+        if session.session_id == "4227a68e-2b1f-4923-b824-6e04a67f77c1":
+            raise ReaderError(f"{session.path}: cannot be read")
+        return session
+
+    monkeypatch.setattr(_common, "read_entry", reading)
+    assert main(["scan", "--json", str(project)]) == 0
+    out, err = capsys.readouterr()
+    reports = [orjson.loads(line) for line in out.splitlines()]
+    assert {r["session_id"]: r["turns"] for r in reports} == {
+        key: value for key, value in whole.items()
+        if key != "4227a68e-2b1f-4923-b824-6e04a67f77c1"}
+    assert err.count("\n") == 1 and "cannot be read" in err
+    # One session in memory at a time: the previous one was let go before the next read.
+    assert max(alive) - min(alive) <= 1
