@@ -28,10 +28,8 @@ def load_or_none(
 
     A pipe (`<(zcat x.gz)`, or `-` for standard input) is copied to a file first.
     """
-    try:
-        source = spooled(path)
-    except ReaderError as error:
-        say_error(str(error))
+    source = _spooled_or_none(path)
+    if source is None:
         return None
     try:
         return load_sessions(source, format, progress)
@@ -39,6 +37,14 @@ def load_or_none(
         say_error(named(str(error), source, path))
         return None
 
+
+def _spooled_or_none(path: str | Path) -> Path | None:
+    """The path, or a pipe's copy; None after printing why it could not be copied."""
+    try:
+        return spooled(path)
+    except ReaderError as error:
+        say_error(str(error))
+        return None
 
 
 def stream_or_none(path: str | Path, format: str | None = None,
@@ -50,10 +56,8 @@ def stream_or_none(path: str | Path, format: str | None = None,
     the next: memory stays that of one session and the first result comes at once. A
     session that cannot be read is one line on stderr, and the others still come.
     """
-    try:
-        source = spooled(path)
-    except ReaderError as error:
-        say_error(str(error))
+    source = _spooled_or_none(path)
+    if source is None:
         return None
     try:
         reader = get_reader(format) if format else detect_reader(source)
