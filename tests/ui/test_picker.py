@@ -42,6 +42,7 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
         assert isinstance(picker, SessionPicker)
         table = picker.query_one(DataTable)
         assert "…" in cells(table, 0)  # listed before any session was read
+        assert "counting turns, 0 / 3" in str(picker.query_one("#picker-title").render())
         await pilot.press("enter")  # open the newest at once: counting stops meanwhile
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
                          and not app.screen.indexing)
@@ -50,6 +51,8 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
         await pilot.press("escape")
         assert app.screen is picker
         await wait_until(pilot, lambda: all(row.summary is not None for row in picker.rows))
+        await pilot.pause()
+        assert "counting" not in str(picker.query_one("#picker-title").render())
         shown = {cells(table, row)[4]: int(cells(table, row)[1].replace(",", ""))
                  for row in range(table.row_count)}
         assert shown == expected

@@ -109,8 +109,7 @@ class SessionPicker(Screen[None]):
                    rules)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f" {len(self.rows)} sessions in {escape_controls(self.path)}"
-                          " · enter opens one"), id="picker-title", markup=False)
+        yield Static(self._title(), id="picker-title", markup=False)
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -121,6 +120,15 @@ class SessionPicker(Screen[None]):
         for number, row in enumerate(self.rows):
             table.add_row(*row_cells(row, self._format_name(row), self.path), key=str(number))
         table.focus()
+
+    def _title(self) -> Text:
+        title = Text(f" {len(self.rows)} sessions in {escape_controls(self.path)}")
+        waiting = sum(row.summary is None and row.error is None for row in self.rows)
+        if waiting:
+            title.append(f" · counting turns, {len(self.rows) - waiting} / {len(self.rows)}",
+                         style="italic")
+        title.append(" · enter opens one")
+        return title
 
     def _format_name(self, row: PickerRow) -> str:
         if row.session is not None:
@@ -149,6 +157,7 @@ class SessionPicker(Screen[None]):
                 for column, cell in zip(COLUMNS, row_cells(row, self._format_name(row), self.path),
                                         strict=True):
                     table.update_cell(str(number), column, cell, update_width=True)
+                self.query_one("#picker-title", Static).update(self._title())
                 return
 
     @on(DataTable.RowSelected)
