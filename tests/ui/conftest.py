@@ -26,8 +26,9 @@ def build_app(path: Path, **options: object) -> ReplayApp:
     return make_app(path, settings=settings, **options)  # type: ignore[arg-type]
 
 
-async def wait_until(pilot: object, condition: Callable[[], bool], rounds: int = 100) -> None:
-    """Pause until the condition holds, failing after a bounded number of rounds."""
+async def wait_until(pilot: object, condition: Callable[[], bool], rounds: int = 500) -> None:
+    """Pause until the condition holds, failing after a bounded number of rounds (10 s: a
+    loaded CI machine may be slow, and a condition that holds returns at once)."""
     for _ in range(rounds):
         if condition():
             return
