@@ -233,3 +233,24 @@ def json_object_line(session: Session, line: bytes, lineno: int) -> dict[str, An
         session.warn(f"line {lineno}: not a JSON object")
         return None
     return record
+
+
+def glance_started(reader: Reader, path: Path) -> float | None:
+    """When a line-based session file started, from its first lines alone (None when the
+    format is not line-based or they tell no time): for a session list, before any read."""
+    if reader.builder is None:
+        return None
+    try:
+        head = read_head(path)
+        builder = reader.builder(str(path))
+        lines = head.split(b"\n")[:-1]  # the last piece may be cut off
+        offset = 0
+        for lineno, line in enumerate(lines, start=1):
+            if line.strip():
+                builder.feed(line, offset, lineno)
+            offset += len(line) + 1
+            if builder.session.started is not None:
+                return builder.session.started
+    except (OSError, ValueError, ReaderError):
+        return None
+    return builder.session.started

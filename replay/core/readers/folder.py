@@ -11,7 +11,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from replay.core.model import Session
-from replay.core.readers.base import Progress, Reader, ReaderError, SessionEntry
+from replay.core.readers.base import (
+    Progress,
+    Reader,
+    ReaderError,
+    SessionEntry,
+    glance_started,
+)
 
 MAX_DEPTH = 4
 """How deep sub-directories are searched."""
@@ -105,7 +111,8 @@ def list_sessions(path: Path) -> list[SessionEntry] | None:
             entries.extend(replace(item, format=reader.name) for item in listed)
         elif reader.single_session:
             entries.append(SessionEntry(key=entry.name, path=entry, own_file=True,
-                                        format=reader.name))
+                                        format=reader.name,
+                                        started=glance_started(reader, entry)))
         else:
             return None
     return entries
