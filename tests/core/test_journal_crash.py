@@ -99,7 +99,9 @@ def test_every_commit_reported_before_sigkill_survives(tmp_path: Path) -> None:
         assert len(ids) - len(printed_ids) in (0, 1)
         printed_total += len(printed_ids)
     store = AnnotationStore(Journal(path), "s1", "ana")
-    assert store.load() == []
+    # The torn lines the rounds allowed are still there to warn about, and nothing else.
+    warnings = store.load()
+    assert len(warnings) <= KILL_ROUNDS and all("torn" in warning for warning in warnings)
     assert len(store.annotated_ids) >= printed_total
     assert printed_total > KILL_ROUNDS  # the loop really committed between kills
 
