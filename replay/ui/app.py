@@ -451,10 +451,7 @@ class ReplayApp(App[None]):
     def action_help(self) -> None:
         from replay.ui.screens.help import HelpScreen
 
-        if isinstance(self.screen, ReplayScreen):
-            bindings = [b for b in self.screen.BINDINGS if isinstance(b, Binding)]
-        else:
-            bindings = []
+        bindings = [b for b in self.screen.BINDINGS if isinstance(b, Binding)]
         self.push_screen(HelpScreen(bindings + list(self.BINDINGS),  # type: ignore[arg-type]
                                     self.options.labels, self.settings.keymap))
 

@@ -88,3 +88,29 @@ async def test_a_session_that_cannot_be_read_leaves_the_list_up(
         await pilot.pause(0.3)
         assert app.screen is picker and app.is_running
         assert any("no longer there" in str(n.message) for n in app._notifications)
+
+
+async def test_s_sorts_by_empty_turns_then_turns_and_enter_opens_the_row_shown(
+        tmp_path: Path) -> None:
+    from tests.core.test_opencode import TURNS, build_database
+
+    database = build_database(tmp_path / "opencode.db", list(TURNS))
+    sessions = load_sessions(database)
+    app = build_app(database)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and all(row.summary for row in app.screen.rows))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        table = picker.query_one(DataTable)
+        await pilot.press("s")
+        empties = [int(cells(table, row)[2]) for row in range(table.row_count)]
+        assert empties == sorted(empties, reverse=True) and empties[0] > 0
+        assert "most empty turns first" in str(picker.query_one("#picker-title").render())
+        await pilot.press("s")
+        turns = [int(cells(table, row)[1].replace(",", "")) for row in range(table.row_count)]
+        assert turns == sorted(turns, reverse=True) == sorted(
+            (len(s.turns) for s in sessions), reverse=True)
+        await pilot.press("enter")  # the first row shown: the longest session
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        assert len(app.screen.session.turns) == turns[0]  # type: ignore[attr-defined]

@@ -82,10 +82,26 @@ def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
             Text(escape_controls(summary.label)[:70]), Text(summary.format), _folder(row, root))
 
 
+SORTS = {"started": "start", "empty": "empty turns", "turns": "turns"}
+"""Columns the list sorts by (`s` cycles, a header click picks), newest or most first."""
+
+
+def _sort_value(cell: object) -> tuple[int, str | int]:
+    """A cell as a sort key: numbers as numbers, `…` and `?` below everything."""
+    text = str(cell).replace(",", "").strip()
+    if text.isdigit():
+        return 1, int(text)
+    return (0, "") if text in ("", "…", "?") else (1, text)
+
+
 class SessionPicker(Screen[None]):
     """The list of sessions in a directory or database."""
 
-    BINDINGS = [Binding("escape", "app.quit", "Quit", id="picker-quit")]
+    BINDINGS = [
+        Binding("escape", "app.quit", "Quit", id="picker-quit"),
+        Binding("s", "sort", "Sort", id="picker-sort",
+                tooltip="Sort by start, by empty turns or by turns"),
+    ]
     DEFAULT_CSS = """
     SessionPicker > #picker-title { height: 1; padding: 0 1; background: $panel; }
     SessionPicker > DataTable { height: 1fr; }
@@ -100,6 +116,8 @@ class SessionPicker(Screen[None]):
         self.rules = rules
         self.reader = reader
         """The reader of a listed source (None when every session was read already)."""
+        self.sorted_by = "started"
+        """The column the list is sorted by."""
 
     @classmethod
     def of_sessions(cls, path: str, sessions: list[Session],
@@ -127,8 +145,25 @@ class SessionPicker(Screen[None]):
         if waiting:
             title.append(f" · counting turns, {len(self.rows) - waiting} / {len(self.rows)}",
                          style="italic")
-        title.append(" · enter opens one")
+        if self.sorted_by != "started":
+            title.append(f" · most {SORTS[self.sorted_by]} first")
+        title.append(" · enter opens one · s sorts")
         return title
+
+    def action_sort(self) -> None:
+        columns = list(SORTS)
+        self.sort_by(columns[(columns.index(self.sorted_by) + 1) % len(columns)])
+
+    def sort_by(self, column: str) -> None:
+        """Sort by a column, highest first; rows still being counted go last."""
+        self.sorted_by = column
+        self.query_one(DataTable).sort(column, key=_sort_value, reverse=True)
+        self.query_one("#picker-title", Static).update(self._title())
+
+    @on(DataTable.HeaderSelected)
+    def sort_by_header(self, event: DataTable.HeaderSelected) -> None:
+        if str(event.column_key.value) in SORTS:
+            self.sort_by(str(event.column_key.value))
 
     def _format_name(self, row: PickerRow) -> str:
         if row.session is not None:
@@ -158,6 +193,9 @@ class SessionPicker(Screen[None]):
                                         strict=True):
                     table.update_cell(str(number), column, cell, update_width=True)
                 self.query_one("#picker-title", Static).update(self._title())
+                if self.sorted_by != "started" and all(
+                        r.summary is not None or r.error is not None for r in self.rows):
+                    self.sort_by(self.sorted_by)  # every count is in: sort them once more
                 return
 
     @on(DataTable.RowSelected)
