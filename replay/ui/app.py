@@ -105,7 +105,9 @@ class LoadingScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(f"Reading {self.path}", markup=False)
-        yield ProgressBar(total=100, show_eta=False)
+        # No total until the reader reports one: a whole JSON document has nothing to report
+        # until it is parsed, and a bar moving back and forth says so better than 0%.
+        yield ProgressBar(total=None, show_eta=False)
 
 
 class ReplayApp(App[None]):
@@ -336,7 +338,7 @@ class ReplayApp(App[None]):
     def show_progress(self, event: LoadProgress) -> None:
         percent = 100 * event.done // event.total if event.total else 100
         if isinstance(self.screen, LoadingScreen):
-            self.screen.query_one(ProgressBar).update(progress=percent)
+            self.screen.query_one(ProgressBar).update(total=100, progress=percent)
         elif self.replay_screen is not None:
             self.replay_screen.load_percent = percent
 
