@@ -118,6 +118,10 @@ class SessionPicker(Screen[None]):
         """The reader of a listed source (None when every session was read already)."""
         self.sorted_by = "started"
         """The column the list is sorted by."""
+        self._number_of = {id(row.entry): number for number, row in enumerate(self.rows)
+                           if row.entry is not None}
+        self._waiting = sum(row.summary is None and row.error is None for row in self.rows)
+        """Listed sessions whose counts are not in yet."""
 
     @classmethod
     def of_sessions(cls, path: str, sessions: list[Session],
@@ -141,7 +145,7 @@ class SessionPicker(Screen[None]):
 
     def _title(self) -> Text:
         title = Text(f" {len(self.rows)} sessions in {escape_controls(self.path)}")
-        waiting = sum(row.summary is None and row.error is None for row in self.rows)
+        waiting = self._waiting
         if waiting:
             title.append(f" · counting turns, {len(self.rows) - waiting} / {len(self.rows)}",
                          style="italic")
@@ -149,6 +153,7 @@ class SessionPicker(Screen[None]):
             title.append(f" · most {SORTS[self.sorted_by]} first")
         title.append(" · enter opens one · s sorts")
         return title
+
 
     def action_sort(self) -> None:
         columns = list(SORTS)
@@ -185,18 +190,20 @@ class SessionPicker(Screen[None]):
     def show_summary(self, entry: SessionEntry, summary: SessionSummary | None,
                      error: str | None) -> None:
         """Fill in the row of a listed session that was just read."""
-        for number, row in enumerate(self.rows):
-            if row.entry is entry:
-                row.summary, row.error = summary, error
-                table = self.query_one(DataTable)
-                for column, cell in zip(COLUMNS, row_cells(row, self._format_name(row), self.path),
-                                        strict=True):
-                    table.update_cell(str(number), column, cell, update_width=True)
-                self.query_one("#picker-title", Static).update(self._title())
-                if self.sorted_by != "started" and all(
-                        r.summary is not None or r.error is not None for r in self.rows):
-                    self.sort_by(self.sorted_by)  # every count is in: sort them once more
-                return
+        number = self._number_of.get(id(entry))
+        if number is None:
+            return
+        row = self.rows[number]
+        if row.summary is None and row.error is None:
+            self._waiting -= 1
+        row.summary, row.error = summary, error
+        table = self.query_one(DataTable)
+        for column, cell in zip(COLUMNS, row_cells(row, self._format_name(row), self.path),
+                                strict=True):
+            table.update_cell(str(number), column, cell, update_width=True)
+        self.query_one("#picker-title", Static).update(self._title())
+        if self.sorted_by != "started" and not self._waiting:
+            self.sort_by(self.sorted_by)  # every count is in: sort them once more
 
     @on(DataTable.RowSelected)
     def open_selected(self, event: DataTable.RowSelected) -> None:
