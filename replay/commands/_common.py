@@ -5,7 +5,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from replay.core.journal import Journal, JournalError
 from replay.core.model import Session
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions, read_entry
 from replay.core.readers.base import Progress
@@ -79,6 +81,19 @@ def stream_or_none(path: str | Path, format: str | None = None,
                 say_error(str(error))
 
     return each()
+
+
+def journal_records_or_none(path: Path) -> list[dict[str, Any]] | None:
+    """The records of an annotation journal, its ignored lines said as warnings on stderr;
+    None after printing why it cannot be read."""
+    try:
+        loaded = Journal(path).load()
+    except JournalError as error:
+        say_error(str(error))
+        return None
+    for warning in loaded.warnings:
+        say_error(f"warning: {warning}")
+    return loaded.records
 
 
 def stderr_progress(label: str) -> Progress | None:

@@ -9,9 +9,8 @@ from typing import Any
 
 import orjson
 
-from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
+from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, journal_records_or_none, say_error
 from replay.core.agree import AgreementReport, agreement
-from replay.core.journal import Journal, JournalError
 from replay.core.safe import escape_controls
 
 NAME = "agree"
@@ -50,14 +49,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     records: list[dict[str, Any]] = []
     for path in files:
-        try:
-            loaded = Journal(path).load()
-        except JournalError as error:
-            say_error(str(error))
+        found = journal_records_or_none(path)
+        if found is None:
             return EXIT_BAD_INPUT
-        for warning in loaded.warnings:
-            say_error(f"warning: {warning}")
-        records.extend(loaded.records)
+        records.extend(found)
     report = agreement(records)
     if args.json:
         document = {"journals": [str(path) for path in files], **report.to_json()}

@@ -12,6 +12,7 @@ from replay.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     EXIT_OK,
+    journal_records_or_none,
     load_or_none,
     say_error,
     stderr_progress,
@@ -19,7 +20,6 @@ from replay.commands._common import (
 from replay.commands.label import label_set_or_none, settings_or_defaults
 from replay.core.annotations import annotations_from_records, default_journal_path, session_identity
 from replay.core.export import export_rows, write_csv, write_file, write_jsonl
-from replay.core.journal import Journal, JournalError
 from replay.core.suggest import suggester_for
 
 NAME = "export"
@@ -71,14 +71,10 @@ def run(args: argparse.Namespace) -> int:
     for session in sessions:
         path = Path(args.annotations) if args.annotations else default_journal_path(session)
         if path not in loaded:
-            try:
-                journal = Journal(path).load()
-            except JournalError as error:
-                say_error(str(error))
+            found = journal_records_or_none(path)
+            if found is None:
                 return EXIT_BAD_INPUT
-            for warning in journal.warnings:
-                say_error(f"warning: {warning}")
-            loaded[path] = journal.records
+            loaded[path] = found
         annotations = annotations_from_records(
             loaded[path], session_id=session_identity(session), reviewer=args.reviewer
         )
