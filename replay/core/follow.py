@@ -235,28 +235,19 @@ class _DocumentSource:
         self.reader = reader
         self.path = path
         self.session_id = session_id
-        self.stamp_path = path
-        """What to stamp: the file, or the tree a session file's content really lives in."""
-        if reader.name == "opencode-storage" and path.is_file():
-            # `storage/session/<project>/<id>.json`: messages and parts are under `storage/`.
-            self.stamp_path = path.parent.parent.parent
         self.session: Session | None = None
         self.last_error: str | None = None
         self._stamp: tuple[object, ...] | None = None
 
     def _stamp_now(self) -> tuple[object, ...]:
-        if self.reader.name == "opencode-storage":
-            # One session's files, not a walk over every file of the storage tree (360 ms
-            # for 55,000 part files on every wake-up). The newest session is chosen first,
-            # so that even the first stamp covers only the session that is then read.
-            from replay.core.readers.opencode_storage import newest_session, session_sources
-
-            if self.session_id is None:
-                self.session_id = newest_session(self.path)
-            if self.session_id is not None:
-                return tuple(_stamp(source) for source in session_sources(self.path,
-                                                                           self.session_id))
-        return _stamp(self.stamp_path)
+        if self.reader.session_sources is not None:
+            # The session's own files. The newest session is chosen here, before the read,
+            # so that even the first stamp covers the session that is then read.
+            found = self.reader.session_sources(self.path, self.session_id)
+            if found is not None:
+                self.session_id, sources = found
+                return tuple(_stamp(source) for source in sources)
+        return _stamp(self.path)
 
     def read(self, final: bool = False) -> bool:
         """Read again if anything changed; True when a new session object was read."""

@@ -95,6 +95,10 @@ class Reader:
     """For sources holding many sessions: read only the one with this id, or the newest one
     for None (None when there is no such session), so following one session never reads
     every other one."""
+    session_sources: Callable[[Path, str | None], tuple[str, list[Path]] | None] | None = None
+    """For sources that keep one session across many files: the session (the newest one
+    for None) and the files and folders whose change is a change of it, None when there is
+    no session yet. A follower stamps these instead of walking the whole source."""
     list_sessions: Callable[[Path], list[SessionEntry] | None] | None = None
     """For sources holding many sessions: list them without reading them (None from the
     call: this source cannot be listed, read it whole)."""

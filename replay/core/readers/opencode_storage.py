@@ -178,13 +178,16 @@ def _session_files(root: Path) -> dict[str, Path | None]:
     return wanted
 
 
-def session_sources(path: Path, session_id: str) -> list[Path]:
-    """Where a change is a change of this session: its session files, its message folder
-    and the part folder of each of its messages (a follower stamps these instead of walking
-    the whole storage tree on every wake-up)."""
+def session_sources(path: Path, session_id: str | None) -> tuple[str, list[Path]] | None:
+    """The session (the newest for None) and where a change is a change of it: its session
+    files, its message folder and the part folder of each of its messages. A follower
+    stamps these instead of walking every file of the storage tree on every wake-up (360 ms
+    for 55,000 part files)."""
     target = _target(path)
-    if target is None:
-        return [path]
+    if session_id is None:
+        session_id = newest_session(path)
+    if target is None or session_id is None:
+        return None
     root = target.root
     messages = root / "message" / session_id
     sources = sorted((root / "session").glob(f"*/{glob.escape(session_id)}.json"))
@@ -194,7 +197,7 @@ def session_sources(path: Path, session_id: str) -> list[Path]:
     except OSError:
         names = []
     sources.extend(root / "part" / Path(name).stem for name in names if name.endswith(".json"))
-    return sources
+    return session_id, sources
 
 
 def list_sessions(path: Path) -> list[SessionEntry]:
@@ -277,6 +280,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     read_session=read_session,
+    session_sources=session_sources,
     list_sessions=list_sessions,
     priority=21,
     directories=True,
