@@ -31,7 +31,6 @@ from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
 from replay.core.model import Session, Turn
 from replay.core.navigation import Navigator, faster, slower
-from replay.core.safe import escape_controls
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.repaint import update_static
 from replay.ui.widgets.annotation_bar import AnnotationBar
@@ -289,7 +288,7 @@ class ReplayScreen(Screen[None]):
             banner.append(f" · {gap}")
         if empty.evidence:
             banner.append("\n evidence: ", style="bold")
-            banner.append(escape_controls(" · ".join(empty.evidence)))
+            banner.append(clean(" · ".join(empty.evidence)))
         return banner
 
     def show(self) -> None:
@@ -445,7 +444,8 @@ class ReplayScreen(Screen[None]):
     def action_cycle_role(self) -> None:
         position = ROLE_FILTERS.index(self.role_filter)
         self.role_filter = ROLE_FILTERS[(position + 1) % len(ROLE_FILTERS)]
-        self.notify(f"Stepping through {self.role_filter or 'all'} turns.", timeout=2)
+        self.notify(f"Stepping through {self.role_filter or 'all'} turns.", timeout=2,
+                    markup=False)
         self.show()
 
     @on(TimelineJump)
@@ -555,11 +555,11 @@ class ReplayScreen(Screen[None]):
         try:
             annotation = self.store.commit(turn.id, turn.index, label, note, self.confidence)
         except JournalError as error:
-            self.notify(f"{error}\nKept in memory; export or fix the directory to save it.",
+            self.notify(f"{clean(str(error))}\nKept in memory; export or fix the directory to save it.",
                         title="Annotation not saved", severity="error", markup=False,
                         timeout=10)
         else:
-            self.notify(f"Saved {annotation.label} for #{turn.index + 1}.", timeout=2,
+            self.notify(f"Saved {clean(annotation.label)} for #{turn.index + 1}.", timeout=2,
                         markup=False)
         self.pending_label = None
         self.show()
@@ -568,7 +568,7 @@ class ReplayScreen(Screen[None]):
         try:
             restored = self.store.undo()
         except JournalError as error:
-            self.notify(str(error), title="Undo not saved", severity="error", markup=False)
+            self.notify(clean(str(error)), title="Undo not saved", severity="error", markup=False)
             restored = None
         if restored is None:
             self.notify("Nothing to undo.", timeout=2)
@@ -588,7 +588,7 @@ class ReplayScreen(Screen[None]):
                 return
             index = self.navigator.resolve(answer)
             if index is None:
-                self.notify(f"No turn {answer!r}.", severity="warning", markup=False)
+                self.notify(f"No turn {clean(repr(answer))}.", severity="warning", markup=False)
             self.go(index)
 
         self.app.push_screen(PromptScreen("Go to turn (number or id)"), go_to)
@@ -609,7 +609,7 @@ class ReplayScreen(Screen[None]):
             return
         found = self.navigator.search(self.search_query, self.index, forward)
         if found is None:
-            self.notify(f"No match for {self.search_query!r}.", severity="warning",
+            self.notify(f"No match for {clean(repr(self.search_query))}.", severity="warning",
                         markup=False)
             return
         self.go(found)
@@ -626,7 +626,8 @@ class ReplayScreen(Screen[None]):
         turn = self.session.turns[self.index]
         text = turn_plain_text(self.session.full_parts(turn)) or f"(empty turn {turn.id})"
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2)
+        self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2,
+                    markup=False)
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
@@ -726,7 +727,7 @@ class ReplayScreen(Screen[None]):
                 # the view moves.
                 empties = len(self.navigator.empty_indices)
                 self.notify(f"{len(self.session.turns):,} turns, {empties:,} empty: here is the "
-                            "first one not annotated yet.", timeout=4)
+                            "first one not annotated yet.", timeout=4, markup=False)
         elif self.following and not self.indexing:
             self._follow_growth(new_empty, last)
         self.index = min(self.index, last)
@@ -765,4 +766,4 @@ class ReplayScreen(Screen[None]):
         self.index = target
         self.paused_at_empty = True
         self.notify(f"New empty turn #{target + 1}: paused here. f returns to the live end.",
-                    timeout=5)
+                    timeout=5, markup=False)
