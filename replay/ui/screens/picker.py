@@ -22,8 +22,8 @@ from textual.widgets import DataTable, Footer, Static
 from replay.core.detect import DetectionRules
 from replay.core.model import Session
 from replay.core.readers.base import Reader, SessionEntry
-from replay.ui.literal import shown
 from replay.core.scan import SessionSummary, summarize
+from replay.ui.literal import shown
 
 COLUMNS = ("started", "turns", "empty", "subagents", "session", "format", "folder")
 """Counts before the long session name: on a narrow terminal they stay in sight."""

@@ -555,7 +555,8 @@ class ReplayScreen(Screen[None]):
         try:
             annotation = self.store.commit(turn.id, turn.index, label, note, self.confidence)
         except JournalError as error:
-            self.notify(f"{clean(str(error))}\nKept in memory; export or fix the directory to save it.",
+            self.notify(f"{clean(str(error))}\nKept in memory; export or fix the directory to "
+                        "save it.",
                         title="Annotation not saved", severity="error", markup=False,
                         timeout=10)
         else:

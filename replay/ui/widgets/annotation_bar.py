@@ -33,7 +33,7 @@ class AnnotationBar(Vertical):
     AnnotationBar > #annotation-labels { height: auto; }
     AnnotationBar > #annotation-help { height: auto; color: $text-muted; text-style: italic; }
     AnnotationBar > #annotation-state { height: 1; color: $text-muted; }
-    AnnotationBar > NoteInput { padding: 0 1; background: $surface; }
+    AnnotationBar > NoteInput.-textual-compact { padding: 0 1; background: $surface; }
     AnnotationBar > NoteInput:focus { background: $boost; }
     """
 
