@@ -263,8 +263,8 @@ def test_export_reads_a_chosen_journal_and_reports_bad_input(
 
 def _write_journal(path: Path, reviewer: str, labels: dict[str, str]) -> None:
     journal = Journal(path)
-    for turn, label in labels.items():
-        journal.append({"session_id": "s1", "turn_id": turn, "turn_index": 0, "label": label,
+    for index, (turn, label) in enumerate(labels.items()):
+        journal.append({"session_id": "s1", "turn_id": turn, "turn_index": index, "label": label,
                         "reviewer": reviewer})
 
 
@@ -284,11 +284,15 @@ def test_agree_json_and_table(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert report["pairs"][0]["n"] == 4
     assert report["pairs"][0]["kappa"] == pytest.approx(2 / 3)
     assert report["disagreements"] == [
-        {"session_id": "s1", "turn_id": "t2", "labels": {"ana": "continue", "bo": "artifact"}}]
+        {"session_id": "s1", "turn_id": "t2", "turn_index": 1, "number": 2,
+         "labels": {"ana": "continue", "bo": "artifact"}}]
     assert main(["agree", str(tmp_path)]) == 0
     out, _ = capsys.readouterr()
     assert "2 reviewers · 4 annotated turns · 2 journals" in out
     assert "0.667" in out and "ana · bo" in out and "1 disagreement" in out
+    # The disagreement names the turn as a person sees it in the app, not by its id.
+    row = next(line for line in out.splitlines() if line.startswith("s1 "))
+    assert row.split() == ["s1", "#2", "continue", "artifact"]
 
 
 def test_agree_missing_journal_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
