@@ -100,7 +100,13 @@ def test_label_a_non_empty_turn_into_a_chosen_journal(
     chat: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     target = tmp_path / "mine.jsonl"
-    status, out, _ = _label(capsys, str(chat), "--turn", "#1", "--label", "other",
+    status, out, err = _label(capsys, str(chat), "--turn", "#1", "--label", "other",
+                              "--reviewer", "ana", "--annotations", str(target))
+    assert (status, out) == (2, "")
+    assert err == ("replay: #1 (m0, user) is not an empty turn; the nearest empty turn is #3; "
+                   "pass --any-turn to label it anyway\n")
+    assert not target.exists()
+    status, out, _ = _label(capsys, str(chat), "--turn", "#1", "--label", "other", "--any-turn",
                             "--reviewer", "ana", "--annotations", str(target))
     assert status == 0
     assert out == f"saved other (medium) on #1 m0 (user, not an empty turn) by ana in {target}\n"
@@ -112,9 +118,21 @@ def test_label_a_non_empty_turn_into_a_chosen_journal(
     ("args", "message"),
     [
         (["--turn", "m9", "--label", "approval"],
-         "replay: no turn with id 'm9' in {chat} (1 session, 6 turns)\n"),
+         "replay: {chat}: no turn with id 'm9' (6 turns)\n"),
         (["--turn", "#7", "--label", "approval"],
-         "replay: turn #7 is out of range: {chat} has 6 turns\n"),
+         "replay: {chat}: turn #7 is out of range: 6 turns (#1 to #6)\n"),
+        (["--turn", "#0", "--label", "approval"],
+         "replay: {chat}: turns are counted from 1: the first turn is #1\n"),
+        # The empty turn m2 is scan --json's index 2: "#2" (the turn before it) is refused as
+        # not empty, and a bare "2" is refused as ambiguous; neither labels anything.
+        (["--turn", "2", "--label", "approval"],
+         "replay: {chat}: '2' is not a turn id; write '#2' for turn #2 as the app counts "
+         "(from 1); a 0-based index 2 from `scan --json` is '#3'\n"),
+        (["--turn", "#2", "--label", "approval"],
+         "replay: #2 (m1, assistant) is not an empty turn; the nearest empty turn is #3; "
+         "pass --any-turn to label it anyway\n"),
+        (["--turn", "m", "--label", "approval"],
+         "replay: {chat}: no turn with id 'm' (6 turns)\n"),
         (["--turn", "m2", "--label", "nope"],
          "replay: unknown label 'nope'; labels: continue, approval, resumption, reflect, "
          "artifact, thinking, context-reset, breakdown, other\n"),
@@ -174,6 +192,11 @@ def test_label_searches_every_session_of_a_multi_session_file(
     status, _, err = _label(capsys, str(multi), "--turn", "#1", "--label", "thinking")
     assert status == 2
     assert err == f"replay: {multi} holds 2 sessions: name the turn by its id, not #1\n"
+    status, _, err = _label(capsys, str(multi), "--turn", "1", "--label", "thinking")
+    assert status == 2
+    assert err == (f"replay: {multi} (2 sessions, 5 turns): '1' is not a turn id; write '#1' "
+                   "for turn #1 as the app counts (from 1); a 0-based index 1 from "
+                   "`scan --json` is '#2'\n")
 
 
 def test_label_when_the_journal_cannot_be_written_exits_1(
