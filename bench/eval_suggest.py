@@ -5,7 +5,9 @@ Run: python bench/eval_suggest.py [--labels FILE] [--speed]
 Prints, for the development part and the test part of the labelled set separately: accuracy,
 n, precision and recall per label, the confusion table (rows: hand label, columns:
 suggestion) and every miss. The test part was fixed before the rules were changed against the
-development part; only its figure says how the rules generalise. With --speed, also times a scan of a built 100,000-turn session with and without
+development part; only its figure says how the rules generalise.
+
+With --speed, also times a scan of a built 100,000-turn session with and without
 suggestions and prints the ratio (same process, same data).
 """
 
