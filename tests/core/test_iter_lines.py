@@ -21,7 +21,8 @@ def expected(data: bytes, final: bool) -> list[tuple[bytes, int, int]]:
     if data.startswith(b"\xef\xbb\xbf"):
         offset = 3
     pieces = re.split(rb"(\r\n|\r|\n)", data[offset:])
-    for number, (piece, end) in enumerate(zip(pieces[::2], pieces[1::2] + [b""]), start=1):
+    ends = [*pieces[1::2], b""]
+    for number, (piece, end) in enumerate(zip(pieces[::2], ends, strict=True), start=1):
         # A lone CR at the very end may be the first half of a CRLF: not a line end yet.
         complete = end != b"" and not (end == b"\r" and offset + len(piece) + 1 == len(data))
         if piece.strip() and (complete or final):

@@ -397,7 +397,8 @@ def test_bad_exports_fail_with_one_line_or_count_bad_messages(tmp_path: Path) ->
         assert session.warnings == ["the JSON document is cut off at byte 5,000 (truncated "
                                     "while copied or written?): 0 turns read"]
     broken = tmp_path / "broken.json"
-    broken.write_bytes(export_path("jolly-eagle").read_bytes().replace(b'"messages"', b'"messages" @', 1))
+    whole = export_path("jolly-eagle").read_bytes()
+    broken.write_bytes(whole.replace(b'"messages"', b'"messages" @', 1))
     with pytest.raises(ReaderError) as caught:
         load_sessions(broken, format="opencode")
     assert "\n" not in str(caught.value) and str(broken) in str(caught.value)
