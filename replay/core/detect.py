@@ -245,6 +245,8 @@ class EmptyTurn:
     """low, medium or high."""
     suggestion_reasons: list[str] = field(default_factory=list)
     """Plain words behind the suggestion."""
+    gap_before: float | None = None
+    """Seconds since the previous timed turn (the distribution `replay report` draws)."""
 
     def to_json(self) -> dict[str, Any]:
         """The `empty_turns` element of `scan --json`."""
@@ -256,6 +258,7 @@ class EmptyTurn:
             "reason": self.reason,
             "evidence": list(self.evidence),
             "suggestion": self.suggestion,
+            "gap_before": self.gap_before,
         }
 
 
@@ -275,6 +278,7 @@ def describe_empty(
         timestamp=turn.timestamp,
         reason=reason_for(turn).code,
         evidence=evidence_for(session, turn, rules),
+        gap_before=gap_before(session, turn.index),
     )
     if suggester is not None:
         suggestion = suggester(session, found)
