@@ -59,7 +59,7 @@ class CorpusScan:
             for task, result in zip(tasks, results, strict=True):
                 if result.error is not None:
                     say_error(self._named(result.error))
-                    if task.entry is None:
+                    if task.entry is None and task.required:
                         self.status = EXIT_BAD_INPUT
                     continue
                 self.sessions += len(result.reports)

@@ -9,6 +9,7 @@ job the same function runs in the parent, so one job and many give the same outp
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -22,6 +23,7 @@ from replay.core.readers import (
     ReaderError,
     SessionEntry,
     detect_reader,
+    folder,
     get_reader,
     load_sessions,
     read_entry,
@@ -42,6 +44,8 @@ class SessionTask:
     """The listed session to read, when the source holds many; None to read the whole file."""
     tool_only: bool = False
     """Also count assistant turns that only call tools as empty."""
+    required: bool = True
+    """False for one file of a folder: its failure is said, but the folder was read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +132,16 @@ def plan(source: str | Path, format: str | None = None,
     reader = get_reader(format) if format else detect_reader(path)
     listable = reader.list_sessions is not None and (path.is_dir() or reader.builder is None)
     entries = reader.list_sessions(path) if listable and reader.list_sessions else None
-    if entries is None:
-        return [SessionTask(text, reader.name, None, tool_only)]
-    ordered = sorted(entries, key=lambda e: (e.started is None, e.started or 0.0, e.key))
-    return [SessionTask(text, reader.name, entry, tool_only) for entry in ordered]
+    if entries is not None:
+        ordered = sorted(entries, key=lambda e: (e.started is None, e.started or 0.0, e.key))
+        return [SessionTask(text, reader.name, entry, tool_only) for entry in ordered]
+    if reader.name == folder.READER.name:
+        # A folder holding files of many sessions each (chat data sets) cannot be listed
+        # session by session, but each file is still a task of its own.
+        return [dataclasses.replace(task, required=False)
+                for claimed, claimed_reader in folder.claims(path)
+                for task in plan(claimed, claimed_reader.name, tool_only)]
+    return [SessionTask(text, reader.name, None, tool_only)]
 
 
 def _url_files(url: str) -> list[str]:
