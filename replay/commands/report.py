@@ -97,10 +97,17 @@ def print_report(report: CorpusReport, top: int = 10) -> None:
 
     console = Console(highlight=False)
 
-    def counted(title: str, column: str, counts: list[tuple[str, int]], whole: int) -> None:
-        table = Table(title=title, title_justify="left", title_style="bold")
+    def heading(title: str) -> None:
+        # A line of its own: a table title would wrap to the width of a narrow table.
+        console.print()
+        console.print(Text(title, style="bold"))
+
+    def counted(title: str, column: str, counts: list[tuple[str, int]], whole: int,
+                unit: str = "empty turns") -> None:
+        heading(title)
+        table = Table()
         table.add_column(column)
-        table.add_column("empty turns", justify="right")
+        table.add_column(unit, justify="right")
         table.add_column("share", justify="right")
         for name, count in counts:
             table.add_row(Text(escape_controls(name)), f"{count:,}", _share(count, whole))
@@ -115,7 +122,8 @@ def print_report(report: CorpusReport, top: int = 10) -> None:
         summary.append(f" · {report.skipped_records:,} records skipped", style="red")
     console.print(summary)
 
-    formats = Table(title="By format", title_justify="left", title_style="bold")
+    heading("By format")
+    formats = Table()
     for column in ("format", "sessions", "turns", "empty turns", "per 1,000 turns"):
         formats.add_column(column, justify="left" if column == "format" else "right")
     for name, count in sorted(report.formats.items()):
@@ -130,8 +138,8 @@ def print_report(report: CorpusReport, top: int = 10) -> None:
     counted("By suggestion", "suggestion", report.suggestions.most_common(), empty)
     counted("Gap before the empty turn", "gap", report.gap_rows(), empty)
 
-    silent = Table(title=f"Most silent sessions (top {top})", title_justify="left",
-                   title_style="bold")
+    heading(f"Most silent sessions (top {top})")
+    silent = Table()
     for column in ("session", "format", "turns", "empty", "rate"):
         silent.add_column(column, justify="right" if column in ("turns", "empty", "rate")
                           else "left", overflow="fold")
@@ -141,12 +149,13 @@ def print_report(report: CorpusReport, top: int = 10) -> None:
     console.print(silent)
 
     if not report.labels:
+        console.print()
         console.print(Text("No annotations yet: label empty turns in the app, or pass "
                            "--annotations JOURNAL.", style="dim"))
         return
     total_labels = sum(report.labels.values())
     counted(f"Labels ({report.annotated_turns:,} of {empty:,} empty turns annotated)",
-            "label", report.labels.most_common(), total_labels)
+            "label", report.labels.most_common(), total_labels, unit="annotations")
     _print_agreement(console, report)
 
 
@@ -155,10 +164,12 @@ def _print_agreement(console: Any, report: CorpusReport) -> None:
     from rich.text import Text
 
     agreement = report.agreement
+    console.print()
     if agreement is None:
         console.print(Text("Agreement: only one reviewer annotated.", style="dim"))
         return
-    table = Table(title="Agreement", title_justify="left", title_style="bold")
+    console.print(Text("Agreement", style="bold"))
+    table = Table()
     for column in ("reviewers", "items", "observed", "Cohen's kappa"):
         table.add_column(column, justify="left" if column == "reviewers" else "right")
     for pair in agreement.pairs:

@@ -168,7 +168,7 @@ def _fence(text: str) -> str:
 def _md_inline(text: str) -> str:
     """Untrusted text on one Markdown line: controls visible, markup characters escaped."""
     flat = " ".join(escape_controls(text).split())
-    return re.sub(r"([\\`*_{}\[\]<>()#+!|~])", r"\\\1", flat)
+    return re.sub(r"([\\`*_{}\[\]<>#+!|~])", r"\\\1", flat)
 
 
 def render_markdown(studies: Sequence[CaseStudy]) -> str:
@@ -204,11 +204,12 @@ def render_markdown(studies: Sequence[CaseStudy]) -> str:
             for item in excerpts:
                 lines += [f"**#{item.number} {item.role}** · {_when(item.timestamp)}", "",
                           _fence(escape_controls(item.text)), ""]
-    return "\n".join(lines)
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """Untrusted text as HTML text: markup escaped, control characters made visible."""
+    return html.escape(escape_controls(str(text)), quote=True)
 
 
 STYLE = """

@@ -16,12 +16,14 @@ from pathlib import Path
 from replay.core.atomic import write_text_atomically
 from replay.core.casestudy import anchor_for, html_page
 from replay.core.report import CorpusReport, SessionRow
+from replay.core.safe import escape_controls
 
 Bars = Sequence[tuple[str, int | float]]
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """Untrusted text as HTML text: markup escaped, control characters made visible."""
+    return html.escape(escape_controls(str(text)), quote=True)
 
 
 def _share(part: int, whole: int) -> str:
@@ -75,11 +77,12 @@ def _chart(title: str, bars: Bars, **options: object) -> str:
             f'src="data:image/svg+xml;base64,{data}"></figure>')
 
 
-def _table(column: str, counts: Sequence[tuple[str, int]], whole: int) -> str:
+def _table(column: str, counts: Sequence[tuple[str, int]], whole: int,
+           unit: str = "empty turns") -> str:
     rows = "".join(f"<tr><td>{_e(name)}</td><td class=n>{count:,}</td>"
                    f"<td class=n>{_share(count, whole)}</td></tr>" for name, count in counts)
     return (f"<table><tr><th>{_e(column)}</th>"
-            f"<th class=n>empty turns</th><th class=n>share</th></tr>{rows}</table>")
+            f"<th class=n>{_e(unit)}</th><th class=n>share</th></tr>{rows}</table>")
 
 
 def _session_link(row: SessionRow) -> str:
@@ -171,7 +174,7 @@ def render_report_html(report: CorpusReport, top: int = 10) -> tuple[str, bool]:
         total = sum(report.labels.values())
         title = f"Labels ({report.annotated_turns:,} of {empty:,} empty turns annotated)"
         parts.append(f"<h2>{_e(title)}</h2>"
-                     + _table("label", report.labels.most_common(), total))
+                     + _table("label", report.labels.most_common(), total, "annotations"))
         charts.append(_chart("Labels", report.labels.most_common(), unit="annotations"))
         parts.append(_agreement_html(report))
     drawn = [chart for chart in charts if chart]
