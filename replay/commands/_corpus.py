@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,12 +48,16 @@ class CorpusScan:
     """Sessions scanned."""
     _renames: dict[str, str] = field(default_factory=dict)
 
-    def reports(self, paths: Sequence[str], format: str | None = None, tool_only: bool = False,
-                jobs: int | None = None, dask: str | None = None) -> Iterator[dict[str, Any]]:
-        """The `scan --json` object of every session under the paths, in a stable order."""
+    def reports(self, paths: Sequence[str], format: str | None = None,
+                rules: Mapping[str, Any] | None = None, jobs: int | None = None,
+                dask: str | None = None) -> Iterator[dict[str, Any]]:
+        """The `scan --json` object of every session under the paths, in a stable order.
+
+        `rules` changes the default detection rules (`DetectionRules.with_options`).
+        """
         tasks: list[SessionTask] = []
         for path in paths:
-            tasks.extend(self._plan(path, format, tool_only))
+            tasks.extend(self._plan(path, format, rules))
         try:
             results = run_tasks(tasks, jobs or default_jobs(), dask)
             for task, result in zip(tasks, results, strict=True):
@@ -74,7 +78,8 @@ class CorpusScan:
             say_error(f"dask scheduler {dask}: {error}")
             self.status = EXIT_BAD_INPUT
 
-    def _plan(self, path: str, format: str | None, tool_only: bool) -> list[SessionTask]:
+    def _plan(self, path: str, format: str | None,
+              rules: Mapping[str, Any] | None) -> list[SessionTask]:
         try:
             source: str | Path = path if is_url(path) else spooled(path)
         except ReaderError as error:
@@ -84,7 +89,7 @@ class CorpusScan:
         if str(source) != path:
             self._renames[str(source)] = path
         try:
-            return plan(source, format, tool_only)
+            return plan(source, format, rules)
         except ReaderError as error:
             say_error(self._named(str(error)))
             self.status = EXIT_BAD_INPUT

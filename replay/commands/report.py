@@ -32,6 +32,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
     parser.add_argument("--tool-only", action="store_true",
                         help="also count assistant turns that only call tools as empty")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="also count a request that got no reply at all (reason no-reply)")
     add_arguments(parser)
 
 
@@ -39,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     """Scan the corpus, attach annotations, print the tables and maybe write the HTML."""
     corpus = CorpusScan()
     report = CorpusReport()
-    for scanned in corpus.reports(args.paths, args.format, args.tool_only, args.jobs, args.dask):
+    rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
+    for scanned in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
         report.add(scanned)
     records = _records(report, args.annotations)
     if records is None:

@@ -25,13 +25,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
     parser.add_argument("--tool-only", action="store_true",
                         help="also count assistant turns that only call tools as empty")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="also count a request that got no reply at all (reason no-reply)")
     add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Scan every path; exit 2 if any could not be read, after scanning the rest."""
     corpus = CorpusScan()
-    for report in corpus.reports(args.paths, args.format, args.tool_only, args.jobs, args.dask):
+    rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
+    for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
         if args.json:
             sys.stdout.buffer.write(orjson.dumps(report) + b"\n")
             sys.stdout.flush()

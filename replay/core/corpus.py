@@ -13,7 +13,7 @@ import dataclasses
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -42,8 +42,8 @@ class SessionTask:
     """The reader to use; None to detect it from the content."""
     entry: SessionEntry | None = None
     """The listed session to read, when the source holds many; None to read the whole file."""
-    tool_only: bool = False
-    """Also count assistant turns that only call tools as empty."""
+    rules: tuple[tuple[str, Any], ...] = ()
+    """Changes to the default detection rules (`DetectionRules.with_options`), as pairs."""
     required: bool = True
     """False for one file of a folder: its failure is said, but the folder was read."""
 
@@ -70,7 +70,7 @@ def scan_task(task: SessionTask) -> TaskResult:
     This is the whole per-session work of `scan` and `report`, whichever runs it: the
     parent (one job), a worker process (`--jobs N`) or a Dask worker (`--dask`).
     """
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=task.tool_only)
+    rules = DEFAULT_RULES.with_options(**dict(task.rules))
     suggester = default_suggester()
     local: Path | None = None
     try:
@@ -115,7 +115,7 @@ def _local_copy(source: str) -> Iterator[Path]:
 
 
 def plan(source: str | Path, format: str | None = None,
-         tool_only: bool = False) -> list[SessionTask]:
+         rules: Mapping[str, Any] | None = None) -> list[SessionTask]:
     """The tasks for one path or URL, in the order one job has always printed them.
 
     A source that lists its sessions (a Claude Code project folder, an opencode database)
@@ -126,22 +126,23 @@ def plan(source: str | Path, format: str | None = None,
         ReaderError: the path cannot be read or its format is not recognised.
     """
     text = str(source)
+    options = tuple(sorted((rules or {}).items()))
     if is_url(text):
-        return [SessionTask(url, format, None, tool_only) for url in _url_files(text)]
+        return [SessionTask(url, format, None, options) for url in _url_files(text)]
     path = Path(source)
     reader = get_reader(format) if format else detect_reader(path)
     listable = reader.list_sessions is not None and (path.is_dir() or reader.builder is None)
     entries = reader.list_sessions(path) if listable and reader.list_sessions else None
     if entries is not None:
         ordered = sorted(entries, key=lambda e: (e.started is None, e.started or 0.0, e.key))
-        return [SessionTask(text, reader.name, entry, tool_only) for entry in ordered]
+        return [SessionTask(text, reader.name, entry, options) for entry in ordered]
     if reader.name == folder.READER.name:
         # A folder holding files of many sessions each (chat data sets) cannot be listed
         # session by session, but each file is still a task of its own.
         return [dataclasses.replace(task, required=False)
                 for claimed, claimed_reader in folder.claims(path)
-                for task in plan(claimed, claimed_reader.name, tool_only)]
-    return [SessionTask(text, reader.name, None, tool_only)]
+                for task in plan(claimed, claimed_reader.name, rules)]
+    return [SessionTask(text, reader.name, None, options)]
 
 
 def _url_files(url: str) -> list[str]:
