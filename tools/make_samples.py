@@ -5,8 +5,8 @@ from seeded generators, so a rerun rewrites byte-identical files. The stories ar
 case studies in ../shared/seeds/ (situations and figures only; every sentence here is new).
 
 Layout (`tools/samples/`): `common.py` holds the helpers; one builder module per format
-(`opencode.py`, `claude_code.py`, `codex.py`, `trajectories.py`, `opencode_run.py`) knows how
-that tool writes its records; one module per story returns the records of one session.
+(`opencode.py`, `claude_code.py`, `codex.py`) knows how that tool writes its records; one
+module per story returns the records of one session (the small ones are plain data).
 `SAMPLES` below is the whole list: a new sample is one story module and one line here.
 """
 
@@ -18,10 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `samples` beside this file
 
+from samples.cache_expiry import cache_expiry  # noqa: E402
 from samples.common import Json, write_json, write_jsonl  # noqa: E402
 from samples.deploy_pivot import deploy_pivot  # noqa: E402
 from samples.flaky_test import flaky_test  # noqa: E402
 from samples.hidden_state import hidden_state  # noqa: E402
+from samples.paginate_fix import paginate_fix  # noqa: E402
 from samples.refactor import refactor  # noqa: E402
 from samples.support_bot import support_bot  # noqa: E402
 from samples.torch_revert import torch_revert  # noqa: E402
@@ -35,6 +37,8 @@ SAMPLES: tuple[tuple[str, Callable[[], Json | list[Json]]], ...] = (
     ("refactor.claude-code.jsonl", refactor),
     ("flaky-test.codex.jsonl", flaky_test),
     ("support-bot.chat.json", support_bot),
+    ("paginate-fix.mini-swe-agent.traj.json", paginate_fix),
+    ("cache-expiry.swe-agent.traj", cache_expiry),
 )
 """Every sample: its file name (`.jsonl` is written a record per line) and its story."""
 
