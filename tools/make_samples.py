@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # `samples` beside thi
 from samples.cache_expiry import cache_expiry  # noqa: E402
 from samples.common import Json, write_json, write_jsonl  # noqa: E402
 from samples.deploy_pivot import deploy_pivot  # noqa: E402
+from samples.dry_run_flag import dry_run_flag  # noqa: E402
 from samples.flaky_test import flaky_test  # noqa: E402
 from samples.hidden_state import hidden_state  # noqa: E402
 from samples.paginate_fix import paginate_fix  # noqa: E402
@@ -39,6 +40,7 @@ SAMPLES: tuple[tuple[str, Callable[[], Json | list[Json]]], ...] = (
     ("support-bot.chat.json", support_bot),
     ("paginate-fix.mini-swe-agent.traj.json", paginate_fix),
     ("cache-expiry.swe-agent.traj", cache_expiry),
+    ("dry-run-flag.opencode-run.jsonl", dry_run_flag),
 )
 """Every sample: its file name (`.jsonl` is written a record per line) and its story."""
 

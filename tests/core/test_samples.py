@@ -58,6 +58,9 @@ SAMPLE_FILES = (
     Sample("cache-expiry.swe-agent.traj", "swe-agent", 8, (
         (6, "step-4", "assistant", "blank-text"),
     )),
+    Sample("dry-run-flag.opencode-run.jsonl", "opencode-run", 4, (
+        (3, "msg_1398974b2001o8K2tRw49kKgNA", "assistant", "markers-only"),
+    )),
 )
 
 OPENCODE = [sample.name for sample in SAMPLE_FILES if sample.format == "opencode"]
