@@ -379,9 +379,11 @@ class ClaudeCodeBuilder:
                 return
             if self.first_prompt is None and parts and parts[0].kind == Kind.TEXT:
                 self.first_prompt = prompt_key(_first_text(content))
-        turn = self._new_turn(entry.uuid or f"line-{lineno}", "user", entry, lineno, span)
+        orphaned = bool(parts) and all(part.kind == Kind.TOOL_RESULT for part in parts)
+        turn = self._new_turn(entry.uuid or f"line-{lineno}", "system" if orphaned else "user",
+                              entry, lineno, span)
         turn.parts = parts
-        turn.is_meta = synthetic
+        turn.is_meta = synthetic or orphaned
         turn.is_summary = bool(entry.isCompactSummary)
 
     def _attach(self, block: Block, entry: Entry, orphans: list[Part]) -> Turn | None:
@@ -390,12 +392,10 @@ class ClaudeCodeBuilder:
         # A call has one result: forget it once answered, so big sessions stay small.
         found = self._calls.pop(call_id, None) if call_id else None
         if found is None:
-            part = self._result_part(block)
-            if self._last_assistant is None:
-                orphans.append(part)
-                return None
-            self._last_assistant.parts.append(part)
-            return self._last_assistant
+            # Its call is not in the session (after compaction a result can come first): it
+            # is the harness's output on its own, never part of an unrelated reply.
+            orphans.append(self._result_part(block))
+            return None
         turn, part = found
         part.status = "error" if block.is_error else "completed"
         if part.name in AGENT_TOOLS:
