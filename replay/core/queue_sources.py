@@ -1,4 +1,4 @@
-"""The sessions under a review queue's paths, one at a time, each with a reference to read it again."""
+"""The sessions under a review queue's paths, one at a time, each with a way to read it again."""
 
 from __future__ import annotations
 

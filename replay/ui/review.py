@@ -41,6 +41,8 @@ from replay.ui.screens.replay_screen import ReplayScreen
 
 KEEP_AROUND = 1
 """Sessions kept read on each side of the one on screen: memory stays that of a few."""
+WAIT_NOTICE_SECONDS = 0.2
+"""A move into a session not read yet says so when the read takes longer than this."""
 
 
 @dataclass(slots=True)
@@ -414,7 +416,12 @@ class ReviewApp(ReplayApp):
             return
         if number not in self._reading:
             self._read(number)
-        if not isinstance(self.screen, LoadingScreen):
+        self.set_timer(WAIT_NOTICE_SECONDS, lambda: self._say_waiting(number))
+
+    def _say_waiting(self, number: int) -> None:
+        """Say why nothing moved yet, only when the read takes long enough to notice."""
+        if self._pending is not None and self._pending[0] == number and self.queue is not None \
+                and not isinstance(self.screen, LoadingScreen):
             self.notify(f"Reading session {number + 1:,} / {len(self.queue.sessions):,}…",
                         timeout=2)
 
