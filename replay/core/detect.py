@@ -250,6 +250,7 @@ class EmptyTurn:
         """The `empty_turns` element of `scan --json`."""
         return {
             "index": self.index,
+            "number": self.index + 1,
             "id": self.id,
             "role": self.role,
             "timestamp": self.timestamp,

@@ -128,23 +128,6 @@ class Navigator:
                 return index
         return None
 
-    def resolve(self, target: str) -> int | None:
-        """A turn from what a reviewer typed: a 1-based number, `#N`, or a turn id."""
-        text = target.strip()
-        if not text:
-            return None
-        number = text[1:] if text.startswith("#") else text
-        if number.isdigit():
-            index = int(number) - 1
-            return index if 0 <= index < self.count else None
-        for turn in self.session.turns:
-            if turn.id == text:
-                return turn.index
-        for turn in self.session.turns:
-            if turn.id.startswith(text):
-                return turn.index
-        return None
-
     def delay_after(self, index: int, speed: float, idle_cap: float) -> float:
         """Seconds to wait before showing the turn after `index` during playback.
 

@@ -589,14 +589,18 @@ class ReplayScreen(Screen[None]):
     # ---------------------------------------------------------------- other actions
 
     def action_goto(self) -> None:
+        from replay.core.turn_ref import TurnReferenceError, resolve_turn
         from replay.ui.screens.prompt import PromptScreen
 
         def go_to(answer: str | None) -> None:
             if not answer:
                 return
-            index = self.navigator.resolve(answer)
-            if index is None:
-                self.notify(f"No turn {answer!r}.", severity="warning", markup=False)
+            try:
+                # A bare number is the #N the header shows: going there is visible and harmless.
+                index = resolve_turn(self.session.turns, answer, bare_numbers=True, prefixes=True)
+            except TurnReferenceError as error:
+                self.notify(str(error), severity="warning", markup=False)
+                return
             self.go(index)
 
         self.app.push_screen(PromptScreen("Go to turn (number or id)"), go_to)
