@@ -76,6 +76,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--theme", metavar="NAME", help="colour theme for this run")
     parser.add_argument("--tool-only", action="store_true",
                         help="also count assistant turns that only call tools as empty")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="also stop at a request that got no reply (as `scan` does)")
+    parser.add_argument("--blind", action="store_true",
+                        help="blind review: hide the suggestion and other reviewers' labels "
+                             "until you save")
     parser.add_argument("--restart", action="store_true",
                         help="forget where you stopped; start at the first turn not annotated")
     parser.add_argument("--json", action="store_true",
@@ -123,17 +128,22 @@ def run(args: argparse.Namespace) -> int:
         say_error("warning: --seed has no effect without --sample")
     paths = [Path(p) for p in args.paths]
     tool_only = args.tool_only or settings.tool_only_is_empty
+    missing_replies = args.missing_replies or settings.missing_replies
     filters = QueueFilters(reasons=frozenset(args.reason or ()), suggestion=args.suggestion,
                            format=args.format, sample=args.sample, seed=args.seed)
     reviewer = default_reviewer(args.reviewer or settings.reviewer)
     definition = QueueDefinition.of(
         paths, format=args.format, reasons=args.reason or (), suggestion=args.suggestion,
-        sample=args.sample, seed=args.seed, tool_only=tool_only, reviewer=reviewer)
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=tool_only)
+        sample=args.sample, seed=args.seed, tool_only=tool_only,
+        missing_replies=missing_replies, reviewer=reviewer)
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=tool_only,
+                                       missing_replies=missing_replies)
     if args.json:
         return _print_queue(paths, filters, rules, labels)
     if args.theme:
         settings = replace(settings, theme=args.theme)
+    if args.blind:
+        settings = replace(settings, blind=True)
     from replay.ui.review import ReviewOptions, make_review_app
 
     app = make_review_app(

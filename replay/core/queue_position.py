@@ -35,6 +35,8 @@ class QueueDefinition:
     """Sample seed."""
     tool_only: bool = False
     """Tool-only assistant turns count as empty."""
+    missing_replies: bool = False
+    """A request that got no reply counts as an empty turn."""
     reviewer: str = ""
     """Whose position this is: two reviewers of one queue each resume where they stopped."""
 

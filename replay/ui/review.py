@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.text import Text
@@ -517,11 +517,15 @@ class ReviewApp(ReplayApp):
 def make_review_app(review: ReviewOptions, *, settings: Settings | None = None,
                     reviewer: str | None = None, annotations: Path | None = None,
                     labels: LabelSet = DEFAULT_LABELS, rules: DetectionRules | None = None,
-                    problems: list[str] | None = None) -> ReviewApp:
-    """Build the review app the same way for the CLI and the tests."""
+                    problems: list[str] | None = None, blind: bool | None = None) -> ReviewApp:
+    """Build the review app the same way for the CLI and the tests (`blind` overrides the
+    setting, as for `make_app`)."""
     settings = settings or Settings()
+    if blind is not None:
+        settings = replace(settings, blind=blind)
     if rules is None:
-        rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty)
+        rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty,
+                                           missing_replies=settings.missing_replies)
     options = LaunchOptions(path=review.paths[0], reviewer=reviewer, annotations=annotations,
                             labels=labels, rules=rules, problems=list(problems or []))
     return ReviewApp(options, review, settings)

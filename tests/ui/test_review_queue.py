@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from replay.cli import main
 from replay.core.annotations import AnnotationStore, default_journal_path
@@ -33,11 +34,12 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def review(paths: list[Path], *, reviewer: str = "ada", sample: int | None = None,
-           seed: int = 0, restart: bool = False, prefetch: bool = True) -> ReviewApp:
+           seed: int = 0, restart: bool = False, prefetch: bool = True,
+           blind: bool | None = None) -> ReviewApp:
     definition = QueueDefinition.of(paths, sample=sample, seed=seed, reviewer=reviewer)
     options = ReviewOptions(paths, definition, QueueFilters(sample=sample, seed=seed),
                             restart=restart, prefetch=prefetch)
-    return make_review_app(options, settings=TEST_SETTINGS, reviewer=reviewer)
+    return make_review_app(options, settings=TEST_SETTINGS, reviewer=reviewer, blind=blind)
 
 
 def on_screen(app: ReviewApp) -> QueueScreen:
@@ -206,3 +208,31 @@ async def test_playing_carries_on_into_the_next_session(corpus: Path) -> None:
         assert screen.paused_at_empty
         # An empty turn left out of the queue does not stop playback.
         assert app.queue is not None
+
+
+def bar_text(screen: QueueScreen) -> str:
+    return str(screen.query_one("#annotation-suggestion", Static).render())
+
+
+async def test_blind_queue_hides_suggestions_and_others_in_every_session(corpus: Path) -> None:
+    for title, turn in (("alpha", 9), ("beta", 5)):
+        AnnotationStore.for_session(session_named(corpus, title), "bo").commit(
+            f"m{turn:03d}", turn, "resumption")
+    app = review([corpus], blind=True)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await at(pilot, app, 0, 9)
+        assert "blind review" in bar_text(screen) and "bo resumption" not in bar_text(screen)
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        screen = await at(pilot, app, 1, 5)
+        suggestion = screen.empty_turn(5).suggestion  # type: ignore[union-attr]
+        assert "blind review" in bar_text(screen) and "bo resumption" not in bar_text(screen)
+        assert suggestion is None or f"suggested: {suggestion}" not in bar_text(screen)
+        await pilot.press("enter")  # nothing picked: the hidden suggestion is not taken
+        assert screen.store.get("m005") is None
+        await pilot.press("9", "enter")
+        await pilot.pause()
+        assert "bo resumption" in bar_text(screen)
+    seeing = review([corpus], restart=True)
+    async with seeing.run_test(size=(160, 40)) as pilot:
+        screen = await at(pilot, seeing, 0, 9)
+        assert "bo resumption" in bar_text(screen)
