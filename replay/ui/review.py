@@ -280,6 +280,8 @@ class ReviewApp(ReplayApp):
         """Every move into a session, with how long it waited (read by the bench)."""
         self.current: int | None = None
         """The queue session on screen."""
+        self.read_at: dict[int, float] = {}
+        """When each queued session was last read (monotonic seconds; for the bench)."""
         self._reading: set[int] = set()
         self._pending: tuple[int, int, bool] | None = None
         self._saved: int | None = None
@@ -359,7 +361,7 @@ class ReviewApp(ReplayApp):
             if position is not None:
                 self.notify(f"Resumed at empty turn {position + 1:,} / {len(event.queue):,}, "
                             "where you stopped. u goes to the next one not annotated.",
-                            timeout=5)
+                            timeout=5, markup=False)
         if position is None:
             position = event.queue.next_unannotated(len(event.queue) - 1, self.is_annotated)
         self.open_position(position or 0)
@@ -423,7 +425,7 @@ class ReviewApp(ReplayApp):
         if self._pending is not None and self._pending[0] == number and self.queue is not None \
                 and not isinstance(self.screen, LoadingScreen):
             self.notify(f"Reading session {number + 1:,} / {len(self.queue.sessions):,}…",
-                        timeout=2)
+                        timeout=2, markup=False)
 
     def _read(self, number: int) -> None:
         self._reading.add(number)
@@ -451,6 +453,7 @@ class ReviewApp(ReplayApp):
                 self._skip_unreadable(event.number, event.error or "could not be read")
             return
         self.cache[event.number] = event.session
+        self.read_at[event.number] = time.monotonic()
         if pending is not None and pending[0] == event.number:
             self._show_pending()
         else:
