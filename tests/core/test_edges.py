@@ -41,12 +41,16 @@ FILES: dict[str, tuple[str, bytes]] = {
         {"from": "human", "value": "hi"}, {"from": "gpt", "value": ""}]})),
     "chat-jsonl": ("chat.jsonl", _lines({"role": "user", "content": "hi"},
                                         {"role": "assistant", "content": ""})),
+    "mini-swe-agent": ("run.traj.json",
+                       (SAMPLES / "paginate-fix.mini-swe-agent.traj.json").read_bytes()),
+    "swe-agent": ("run.traj", (SAMPLES / "cache-expiry.swe-agent.traj").read_bytes()),
+    "opencode-run": ("run.jsonl", (SAMPLES / "dry-run-flag.opencode-run.jsonl").read_bytes()),
     "aider": ("history.md", b"# aider chat started at 2024-05-01 10:20:30\n\n#### hi\n\n"
                             b"hello there\n\n#### go on\n\n"),
 }
 """A small real-shaped file of every format (name → file name, content)."""
 
-DOCUMENTS = ["opencode", "chat-json", "gemini", "sharegpt"]
+DOCUMENTS = ["opencode", "chat-json", "gemini", "sharegpt", "mini-swe-agent", "swe-agent"]
 """The formats that are one JSON document per file."""
 
 
