@@ -135,6 +135,10 @@ def main() -> int:
               f"(of {runs[0]['sessions']} in the queue)")
         if prefetch and ready < len(crossings):
             failed = True
+            for c in crossings:
+                if not c["ready"]:
+                    print(f"  not ready: session {c['session'] + 1}, waited "
+                          f"{c['wait'] * 1000:.0f} ms")
     if waits_by_mode[True] and waits_by_mode[False]:
         ratio = statistics.median(waits_by_mode[True]) / max(
             statistics.median(waits_by_mode[False]), 1e-9)

@@ -139,6 +139,25 @@ class QueueScreen(ReplayScreen):
         if self.play_on_open:
             self.playing = True
 
+    def take_session(self, session: Session, store: AnnotationStore, *, number: int,
+                     target: int, play: bool) -> None:
+        """Show another queued session on this screen: a crossing costs about a step, where
+        composing a new screen cost several frames."""
+        self.playing = False
+        self.store = store
+        self.number = number
+        self.target = target
+        self.moved = False
+        self.paused_at_empty = False
+        self.load_others()
+        self.set_reactive(ReplayScreen.index,
+                          max(0, min(len(session.turns) - 1, target)) if session.turns else 0)
+        self.turns_added(0, done=True, reset=True, session=session)
+        self.watch_index()  # what a move resets: picked label, note, confidence
+        self.call_after_refresh(self.review_app.session_painted, number)
+        if play:
+            self.playing = True
+
     def resume_position(self) -> None:
         if self.session.turns:
             self.set_reactive(ReplayScreen.index,
@@ -482,12 +501,16 @@ class ReviewApp(ReplayApp):
         except JournalError as error:
             self.notify(str(error), title="Annotations not loaded", severity="error",
                         markup=False, timeout=10)
+        self.current = number
+        if isinstance(self.screen, QueueScreen):
+            self.screen.take_session(session, store, number=number, target=index, play=play)
+            self._evict()
+            return
         screen = QueueScreen(session, store, number=number, target=index, play=play,
                              labels=self.options.labels, rules=self.options.rules,
                              suggester=self.suggester)
-        self.current = number
         self.replay_screen = screen
-        if isinstance(self.screen, (LoadingScreen, QueueScreen)):
+        if isinstance(self.screen, LoadingScreen):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
