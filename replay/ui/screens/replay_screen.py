@@ -371,21 +371,24 @@ class ReplayScreen(Screen[None]):
                             is_empty=self.navigator.is_empty_at, at_end=pane_id == "before")
 
     def watch_index(self) -> None:
-        self.pending_label = None
-        self.overrule = ""
         self.unfolded.clear()
         self.paused_at_empty = self.paused_at_empty and self.playing is False
-        turn = self.session.turns[self.index] if self.session.turns else None
-        saved = self.store.get(turn.id) if turn is not None else None
-        self.confidence = saved.confidence if saved is not None else "medium"
-        self.overrule = saved.overrule if saved is not None else ""
-        annotation = self.query_one(AnnotationBar)
-        annotation.set_note(saved.note if saved is not None else "")
+        self._load_bar()
         if self.following:
             self.at_live_end = self.index >= len(self.session.turns) - 1
             if self.at_live_end:
                 self.new_turns = 0
         self.show()
+
+    def _load_bar(self) -> None:
+        """Put the current turn's saved annotation (or nothing) into the bar: label, note,
+        confidence and overrule reason, with nothing picked yet."""
+        self.pending_label = None
+        turn = self.session.turns[self.index] if self.session.turns else None
+        saved = self.store.get(turn.id) if turn is not None else None
+        self.confidence = saved.confidence if saved is not None else "medium"
+        self.overrule = saved.overrule if saved is not None else ""
+        self.query_one(AnnotationBar).set_note(saved.note if saved is not None else "")
 
     def watch_speed(self) -> None:
         update_static(self.query_one("#status", Static), self.status_text())
@@ -631,6 +634,10 @@ class ReplayScreen(Screen[None]):
             return
         self.go(restored.turn_index if 0 <= restored.turn_index < len(self.session.turns)
                 else self.index)
+        # Already on that turn, `go` does not reload the bar: the removed note stayed in the
+        # field, and enter saved it again.
+        self._load_bar()
+        self.show()
         what = f"restored {restored.label}" if restored.label else "annotation removed"
         self.notify(f"Undone: #{restored.turn_index + 1} {what}.", timeout=3, markup=False)
 
@@ -725,24 +732,22 @@ class ReplayScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False,
           description="Exporting annotations")
     def export_annotations(self, directory: Path) -> None:
-        """Write this reviewer's annotations (and unannotated empty turns) as CSV."""
-        from replay.core.export import export_rows, write_csv
+        """Write this reviewer's annotations (and unannotated empty turns) to a new CSV file."""
+        from replay.ui.export_file import export_name, export_session
 
-        rows = export_rows(self.session, list(self.store.all().values()), self.labels,
-                           all_empty=True, suggester=self.suggester)
-        name = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.session.label)
-        target = directory / f"{name[:60]}-annotations.csv"
         try:
-            with open(target, "w", encoding="utf-8-sig", newline="") as stream:
-                write_csv(rows, stream)
+            target, count = export_session(self.session, self.store, self.labels,
+                                           self.suggester, directory)
         except OSError as error:
             self.app.call_from_thread(
-                self.notify, f"Could not write {target}: {error.strerror or error}",
-                severity="error", markup=False)
+                self.notify, clean(f"Could not export to {directory}: {error.strerror or error}"),
+                title="Export failed", severity="error", markup=False, timeout=10)
             return
+        kept = "" if target.name == export_name(self.session) else \
+            f"\n(an earlier {export_name(self.session)} is kept)"
         self.app.call_from_thread(
-            self.notify, f"Exported {len(rows)} rows to {target}", title="Export",
-            markup=False, timeout=6)
+            self.notify, clean(f"Exported {count} rows to {target}{kept}"), title="Export",
+            markup=False, timeout=8)
 
     # ---------------------------------------------------------------- growth
 
