@@ -162,6 +162,12 @@ class ReplayApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_keymap(self.settings.keymap)
+        from replay.ui.keymap import clashes
+
+        for clash in clashes(ReplayScreen.BINDINGS + self.BINDINGS,  # type: ignore[operator]
+                             self.settings.keymap):
+            self.notify(shown(clash), title="Keymap", severity="warning", markup=False,
+                        timeout=10)
         if self._theme_problem:
             self.notify(self._theme_problem, severity="warning", markup=False)
         for failure in self._theme_failures:
