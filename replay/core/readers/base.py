@@ -159,14 +159,16 @@ def iter_lines(
         data = pending + chunk if pending else chunk
         if offset == 0 and data.startswith(BOM):
             data, offset = data[len(BOM):], len(BOM)
-        if b"\r" not in data:
-            # The common case, at the speed of `split`.
+        crlf_only = b"\r" in data and data.count(b"\r") == data.count(b"\r\n")
+        if crlf_only or b"\r" not in data:
+            # LF or CRLF line ends (the common cases), at the speed of `split`.
             lines = data.split(b"\n")
             pending = lines.pop()
             for line in lines:
                 lineno += 1
                 if line.strip():
-                    yield line, offset, lineno
+                    yield line[:-1] if crlf_only and line.endswith(b"\r") else line, \
+                        offset, lineno
                 offset += len(line) + 1
             continue
         done = 0
