@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-import orjson
-
-from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, stderr_progress, stream_or_none
+from replay.commands._common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    EXIT_SKIPPED,
+    stderr_progress,
+    stream_or_none,
+    table_console,
+)
 from replay.core.detect import DEFAULT_RULES, DetectionRules
-from replay.core.safe import escape_controls
+from replay.core.safe import escape_controls, json_line, show_path
 from replay.core.scan import ScanReport, scan_session
 from replay.core.suggest import default_suggester
 
@@ -29,32 +34,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Scan every path; exit 2 if any could not be read, after scanning the rest."""
+    """Scan every path; exit 2 if any could not be read (or no session at all was), 1 if some
+    file of a folder was skipped, after scanning the rest."""
     rules: DetectionRules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
     status = EXIT_OK
+    skipped: list[str] = []
+    read = 0
     for path in args.paths:
-        sessions = stream_or_none(path, args.format, stderr_progress(str(path)))
+        sessions = stream_or_none(path, args.format, stderr_progress(str(path)), skipped)
         if sessions is None:
             status = EXIT_BAD_INPUT
             continue
         for session in sessions:
+            read += 1
             report = scan_session(session, rules, default_suggester())
             if args.json:
-                sys.stdout.buffer.write(orjson.dumps(report.to_json()) + b"\n")
+                sys.stdout.buffer.write(json_line(report.to_json()))
                 sys.stdout.flush()
             else:
                 print_table(report)
+    if skipped and status == EXIT_OK:
+        status = EXIT_SKIPPED if read else EXIT_BAD_INPUT
     return status
 
 
 def print_table(report: ScanReport) -> None:
     """A readable summary of one session's empty turns."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     session = report.session
-    console = Console(highlight=False)
+    console = table_console()
     heading = Text()
     heading.append(escape_controls(session.label), style="bold")
     heading.append(f"  {session.format} · {len(session.turns):,} turns · ")
@@ -62,7 +72,7 @@ def print_table(report: ScanReport) -> None:
     heading.append(f"{len(report.empty_turns)} empty", style=count_style)
     if session.skipped:
         heading.append(f" · {session.skipped} records skipped", style="red")
-    heading.append(f"\n{session.path}", style="dim")
+    heading.append(f"\n{show_path(session.path)}", style="dim")
     console.print(heading)
     for warning in session.warnings[:5]:
         console.print(Text(f"  warning: {escape_controls(warning)}", style="dim red"))
