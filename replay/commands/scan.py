@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
-from replay.commands._common import (
-    EXIT_BAD_INPUT,
-    EXIT_OK,
-    EXIT_SKIPPED,
-    stderr_progress,
-    stream_or_none,
-    table_console,
-)
-from replay.core.detect import DEFAULT_RULES, DetectionRules
-from replay.core.safe import escape_controls, json_line, show_path
-from replay.core.scan import ScanReport, scan_session
-from replay.core.suggest import default_suggester
+from replay.commands._common import table_console
+from replay.commands._corpus import CorpusScan, add_arguments
+from replay.core.safe import escape_controls, json_line
+from replay.core.scan import report_label
 
 NAME = "scan"
 HELP = "list the empty turns of one or more sessions (a table, or JSON lines with --json)"
@@ -31,52 +24,44 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
     parser.add_argument("--tool-only", action="store_true",
                         help="also count assistant turns that only call tools as empty")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="also count a request that got no reply at all (reason no-reply)")
+    add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Scan every path; exit 2 if any could not be read (or no session at all was), 1 if some
-    file of a folder was skipped, after scanning the rest."""
-    rules: DetectionRules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
-    status = EXIT_OK
-    skipped: list[str] = []
-    read = 0
-    for path in args.paths:
-        sessions = stream_or_none(path, args.format, stderr_progress(str(path)), skipped)
-        if sessions is None:
-            status = EXIT_BAD_INPUT
-            continue
-        for session in sessions:
-            read += 1
-            report = scan_session(session, rules, default_suggester())
-            if args.json:
-                sys.stdout.buffer.write(json_line(report.to_json()))
-                sys.stdout.flush()
-            else:
-                print_table(report)
-    if skipped and status == EXIT_OK:
-        status = EXIT_SKIPPED if read else EXIT_BAD_INPUT
-    return status
+    """Scan every path; exit 2 if any could not be read (or nothing could), 1 if some file of a
+    folder was skipped, after scanning the rest."""
+    corpus = CorpusScan()
+    rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
+    for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
+        if args.json:
+            sys.stdout.buffer.write(json_line(report))
+            sys.stdout.flush()
+        else:
+            print_table(report)
+    return corpus.status
 
 
-def print_table(report: ScanReport) -> None:
-    """A readable summary of one session's empty turns."""
+def print_table(report: dict[str, Any]) -> None:
+    """A readable summary of one session's empty turns, from its `scan --json` object."""
     from rich.table import Table
     from rich.text import Text
 
-    session = report.session
+    empty_turns = report["empty_turns"]
     console = table_console()
     heading = Text()
-    heading.append(escape_controls(session.label), style="bold")
-    heading.append(f"  {session.format} · {len(session.turns):,} turns · ")
-    count_style = "bold yellow" if report.empty_turns else ""
-    heading.append(f"{len(report.empty_turns)} empty", style=count_style)
-    if session.skipped:
-        heading.append(f" · {session.skipped} records skipped", style="red")
-    heading.append(f"\n{show_path(session.path)}", style="dim")
+    heading.append(escape_controls(report_label(report)), style="bold")
+    heading.append(f"  {report['format']} · {report['turns']:,} turns · ")
+    count_style = "bold yellow" if empty_turns else ""
+    heading.append(f"{len(empty_turns)} empty", style=count_style)
+    if report["skipped"]:
+        heading.append(f" · {report['skipped']} records skipped", style="red")
+    heading.append(f"\n{escape_controls(report['path'])}", style="dim")
     console.print(heading)
-    for warning in session.warnings[:5]:
+    for warning in report["warnings"][:5]:
         console.print(Text(f"  warning: {escape_controls(warning)}", style="dim red"))
-    if not report.empty_turns:
+    if not empty_turns:
         console.print()
         return
     if console.width < 120:
@@ -91,16 +76,16 @@ def print_table(report: ScanReport) -> None:
     wide = console.width >= 120
     if wide:
         table.add_column("id", no_wrap=True)
-    for empty in report.empty_turns:
-        when = (empty.timestamp or "")[5:16].replace("T", " ")
+    for empty in empty_turns:
+        when = (empty["timestamp"] or "")[5:16].replace("T", " ")
         table.add_row(
-            Text(str(empty.index + 1)),
-            Text(empty.role),
+            Text(str(empty["index"] + 1)),
+            Text(empty["role"]),
             Text(escape_controls(when)),
-            Text(empty.reason),
-            Text(empty.suggestion or "", style="bold"),
-            Text(escape_controls(" · ".join(empty.evidence))),
-            *([Text(escape_controls(empty.id), style="dim")] if wide else []),
+            Text(empty["reason"]),
+            Text(empty["suggestion"] or "", style="bold"),
+            Text(escape_controls(" · ".join(empty["evidence"]))),
+            *([Text(escape_controls(empty["id"]), style="dim")] if wide else []),
         )
     console.print(table)
     console.print()

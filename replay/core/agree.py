@@ -200,3 +200,16 @@ def agreement(records: Iterable[Mapping[str, Any]]) -> AgreementReport:
         if len(set(ratings.values())) > 1
     ]
     return report
+
+
+def labels_of_others(records: Iterable[Mapping[str, Any]], session_id: str,
+                     reviewer: str) -> dict[str, dict[str, str]]:
+    """Other reviewers' current labels of one session: turn id -> label by reviewer."""
+    found: dict[str, dict[str, str]] = {}
+    for (item_session, turn_id), ratings in ratings_by_item(records).items():
+        if item_session != session_id:
+            continue
+        others = {name: label for name, label in ratings.items() if name != reviewer}
+        if others:
+            found[turn_id] = others
+    return found

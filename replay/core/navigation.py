@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from replay.core.detect import DEFAULT_RULES, DetectionRules, is_empty
+from replay.core.detect import DEFAULT_RULES, REPLY_WINDOW, DetectionRules, is_stop
 from replay.core.model import Kind, Session, Turn
 
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
@@ -64,13 +64,21 @@ class Navigator:
         Returns the indices of empty turns newly found.
         """
         start = self._indexed if changed_from is None else min(changed_from, self._indexed)
+        if self.rules.missing_replies:
+            # Whether a request got a reply depends on the turns after it: look again at the
+            # recent ones when more arrive.
+            start = max(0, start - REPLY_WINDOW)
+        known: set[int] = set()
         if start < self._indexed:
-            del self.empty_indices[bisect_left(self.empty_indices, start):]
+            cut = bisect_left(self.empty_indices, start)
+            if changed_from is None:
+                known = set(self.empty_indices[cut:])  # looked at again, not changed
+            del self.empty_indices[cut:]
         turns = self.session.turns
-        found = [i for i in range(start, len(turns)) if is_empty(turns[i], self.rules)]
+        found = [i for i in range(start, len(turns)) if is_stop(self.session, i, self.rules)]
         self.empty_indices.extend(found)
         self._indexed = len(turns)
-        return found
+        return [i for i in found if i not in known]
 
     def is_empty_at(self, index: int) -> bool:
         """True when the turn at `index` is empty."""

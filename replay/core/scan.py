@@ -11,7 +11,7 @@ from replay.core.detect import (
     EmptyTurn,
     Suggester,
     find_empty_turns,
-    is_empty,
+    is_stop,
 )
 from replay.core.model import Session
 from replay.core.safe import json_path
@@ -33,12 +33,19 @@ class ScanReport:
             # Lossless for any file name: `path` text, plus `path_base64` when not UTF-8.
             **json_path(session.path),
             "format": session.format,
+            "title": session.title,
             "session_id": session.session_id,
             "turns": len(session.turns),
             "skipped": session.skipped,
             "warnings": list(session.warnings),
             "empty_turns": [empty.to_json() for empty in self.empty_turns],
         }
+
+
+def report_label(report: dict[str, Any]) -> str:
+    """A session's short name from its `scan --json` object, as `Session.label` names it."""
+    return str(report.get("title") or report.get("session_id")
+               or str(report["path"]).rsplit("/", 1)[-1])
 
 
 def scan_session(
@@ -70,5 +77,5 @@ def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> Sessio
     """The summary of a session (no suggestions: counting is enough)."""
     return SessionSummary(
         label=session.label, started=session.started, turns=len(session.turns),
-        empty=sum(1 for turn in session.turns if is_empty(turn, rules)),
+        empty=sum(1 for turn in session.turns if is_stop(session, turn.index, rules)),
         subagents=len(session.sidechains), format=session.format)

@@ -67,6 +67,13 @@ def _claims(path: Path, depth: int,
     return found
 
 
+def claims(path: Path,
+           skipped: list[tuple[Path, str]] | None = None) -> list[tuple[Path, Reader]]:
+    """Every transcript under a directory with its reader, in the order `read` reads them;
+    `skipped` receives each file no reader takes, with the line that says why."""
+    return _claims(path, 0, skipped)
+
+
 def _specific_directory_reader(path: Path, readers: tuple[Reader, ...]) -> Reader | None:
     for reader in readers:
         if reader is READER or not reader.directories:

@@ -31,7 +31,6 @@ from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
 from replay.core.model import Session, Turn
 from replay.core.navigation import Navigator, faster, slower
-from replay.core.safe import escape_controls
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.repaint import update_static
 from replay.ui.widgets.annotation_bar import AnnotationBar
@@ -103,6 +102,8 @@ class ReplayScreen(Screen[None]):
         Binding("tab", "note", "Note", id="edit-note", show=False, tooltip="Write a note"),
         Binding("c", "cycle_confidence", "Confidence", id="cycle-confidence", show=False,
                 tooltip="Cycle confidence: low, medium, high"),
+        Binding("d", "cycle_overrule", "Why not", id="overrule-reason", show=False,
+                tooltip="Say why the label differs from the suggestion (cycles the reasons)"),
         Binding("z,ctrl+z", "undo", "Undo", id="undo-annotation", show=False,
                 tooltip="Undo the last annotation saved in this session"),
         Binding("e", "export", "Export", id="export-csv",
@@ -162,6 +163,10 @@ class ReplayScreen(Screen[None]):
         """Label picked for the current empty turn but not saved yet."""
         self.confidence = "medium"
         """Confidence for the next save."""
+        self.overrule = ""
+        """Why the picked label differs from the suggestion (an `OVERRULE_REASONS` code)."""
+        self.others: dict[str, dict[str, str]] = {}
+        """Other reviewers' labels by turn id (label by reviewer), from the journal."""
         self.search_query = ""
         """Last search."""
         self.expanded = False
@@ -203,8 +208,24 @@ class ReplayScreen(Screen[None]):
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show())
         if not self.indexing:
             self.resume_position()
+        self.load_others()
         self.show()
         self.call_after_refresh(self.replay_app.first_screen_painted.set)
+
+    @property
+    def blind(self) -> bool:
+        """Blind review: the suggestion and others' labels stay hidden until a save."""
+        return self.replay_app.settings.blind
+
+    def load_others(self) -> None:
+        """Read the other reviewers' labels of this session from the journal."""
+        from replay.core.agree import labels_of_others
+
+        try:
+            records = self.store.journal.load().records
+        except JournalError:
+            records = []  # the store reported it already when it loaded
+        self.others = labels_of_others(records, self.store.session_id, self.store.reviewer)
 
     def on_resize(self) -> None:
         self._apply_width(self.app.size.width)
@@ -289,7 +310,7 @@ class ReplayScreen(Screen[None]):
             banner.append(f" · {gap}")
         if empty.evidence:
             banner.append("\n evidence: ", style="bold")
-            banner.append(escape_controls(" · ".join(empty.evidence)))
+            banner.append(clean(" · ".join(empty.evidence)))
         return banner
 
     def show(self) -> None:
@@ -318,9 +339,11 @@ class ReplayScreen(Screen[None]):
         annotation.display = empty is not None
         if empty is not None:
             saved = self.store.get(turn.id)
-            pending = self.pending_label or (saved.label if saved else empty.suggestion)
+            offered = None if self.blind else empty.suggestion
+            pending = self.pending_label or (saved.label if saved else offered)
             unsaved = any(item.turn_id == turn.id for item in self.store.unsaved)
-            annotation.show(empty, pending, self.confidence, saved, unsaved)
+            annotation.show(empty, pending, self.confidence, saved, unsaved, blind=self.blind,
+                            others=self.others.get(turn.id), overrule=self.overrule)
 
     def _fill_current(self, turn: Turn, empty: bool, *, keep_scroll: bool = False) -> None:
         self.query_one("#current", TurnLines).show_turns(
@@ -349,11 +372,13 @@ class ReplayScreen(Screen[None]):
 
     def watch_index(self) -> None:
         self.pending_label = None
+        self.overrule = ""
         self.unfolded.clear()
         self.paused_at_empty = self.paused_at_empty and self.playing is False
         turn = self.session.turns[self.index] if self.session.turns else None
         saved = self.store.get(turn.id) if turn is not None else None
         self.confidence = saved.confidence if saved is not None else "medium"
+        self.overrule = saved.overrule if saved is not None else ""
         annotation = self.query_one(AnnotationBar)
         annotation.set_note(saved.note if saved is not None else "")
         if self.following:
@@ -445,7 +470,8 @@ class ReplayScreen(Screen[None]):
     def action_cycle_role(self) -> None:
         position = ROLE_FILTERS.index(self.role_filter)
         self.role_filter = ROLE_FILTERS[(position + 1) % len(ROLE_FILTERS)]
-        self.notify(f"Stepping through {self.role_filter or 'all'} turns.", timeout=2)
+        self.notify(f"Stepping through {self.role_filter or 'all'} turns.", timeout=2,
+                    markup=False)
         self.show()
 
     @on(TimelineJump)
@@ -524,6 +550,22 @@ class ReplayScreen(Screen[None]):
         self.confidence = CONFIDENCE[(position + 1) % len(CONFIDENCE)]
         self.show()
 
+    def action_cycle_overrule(self) -> None:
+        from replay.core.annotations import OVERRULE_REASONS
+
+        current = self._current_empty()
+        if current is None:
+            return
+        turn, empty = current
+        saved = self.store.get(turn.id)
+        if not empty.suggestion or (self.blind and saved is None):
+            self.notify("No suggestion to disagree with here.", timeout=2)
+            return
+        codes = [code for code, _ in OVERRULE_REASONS]
+        position = codes.index(self.overrule) + 1 if self.overrule in codes else 0
+        self.overrule = codes[position % len(codes)]
+        self.show()
+
     def action_note(self) -> None:
         if self._current_empty() is not None:
             note = self.query_one("#annotation-note", Input)
@@ -547,19 +589,25 @@ class ReplayScreen(Screen[None]):
             return
         turn, empty = current
         saved = self.store.get(turn.id)
-        label = self.pending_label or empty.suggestion or (saved.label if saved else None)
+        # Blind: Enter never accepts a suggestion the reviewer has not seen.
+        offered = None if self.blind and saved is None else empty.suggestion
+        label = self.pending_label or (saved.label if saved else None) or offered
         if not label:
             self.notify("Pick a label with its number key first.", severity="warning", timeout=3)
             return
         note = self.query_one(AnnotationBar).note
         try:
-            annotation = self.store.commit(turn.id, turn.index, label, note, self.confidence)
+            annotation = self.store.commit(
+                turn.id, turn.index, label, note, self.confidence,
+                suggestion=empty.suggestion or "", rule=empty.suggestion_rule or "",
+                overrule=self.overrule, blind=self.blind and saved is None)
         except JournalError as error:
-            self.notify(f"{error}\nKept in memory; export or fix the directory to save it.",
+            self.notify(f"{clean(str(error))}\nKept in memory; export or fix the directory to "
+                        "save it.",
                         title="Annotation not saved", severity="error", markup=False,
                         timeout=10)
         else:
-            self.notify(f"Saved {annotation.label} for #{turn.index + 1}.", timeout=2,
+            self.notify(f"Saved {clean(annotation.label)} for #{turn.index + 1}.", timeout=2,
                         markup=False)
         self.pending_label = None
         self.show()
@@ -568,7 +616,7 @@ class ReplayScreen(Screen[None]):
         try:
             restored = self.store.undo()
         except JournalError as error:
-            self.notify(str(error), title="Undo not saved", severity="error", markup=False)
+            self.notify(clean(str(error)), title="Undo not saved", severity="error", markup=False)
             restored = None
         if restored is None:
             self.notify("Nothing to undo.", timeout=2)
@@ -591,7 +639,7 @@ class ReplayScreen(Screen[None]):
                 # A bare number is the #N the header shows: going there is visible and harmless.
                 index = resolve_turn(self.session.turns, answer, bare_numbers=True, prefixes=True)
             except TurnReferenceError as error:
-                self.notify(str(error), severity="warning", markup=False)
+                self.notify(clean(str(error)), severity="warning", markup=False)
                 return
             self.go(index)
 
@@ -613,7 +661,7 @@ class ReplayScreen(Screen[None]):
             return
         found = self.navigator.search(self.search_query, self.index, forward)
         if found is None:
-            self.notify(f"No match for {self.search_query!r}.", severity="warning",
+            self.notify(f"No match for {clean(repr(self.search_query))}.", severity="warning",
                         markup=False)
             return
         self.go(found)
@@ -630,7 +678,8 @@ class ReplayScreen(Screen[None]):
         turn = self.session.turns[self.index]
         text = turn_plain_text(self.session.full_parts(turn)) or f"(empty turn {turn.id})"
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2)
+        self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2,
+                    markup=False)
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
@@ -730,7 +779,7 @@ class ReplayScreen(Screen[None]):
                 # the view moves.
                 empties = len(self.navigator.empty_indices)
                 self.notify(f"{len(self.session.turns):,} turns, {empties:,} empty: here is the "
-                            "first one not annotated yet.", timeout=4)
+                            "first one not annotated yet.", timeout=4, markup=False)
         elif self.following and not self.indexing:
             self._follow_growth(new_empty, last)
         self.index = min(self.index, last)
@@ -769,4 +818,4 @@ class ReplayScreen(Screen[None]):
         self.index = target
         self.paused_at_empty = True
         self.notify(f"New empty turn #{target + 1}: paused here. f returns to the live end.",
-                    timeout=5)
+                    timeout=5, markup=False)

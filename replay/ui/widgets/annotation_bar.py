@@ -7,10 +7,10 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from replay.core.annotations import Annotation
+from replay.core.annotations import OVERRULE_REASONS, Annotation
 from replay.core.detect import EmptyTurn
 from replay.core.labels import LabelSet
-from replay.core.safe import escape_controls
+from replay.ui.literal import shown
 from replay.ui.repaint import update_static
 
 
@@ -33,7 +33,7 @@ class AnnotationBar(Vertical):
     AnnotationBar > #annotation-labels { height: auto; }
     AnnotationBar > #annotation-help { height: auto; color: $text-muted; text-style: italic; }
     AnnotationBar > #annotation-state { height: 1; color: $text-muted; }
-    AnnotationBar > NoteInput { height: 1; border: none; padding: 0 1; background: $surface; }
+    AnnotationBar > NoteInput.-textual-compact { padding: 0 1; background: $surface; }
     AnnotationBar > NoteInput:focus { background: $boost; }
     """
 
@@ -46,44 +46,70 @@ class AnnotationBar(Vertical):
         yield Static(id="annotation-suggestion", markup=False)
         yield Static(id="annotation-labels", markup=False)
         yield Static(id="annotation-help", markup=False)
+        # Compact: one row with no border; a bordered Input at one row hid what was typed.
         yield NoteInput(placeholder="note: tab to write, enter to save, escape to leave",
-                        id="annotation-note")
+                        id="annotation-note", compact=True)
         yield Static(id="annotation-state", markup=False)
 
     def show(self, empty: EmptyTurn, pending: str | None, confidence: str,
-             saved: Annotation | None, unsaved: bool) -> None:
-        """Redraw for an empty turn, the label picked so far and what is saved."""
+             saved: Annotation | None, unsaved: bool, *, blind: bool = False,
+             others: dict[str, str] | None = None, overrule: str = "") -> None:
+        """Redraw for an empty turn, the label picked so far and what is saved.
+
+        Blind (`blind` and nothing saved yet): the suggestion and the other reviewers'
+        labels (`others`, label by reviewer) stay hidden until this reviewer saves.
+        """
         suggestion = Text()
-        if empty.suggestion:
+        hidden = blind and (saved is None or not saved.label)
+        if hidden:
+            suggestion.append("blind review: ", style="bold")
+            suggestion.append("the suggestion and other reviewers' labels show after you save; "
+                              "pick a label with its number key", style="dim")
+        elif empty.suggestion:
             label = self.labels.get(empty.suggestion)
             title = label.title if label else empty.suggestion
             suggestion.append("suggested: ", style="bold")
-            suggestion.append(f"{empty.suggestion}", style="bold reverse")
-            suggestion.append(f" ({title}, {empty.suggestion_confidence or 'low'} confidence)")
+            suggestion.append(shown(empty.suggestion), style="bold reverse")
+            suggestion.append(f" ({shown(title)}, {empty.suggestion_confidence or 'low'} "
+                              "confidence)")
             if empty.suggestion_reasons:
-                suggestion.append(" · " + escape_controls("; ".join(empty.suggestion_reasons)),
+                suggestion.append(" · " + shown("; ".join(empty.suggestion_reasons)),
                                   style="italic")
-            suggestion.append("  · enter accepts", style="dim")
+            if not saved or not saved.label:
+                suggestion.append("  · enter accepts", style="dim")
         else:
             suggestion.append("no suggestion: pick a label with its number key", style="dim")
+        if others and not hidden:
+            suggestion.append("\nother reviewers: ", style="bold")
+            suggestion.append(shown(" · ".join(
+                f"{name or '(unnamed)'} {label}" for name, label in sorted(others.items()))))
+        disagreeing = (not hidden and empty.suggestion and pending
+                       and pending != empty.suggestion)
+        if disagreeing:
+            why = dict(OVERRULE_REASONS).get(overrule)
+            suggestion.append(f"\nwhy not {empty.suggestion}? ", style="bold")
+            suggestion.append(why if why else "(d says why, saved with the label)",
+                              style="" if why else "dim")
+            if why:
+                suggestion.append("  · d for another reason", style="dim")
         update_static(self.query_one("#annotation-suggestion", Static), suggestion)
         keys = Text()
         for label in self.labels:
             chosen = label.name == pending
             committed = saved is not None and saved.label == label.name
             style = "bold reverse" if chosen else ("bold underline" if committed else "")
-            keys.append(f"{label.key} ", style="bold")
-            keys.append(label.name, style=style)
+            keys.append(f"{shown(label.key)} ", style="bold")
+            keys.append(shown(label.name), style=style)
             keys.append("  ")
         update_static(self.query_one("#annotation-labels", Static), keys)
         chosen_label = self.labels.get(pending) if pending else None
         update_static(self.query_one("#annotation-help", Static), 
-            Text(chosen_label.description if chosen_label else ""))
+            Text(shown(chosen_label.description) if chosen_label else ""))
         state = Text()
         state.append(f"confidence: {confidence} (c cycles)  ")
         if saved is not None and saved.label:
-            state.append(f"saved: {saved.label}", style="bold")
-            state.append(f" by {escape_controls(saved.reviewer)}", style="dim")
+            state.append(f"saved: {shown(saved.label)}", style="bold")
+            state.append(f" by {shown(saved.reviewer)}", style="dim")
             if unsaved:
                 state.append("  NOT WRITTEN TO DISK: see notification", style="bold red")
         else:
