@@ -51,7 +51,7 @@ def why_missing(path: str | Path) -> str | None:
         os.stat(path)
     except OSError as error:
         if error.errno == errno.ELOOP:
-            return "symbolic link loop (too many levels of symbolic links)"
+            return "symbolic link loop"
         if error.errno == errno.ENOENT and os.path.lexists(path):
             return f"broken symbolic link (to {show_path(os.readlink(path))})"
         if error.errno == errno.ENOENT:

@@ -205,8 +205,7 @@ def test_closed_pipes_exit_zero_quietly(corpus: Path) -> None:
 def test_a_symlink_loop_is_not_no_such_file(corpus: Path) -> None:
     result = replay("scan", str(corpus / "loop.json"))
     assert result.returncode == 2
-    assert result.stderr.decode() == (f"replay: {corpus}/loop.json: symbolic link loop (too many "
-                                      "levels of symbolic links)\n")
+    assert result.stderr.decode() == f"replay: {corpus}/loop.json: symbolic link loop\n"
 
 
 def test_a_device_read_as_opencode_is_one_line(corpus: Path) -> None:

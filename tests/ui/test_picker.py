@@ -83,7 +83,7 @@ async def test_a_session_that_cannot_be_read_leaves_the_list_up(
         picker = app.screen
         assert isinstance(picker, SessionPicker) and picker.rows[0].entry is not None
         assert picker.rows[0].entry.key == newest and picker.rows[0].error
-        assert cells(picker.query_one(DataTable), 0)[4].startswith("unreadable: ")
+        assert cells(picker.query_one(DataTable), 0)[4].startswith(f"{newest} · unreadable: ")
         await pilot.press("enter")
         await pilot.pause(0.3)
         assert app.screen is picker and app.is_running
@@ -129,8 +129,8 @@ async def test_files_that_cannot_be_read_are_listed_greyed_with_the_reason(
         assert isinstance(picker, SessionPicker)
         table = picker.query_one(DataTable)
         shown = {cells(table, row)[4] for row in range(table.row_count)}
-        assert "unreadable: symbolic link loop (too many levels of symbolic links)" in shown
-        assert "unreadable: not a Claude Code session file" in shown
+        assert "loop.jsonl · unreadable: symbolic link loop" in shown
+        assert "foreign.jsonl · unreadable: not a Claude Code session file" in shown
         # Greyed: the whole row is dim, the reason in italics.
         row = next(number for number in range(table.row_count)
                    if "loop" in cells(table, number)[4])

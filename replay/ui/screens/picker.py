@@ -82,7 +82,8 @@ def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
             reason = row.problem
             if entry is not None:
                 reason = reason.removeprefix("skipped ").removeprefix(f"{entry.path}: ")
-            problem = Text(f"unreadable: {shown(reason)}"[:70], style="dim italic")
+            named = f"{entry.key} · " if entry is not None else ""
+            problem = Text(f"{shown(named)}unreadable: {shown(reason)}"[:70], style="dim italic")
             return (Text(_when(row.started).plain, style="dim"), Text(""), Text(""), Text(""),
                     problem, Text(format_name, style="dim"), _folder(row, root))
         return (_when(row.started), PENDING, PENDING, Text(""),
