@@ -357,6 +357,11 @@ class CodexBuilder:
             self._close()
         elif kind == "task_complete":
             self._close()
+        elif kind == "thread_name_updated":
+            # The name the person (or Codex) gave the thread; the latest one wins.
+            name = payload.get("thread_name", payload.get("name"))
+            if isinstance(name, str) and name.strip():
+                self.session.title = name.strip()
 
     def _compacted(self, payload: dict[str, Any], stamp: Any, span: tuple[int, int],
                    lineno: int) -> None:
