@@ -456,7 +456,7 @@ def load_document(path: Path, expected: str) -> Document:
         data = path.read_bytes()
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
-    if not data.strip(b" \t\r\n" + BOM):
+    if not data.removeprefix(BOM).strip():
         return Document(None, 0, len(data), empty=True)
     try:
         return parse_document(data)
