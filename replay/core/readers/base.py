@@ -86,6 +86,9 @@ class SessionEntry:
     """When it started (epoch seconds), as far as a glance at the source tells."""
     format: str | None = None
     """The reader that reads it, when not the one that listed it (a folder of many kinds)."""
+    problem: str | None = None
+    """Why this file of the folder cannot be read as a session, found while listing (one line
+    naming it); listed anyway so that no file is dropped without a word."""
 
 
 @dataclass(frozen=True, slots=True)
