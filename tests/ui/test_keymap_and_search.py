@@ -92,10 +92,10 @@ async def test_small_terminal_keeps_header_and_folds_context(chat_file: Path,
         after = screen.query_one("#after", TurnLines)
         assert before.display and not after.display
         assert before.content_region.height >= 4
-        await pilot.press("b")
+        await pilot.press("vertical_line")
         await pilot.pause()
         assert after.display and not before.display and after.content_region.height >= 4
-        assert "After (3 turns) · b shows Before" in screen_text(app)
+        assert "After (3 turns) · | shows Before" in screen_text(app)
         await pilot.resize_terminal(160, 45)
         await pilot.pause()
         assert before.display and after.display

@@ -103,7 +103,8 @@ class ReplayScreen(Screen[None]):
         Binding("tab", "note", "Note", id="edit-note", show=False, tooltip="Write a note"),
         Binding("c", "cycle_confidence", "Confidence", id="cycle-confidence", show=False,
                 tooltip="Cycle confidence: low, medium, high"),
-        Binding("b", "switch_context", "Before/After", id="switch-context", show=False,
+        Binding("vertical_line", "switch_context", "Before/After", id="switch-context",
+                show=False,
                 tooltip="On a small terminal, show the After pane instead of Before, or back"),
         Binding("d", "cycle_overrule", "Why not", id="overrule-reason", show=False,
                 tooltip="Say why the label differs from the suggestion (cycles the reasons)"),
@@ -251,7 +252,7 @@ class ReplayScreen(Screen[None]):
         self.set_class(narrow, "narrow")
         self.set_class(short, "short")
         # Stacked on a small terminal, Before and After got two lines each: show one at a
-        # time, full height, and let `b` switch.
+        # time, full height, and let `|` switch.
         self.folded = narrow and short
         self.query_one("#before").display = not self.folded or self.context_shown == "before"
         self.query_one("#after").display = not self.folded or self.context_shown == "after"
@@ -427,7 +428,7 @@ class ReplayScreen(Screen[None]):
             pane.border_title = f"{title} ({count} turn{'' if count == 1 else 's'})"
             if self.folded:
                 other = "After" if pane_id == "before" else "Before"
-                pane.border_title += f" · b shows {other}"
+                pane.border_title += f" · | shows {other}"
             pane.show_turns(self.session, indices, compact=True,
                             is_empty=self.navigator.is_empty_at, at_end=pane_id == "before")
 
