@@ -96,7 +96,9 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
         for problem in problems[:20]:
             sessions[0].warnings.append(f"not read: {problem}")
     if not sessions:
-        raise ReaderError(f"{path}: no transcript could be read ({problems[0]})")
+        # A recognised file may hold no session at all: then there is no problem to quote.
+        why = f" ({problems[0]})" if problems else ""
+        raise ReaderError(f"{path}: no transcript could be read{why}")
     return sessions
 
 
