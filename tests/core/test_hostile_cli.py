@@ -192,7 +192,8 @@ def test_closed_pipes_exit_zero_quietly(corpus: Path) -> None:
     big.mkdir()
     for number in range(40):
         (big / f"s{number}.json").write_bytes(plain.read_bytes())
-    for args in (["scan", str(big)], ["scan", "--json", str(big)]):
+    for args in (["scan", str(big)], ["scan", "--json", str(big)], ["report", str(big)],
+                 ["review", "--json", str(big)]):
         process = subprocess.Popen([sys.executable, "-m", "replay", *args], cwd=REPO,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
         assert process.stdout is not None and process.stderr is not None
@@ -261,6 +262,14 @@ def test_export_writes_through_links_fifos_and_devices(corpus: Path, tmp_path: P
     link.symlink_to(real)
     assert replay("export", "--all-empty", source, "-o", str(link)).returncode == 0
     assert link.is_symlink() and real.read_text(encoding="utf-8-sig").startswith("session_id,")
+    # Case studies are written the same way.
+    notes = tmp_path / "notes.md"
+    notes.write_text("old")
+    (tmp_path / "notes-link.md").symlink_to(notes)
+    result = replay("export", "--all-empty", "--format", "md", source, "-o",
+                    str(tmp_path / "notes-link.md"))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "notes-link.md").is_symlink() and notes.read_text() != "old"
     assert replay("export", "--all-empty", source, "-o", "/dev/null").returncode == 0
     assert Path("/dev/null").is_char_device()
     fifo = tmp_path / "out.fifo"
