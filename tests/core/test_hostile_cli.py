@@ -185,13 +185,16 @@ def test_closed_pipes_exit_zero_quietly(corpus: Path) -> None:
         err = process.stderr.read()
         status = process.wait(timeout=60)
         assert b"Broken pipe" not in err and b"Traceback" not in err
-        # The reader went away: that ends the run, quietly and successfully, as `cat` does.
-        assert status == 0
-    plain = corpus / "plain.json"
+        # Quiet either way: 0 when the closed pipe ended the run, 1 when it had already
+        # finished (small output fits in the pipe) with files skipped.
+        assert status in (0, 1)
+    # Output far larger than a pipe holds: the closed pipe is always met.
     big = corpus.parent / "big"
     big.mkdir()
-    for number in range(40):
-        (big / f"s{number}.json").write_bytes(plain.read_bytes())
+    messages = [{"role": role, "content": "" if role == "user" else "ok"}
+                for _ in range(1500) for role in ("user", "assistant")]
+    for number in range(3):
+        (big / f"s{number}.json").write_text(json.dumps({"messages": messages}))
     for args in (["scan", str(big)], ["scan", "--json", str(big)], ["report", str(big)],
                  ["review", "--json", str(big)]):
         process = subprocess.Popen([sys.executable, "-m", "replay", *args], cwd=REPO,
