@@ -17,6 +17,7 @@ from pathlib import Path
 from replay.core.files import kind_of, why_missing
 from replay.core.model import Session
 from replay.core.readers.base import (
+    FIRST_LINE_BYTES,
     Progress,
     Reader,
     ReaderError,
@@ -153,7 +154,15 @@ def _sniff_tolerant(path: Path, head: bytes) -> Reader | None:
     except OSError:
         return None
     tolerant = tolerant_head(head, whole)
-    return None if tolerant is None else _sniff_all(path, tolerant, False)
+    found = None if tolerant is None else _sniff_all(path, tolerant, False)
+    if found is None and not whole and head.lstrip()[:1] in (b"{", b"["):
+        # A JSON document whose first message is larger than the head: judge a longer one.
+        try:
+            longer = read_head(path, FIRST_LINE_BYTES)
+        except OSError:
+            return None
+        found = _sniff_all(path, longer, False)
+    return found
 
 
 EMPTY_BY_SUFFIX: dict[str, str] = {".json": "chat-json", ".md": "aider"}
