@@ -214,8 +214,10 @@ class SessionPicker(Screen[None]):
                                 strict=True):
             table.update_cell(str(number), column, cell, update_width=True)
         self.query_one("#picker-title", Static).update(self._title())
-        if self.sorted_by != "started" and not self._waiting:
-            self.sort_by(self.sorted_by)  # every count is in: sort them once more
+        if not self._waiting:
+            # Every count is in, and with them the start of sessions a glance could not
+            # date: sort once more, so the list is newest first without pressing s.
+            self.sort_by(self.sorted_by)
 
     @on(DataTable.RowSelected)
     def open_selected(self, event: DataTable.RowSelected) -> None:
