@@ -316,7 +316,8 @@ class ReplayScreen(Screen[None]):
             head.append(" replay", style="bold")
             head.append(f" · {name}{fmt}")
         elif room >= len(fmt) + 6:
-            head.append(f" {name[:room - len(fmt) - 2]}… · ")
+            cut = room - len(fmt) - 2
+            head.append(f" {name if len(name) <= cut else name[:cut] + '…'} · ")
         else:
             head.append(" ")
         status = Text(no_wrap=True, overflow="ellipsis")
