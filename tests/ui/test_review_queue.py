@@ -161,7 +161,9 @@ async def test_a_seeded_sample_is_the_same_for_two_reviewers(corpus: Path) -> No
     assert len(drawn[0]) == 4 and drawn[0] == drawn[1]
     other = review([corpus], sample=4, seed=6)
     async with other.run_test(size=(160, 40)) as pilot:
-        await wait_until(pilot, lambda: other.queue is not None)
+        # Its first screen mounted before the app closes (closing mid-mount is another test).
+        await wait_until(pilot, lambda: isinstance(other.screen, QueueScreen)
+                         and other.screen.is_mounted, rounds=1500)
         assert other.queue is not None
         assert [(other.queue.sessions[e.session].label, e.turn_id)
                 for e in other.queue.entries] != drawn[0]
