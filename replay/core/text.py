@@ -32,24 +32,23 @@ def strip_empty_wrappers(text: str) -> str:
     open_tags: list[tuple[str, int]] = []
     position = 0
     for match in _TAG.finditer(text):
-        start = match.start()
+        start, end = match.span()
         if start > position:
             between = text[position:start]
             pieces.append(between)
             if not between.isspace():
                 open_tags.clear()
-        position = match.end()
-        closing, name = match.group(1), match.group(2)
+        position = end
+        closing, name, attributes, slash = match.groups()
         if name is not None:
-            attributes = match.group(3)
-            if match.group(4) or (attributes is not None and attributes.endswith("/")):
+            if slash or (attributes is not None and attributes.endswith("/")):
                 continue  # self-closing: removed
             open_tags.append((name, len(pieces)))
-            pieces.append(match.group(0))
+            pieces.append(text[start:end])
         elif open_tags and open_tags[-1][0] == closing:
             del pieces[open_tags.pop()[1]:]
         else:
-            pieces.append(match.group(0))
+            pieces.append(text[start:end])
             open_tags.clear()
     if position < len(text):
         pieces.append(text[position:])
@@ -62,7 +61,20 @@ def is_blank(text: str | None) -> bool:
         return True
     if "<" not in text:
         return False
-    return not strip_empty_wrappers(text).strip()
+    if _TAG.sub("", text).strip():
+        return False  # words outside every tag: the common case, decided at C speed
+    # Only tags and white space: blank when every opening tag meets its closing tag, as
+    # `strip_empty_wrappers` would pair them (self-closing tags count for nothing).
+    opened: list[str] = []
+    for closing, name, attributes, slash in _TAG.findall(text):
+        if name:
+            if not (slash or attributes.endswith("/")):
+                opened.append(name)
+        elif opened and opened[-1] == closing:
+            opened.pop()
+        else:
+            return False
+    return not opened
 
 
 def empty_wrapper_names(text: str) -> list[str]:
