@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import orjson
 
-from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, stderr_progress, stream_or_none
+from replay.commands._common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    say_error,
+    stderr_progress,
+    stream_or_none,
+)
 from replay.core.detect import DEFAULT_RULES, DetectionRules
+from replay.core.readers import ReaderError, detect_reader, get_reader
+from replay.core.readers.base import Reader
 from replay.core.safe import escape_controls
-from replay.core.scan import ScanReport, scan_session
+from replay.core.scan import ScanReport, scan_file, scan_session
 from replay.core.suggest import default_suggester
 
 NAME = "scan"
@@ -33,18 +43,50 @@ def run(args: argparse.Namespace) -> int:
     rules: DetectionRules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
     status = EXIT_OK
     for path in args.paths:
-        sessions = stream_or_none(path, args.format, stderr_progress(str(path)))
-        if sessions is None:
+        reports = _reports_or_none(path, args.format, rules)
+        if reports is None:
             status = EXIT_BAD_INPUT
             continue
-        for session in sessions:
-            report = scan_session(session, rules, default_suggester())
+        for report in reports:
             if args.json:
                 sys.stdout.buffer.write(orjson.dumps(report.to_json()) + b"\n")
                 sys.stdout.flush()
             else:
                 print_table(report)
     return status
+
+
+def _reports_or_none(path: str, format: str | None,
+                     rules: DetectionRules) -> Iterator[ScanReport] | None:
+    """The reports of every session at a path, or None after printing why it cannot be read.
+
+    A one-session file of a windowed format (Claude Code, Codex) is scanned as it is read,
+    keeping a window of turns: memory stays bounded whatever the file's size or shape.
+    """
+    progress = stderr_progress(str(path))
+    reader = _windowed_reader(Path(path), format)
+    if reader is not None:
+        try:
+            return iter([scan_file(reader, Path(path), rules, True, progress)])
+        except ReaderError as error:
+            say_error(str(error))
+            return None
+    sessions = stream_or_none(path, format, progress)
+    if sessions is None:
+        return None
+    return (scan_session(session, rules, default_suggester()) for session in sessions)
+
+
+def _windowed_reader(path: Path, format: str | None) -> Reader | None:
+    """The reader of a regular file when it can be scanned through a window, else None
+    (the general path then reads it, and reports its errors)."""
+    try:
+        if not path.is_file():
+            return None
+        reader = get_reader(format) if format else detect_reader(path)
+    except (OSError, ReaderError):
+        return None
+    return reader if reader.windowed and reader.builder is not None else None
 
 
 def print_table(report: ScanReport) -> None:

@@ -502,6 +502,7 @@ READER = Reader(
     read=read,
     builder=ClaudeCodeBuilder,
     single_session=True,
+    windowed=True,
     complete=complete,
     list_sessions=list_sessions,
     priority=20,
