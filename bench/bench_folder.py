@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scan import OUT, Run, run_timed  # noqa: E402
 
 LIST_TARGET = 2.0
-"""Seconds to list 10,000 session files."""
+"""CPU seconds to list 10,000 session files."""
 NESTED_TARGET = 1.0
-"""Seconds to read 1 MB of nested tags."""
+"""CPU seconds to read 1 MB of nested tags."""
 
 LIST = """\
 import sys
@@ -148,11 +148,14 @@ def main() -> int:
 
     list_small = best([python, "-c", LIST, str(small)], args.repeat)
     list_large = best([python, "-c", LIST, str(large)], args.repeat)
-    growth = list_large.wall / list_small.wall
-    passed &= list_large.wall * 10_000 / args.sessions < LIST_TARGET
-    print(f"listing   {small_count:,} sessions: {list_small.wall:.2f} s; "
-          f"{args.sessions:,}: {list_large.wall:.2f} s (target < {LIST_TARGET} s for 10,000); "
-          f"growth for 4x the files: {growth:.1f}x")
+    # CPU time is the verdict, as in bench_scan: on a shared machine wall time also measures
+    # the neighbours.
+    growth = list_large.cpu / list_small.cpu
+    passed &= list_large.cpu * 10_000 / args.sessions < LIST_TARGET
+    print(f"listing   {small_count:,} sessions: {list_small.wall:.2f} s wall / "
+          f"{list_small.cpu:.2f} s CPU; {args.sessions:,}: {list_large.wall:.2f} s wall / "
+          f"{list_large.cpu:.2f} s CPU (target < {LIST_TARGET} s for 10,000); growth for 4x "
+          f"the files: {growth:.1f}x CPU")
 
     size = sum(path.stat().st_size for path in large.rglob("*.jsonl"))
     base = best([python, "-c", BASELINE, str(large)], args.repeat)
@@ -163,9 +166,10 @@ def main() -> int:
 
     base = best([python, "-c", BASELINE, str(nested)], args.repeat)
     scan = best([python, "-m", "replay", "scan", "--json", str(nested)], args.repeat)
-    passed &= scan.wall < NESTED_TARGET
-    print(f"nested    1 MB of nested tags: baseline {base.wall:.2f} s, replay scan --json "
-          f"{scan.wall:.2f} s (target < {NESTED_TARGET} s): ratio {scan.wall / base.wall:.2f}")
+    passed &= scan.cpu < NESTED_TARGET
+    print(f"nested    1 MB of nested tags: baseline {base.wall:.2f} s wall / {base.cpu:.2f} s "
+          f"CPU, replay scan --json {scan.wall:.2f} s wall / {scan.cpu:.2f} s CPU (target < "
+          f"{NESTED_TARGET} s): ratio {scan.cpu / base.cpu:.2f} CPU")
     return 0 if passed else 1
 
 

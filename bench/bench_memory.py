@@ -82,6 +82,7 @@ def measure(command: list[str]) -> Run:
 
 def child_app(path: Path) -> None:
     """The app on the file, headless: indexing done, then ctrl+p; prints its figures."""
+    sys.path.insert(0, str(REPO))  # the replay beside this script, whatever is installed
     scratch = tempfile.mkdtemp(prefix="bench-memory-")
     os.environ.update(REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"),
                       REPLAY_DATA_DIR=scratch, TEXTUAL_ANIMATIONS="none")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from replay.core.detect import (
     reason_for,
 )
 from replay.core.model import Session, Turn
-from replay.core.readers.base import LineBuilder, Progress, Reader, read_line_session
+from replay.core.readers.base import Progress, Reader, UnreadablePath, iter_lines
 from replay.core.suggest.rules import suggest_from
 from replay.core.suggest.signals import (
     USER_LOOKBACK_TURNS,
@@ -111,15 +113,13 @@ class TurnWindow:
     that was let go is an error (IndexError), never a silent wrong answer.
     """
 
-    __slots__ = ("_base", "_turns")
+    __slots__ = ("_base", "_turns", "append")
 
     def __init__(self) -> None:
         self._turns: list[Turn] = []
         self._base = 0
-
-    def append(self, turn: Turn) -> None:
-        """Add the next turn."""
-        self._turns.append(turn)
+        self.append = self._turns.append
+        """Add the next turn (the list's own method: this runs once per turn)."""
 
     def __len__(self) -> int:
         return self._base + len(self._turns)
@@ -173,6 +173,8 @@ class _WindowScan:
         """Judge every turn that has enough turns after it (every turn, when `final`)."""
         window = self.window
         end = len(window) if final else len(window) - LOOK_AHEAD
+        if self._next >= end:
+            return
         while self._next < end:
             self._judge(window[self._next])
             self._next += 1
@@ -207,22 +209,6 @@ class _WindowScan:
         return empties
 
 
-class _Feeding:
-    """A line builder that lets the scan judge turns as the lines come in."""
-
-    def __init__(self, builder: LineBuilder, scan: _WindowScan) -> None:
-        self.builder = builder
-        self.session = builder.session
-        self._scan = scan
-
-    def feed(self, line: bytes, offset: int, lineno: int) -> None:
-        self.builder.feed(line, offset, lineno)
-        self._scan.advance()
-
-    def finish(self) -> None:
-        self.builder.finish()
-
-
 def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
               suggest: bool = True, progress: Progress | None = None) -> ScanReport:
     """Scan a one-session file of a `windowed` reader, keeping a window of its turns.
@@ -233,10 +219,45 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
     assert reader.builder is not None and reader.windowed
     builder = reader.builder(str(path))
     scan = _WindowScan(builder.session, rules, suggest)
-    read_line_session(path, _Feeding(builder, scan), progress)
-    session = builder.session
-    if reader.complete is not None:
-        session = reader.complete(path, builder)
-        # Subagent sessions are not part of the report: let them go at once.
-        session.sidechains = []
-    return ScanReport(session, scan.finish())
+    try:
+        total = os.path.getsize(path)
+        handle = open(path, "rb")
+    except OSError as error:
+        raise UnreadablePath.of(path, error) from None
+    feed, advance = builder.feed, scan.advance
+    was_enabled = gc.isenabled()
+    # The turns of a scan die young and make no cycles: the collector would walk the window
+    # again and again for nothing (a third of the time on tiny records). A young collection
+    # now and then still frees any cycle a reader might make.
+    gc.disable()
+    try:
+        with handle:
+            for line, offset, lineno in iter_lines(handle):
+                feed(line, offset, lineno)
+                if not lineno & _BATCH_MASK:
+                    advance()
+                    if not lineno & _COLLECT_MASK:
+                        gc.collect(1)
+                        if progress is not None:
+                            progress(offset, total)
+        builder.finish()
+        session = builder.session
+        if reader.complete is not None:
+            session = reader.complete(path, builder)
+            # Subagent sessions are not part of the report: let them go at once.
+            session.sidechains = []
+        empties = scan.finish()
+    finally:
+        if was_enabled:
+            gc.enable()
+    if progress is not None:
+        progress(total, total)
+    return ScanReport(session, empties)
+
+
+_BATCH_MASK = 63
+"""Turns are judged after every 64th line: the window holds that many more, and the check
+costs nothing on the other lines."""
+
+_COLLECT_MASK = (1 << 16) - 1
+"""A young collection every 65,536 lines."""

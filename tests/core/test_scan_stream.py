@@ -62,7 +62,7 @@ def _long_session(path: Path, turns: int, seed: int) -> None:
     lines = []
     for number in range(turns):
         clock += rng.choice((1.0, 2.0, 5.0, 3600.0)) if rng.random() < 0.1 else 2.0
-        stamp = f"2026-03-01T00:00:00.000Z" if rng.random() < 0.02 else None
+        stamp = "2026-03-01T00:00:00.000Z" if rng.random() < 0.02 else None
         record: dict[str, Any] = {"sessionId": "s-1", "uuid": f"u{number}", "parentUuid": None,
                                   "timestamp": stamp or _iso(clock)}
         if rng.random() < 0.5:
