@@ -23,8 +23,9 @@ NAME = "watch"
 HELP = "follow a growing session and print one JSON line per new empty turn"
 
 EPILOG = """\
-Each line is an element of `replay scan --json`'s empty_turns (index, id, role, timestamp,
-reason, evidence, suggestion) plus "path" and "session_id". A turn is printed once it is
+Each line is an element of `replay scan --json`'s empty_turns (index from 0, number = the
+#N the app shows, id, role, timestamp, reason, evidence, suggestion) plus "path" and
+"session_id". A turn is printed once it is
 complete: when a later turn exists, or (opencode) when its reply has a completion time; so
 an empty last turn waits for what follows it. Stops quietly on Ctrl-C or SIGTERM."""
 

@@ -12,12 +12,15 @@ from typing import Any, overload
 from replay.core.detect import (
     DEFAULT_RULES,
     NO_COMPLETION,
+    NO_REPLY,
+    REPLY_WINDOW,
     DetectionRules,
     EmptyTurn,
     Suggester,
     evidence_for,
     find_empty_turns,
     is_empty,
+    is_stop,
     reason_for,
 )
 from replay.core.model import Session, Turn
@@ -85,16 +88,16 @@ def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> Sessio
     """The summary of a session (no suggestions: counting is enough)."""
     return SessionSummary(
         label=session.label, started=session.started, turns=len(session.turns),
-        empty=sum(1 for turn in session.turns if is_empty(turn, rules)),
+        empty=sum(1 for turn in session.turns if is_stop(session, turn.index, rules)),
         subagents=len(session.sidechains), format=session.format)
 
 
 # ---------------------------------------------------------------- streamed scan
 
-LOOK_AHEAD = WINDOW + 2
-"""Turns read past a turn before it is judged: the signals look `WINDOW` turns ahead, and a
-turn is judged only once the turns after it can no longer grow (a response's lines come
-together; one more turn of margin)."""
+LOOK_AHEAD = max(WINDOW, REPLY_WINDOW) + 2
+"""Turns read past a turn before it is judged: the signals look `WINDOW` turns ahead (a
+missing reply `REPLY_WINDOW`), and a turn is judged only once the turns after it can no
+longer grow (a response's lines come together; one more turn of margin)."""
 
 LOOK_BACK = max(USER_LOOKBACK_TURNS, WINDOW, 50) + 1
 """Turns kept behind the one being judged: the longest look back of a signal (earlier user
@@ -182,13 +185,13 @@ class _WindowScan:
 
     def _judge(self, turn: Turn) -> None:
         self.tally.add(turn)
-        if not is_empty(turn, self.rules):
+        session, rules = self.session, self.rules
+        if not is_stop(session, turn.index, rules):
             return
-        session = self.session
+        reason = reason_for(turn).code if is_empty(turn, rules) else NO_REPLY.code
         empty = EmptyTurn(index=turn.index, id=turn.id, role=turn.role,
-                          timestamp=turn.timestamp, reason=reason_for(turn).code,
-                          evidence=evidence_for(session, turn, self.rules,
-                                                records_completion=True))
+                          timestamp=turn.timestamp, reason=reason,
+                          evidence=evidence_for(session, turn, rules, records_completion=True))
         signals = read_signals(session, turn.index, _PROVISIONAL) if self.suggest else None
         self.found.append((empty, signals))
 
@@ -205,6 +208,7 @@ class _WindowScan:
                 if found is not None:
                     empty.suggestion, empty.suggestion_confidence = found.label, found.confidence
                     empty.suggestion_reasons = list(found.reasons)
+                    empty.suggestion_rule = found.rule
             empties.append(empty)
         return empties
 

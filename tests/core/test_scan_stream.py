@@ -21,12 +21,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _full(report: Any) -> list[Any]:
-    return [report.to_json(), [(e.suggestion_confidence, e.suggestion_reasons)
-                               for e in report.empty_turns]]
+    return [report.to_json(), [(e.suggestion_confidence, e.suggestion_reasons,
+                                e.suggestion_rule) for e in report.empty_turns]]
 
 
-def _same_as_whole(path: Path, tool_only: bool = False) -> Any:
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=tool_only)
+def _same_as_whole(path: Path, tool_only: bool = False, missing: bool = False) -> Any:
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=tool_only, missing_replies=missing)
     reader = detect_reader(path)
     assert reader.windowed
     whole = scan_session(load_sessions(path)[0], rules, default_suggester())
@@ -45,7 +45,7 @@ def _files() -> list[Path]:
 @pytest.mark.parametrize("path", _files(), ids=lambda path: path.name[-40:])
 def test_real_sessions_scan_the_same_streamed(path: Path) -> None:
     _same_as_whole(path)
-    _same_as_whole(path, tool_only=True)
+    _same_as_whole(path, tool_only=True, missing=True)
 
 
 def _long_session(path: Path, turns: int, seed: int) -> None:
@@ -91,6 +91,8 @@ def test_a_long_session_scans_the_same_streamed(tmp_path: Path, seed: int) -> No
     path = tmp_path / "long.jsonl"
     _long_session(path, 3 * (LOOK_BACK + LOOK_AHEAD), seed)
     report = _same_as_whole(path)
+    assert _same_as_whole(path, missing=True).to_json()["empty_turns"] != report.to_json()[
+        "empty_turns"]
     assert len(report.empty_turns) > 100
     assert {empty.suggestion for empty in report.empty_turns} >= {
         "artifact", "thinking", "context-reset"} - {None}
