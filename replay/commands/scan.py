@@ -4,24 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
-import orjson
-
-from replay.commands._common import (
-    EXIT_BAD_INPUT,
-    EXIT_OK,
-    say_error,
-    stderr_progress,
-    stream_or_none,
-)
-from replay.core.detect import DEFAULT_RULES, DetectionRules
-from replay.core.readers import ReaderError, detect_reader, get_reader
-from replay.core.readers.base import Reader
-from replay.core.safe import escape_controls
-from replay.core.scan import ScanReport, scan_file, scan_session
-from replay.core.suggest import default_suggester
+from replay.commands._common import table_console
+from replay.commands._corpus import CorpusScan, add_arguments
+from replay.core.safe import escape_controls, json_line
+from replay.core.scan import report_label
 
 NAME = "scan"
 HELP = "list the empty turns of one or more sessions (a table, or JSON lines with --json)"
@@ -38,80 +26,42 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="also count assistant turns that only call tools as empty")
     parser.add_argument("--missing-replies", action="store_true",
                         help="also count a request that got no reply at all (reason no-reply)")
+    add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Scan every path; exit 2 if any could not be read, after scanning the rest."""
-    rules: DetectionRules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
-                                                        missing_replies=args.missing_replies)
-    status = EXIT_OK
-    for path in args.paths:
-        reports = _reports_or_none(path, args.format, rules)
-        if reports is None:
-            status = EXIT_BAD_INPUT
-            continue
-        for report in reports:
-            if args.json:
-                sys.stdout.buffer.write(orjson.dumps(report.to_json()) + b"\n")
-                sys.stdout.flush()
-            else:
-                print_table(report)
-    return status
+    """Scan every path; exit 2 if any could not be read (or nothing could), 1 if some file of a
+    folder was skipped, after scanning the rest."""
+    corpus = CorpusScan()
+    rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
+    for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
+        if args.json:
+            sys.stdout.buffer.write(json_line(report))
+            sys.stdout.flush()
+        else:
+            print_table(report)
+    return corpus.status
 
 
-def _reports_or_none(path: str, format: str | None,
-                     rules: DetectionRules) -> Iterator[ScanReport] | None:
-    """The reports of every session at a path, or None after printing why it cannot be read.
-
-    A one-session file of a windowed format (Claude Code, Codex) is scanned as it is read,
-    keeping a window of turns: memory stays bounded whatever the file's size or shape.
-    """
-    progress = stderr_progress(str(path))
-    reader = _windowed_reader(Path(path), format)
-    if reader is not None:
-        try:
-            return iter([scan_file(reader, Path(path), rules, True, progress)])
-        except ReaderError as error:
-            say_error(str(error))
-            return None
-    sessions = stream_or_none(path, format, progress)
-    if sessions is None:
-        return None
-    return (scan_session(session, rules, default_suggester()) for session in sessions)
-
-
-def _windowed_reader(path: Path, format: str | None) -> Reader | None:
-    """The reader of a regular file when it can be scanned through a window, else None
-    (the general path then reads it, and reports its errors)."""
-    try:
-        if not path.is_file():
-            return None
-        reader = get_reader(format) if format else detect_reader(path)
-    except (OSError, ReaderError):
-        return None
-    return reader if reader.windowed and reader.builder is not None else None
-
-
-def print_table(report: ScanReport) -> None:
-    """A readable summary of one session's empty turns."""
-    from rich.console import Console
+def print_table(report: dict[str, Any]) -> None:
+    """A readable summary of one session's empty turns, from its `scan --json` object."""
     from rich.table import Table
     from rich.text import Text
 
-    session = report.session
-    console = Console(highlight=False)
+    empty_turns = report["empty_turns"]
+    console = table_console()
     heading = Text()
-    heading.append(escape_controls(session.label), style="bold")
-    heading.append(f"  {session.format} · {len(session.turns):,} turns · ")
-    count_style = "bold yellow" if report.empty_turns else ""
-    heading.append(f"{len(report.empty_turns)} empty", style=count_style)
-    if session.skipped:
-        heading.append(f" · {session.skipped} records skipped", style="red")
-    heading.append(f"\n{session.path}", style="dim")
+    heading.append(escape_controls(report_label(report)), style="bold")
+    heading.append(f"  {report['format']} · {report['turns']:,} turns · ")
+    count_style = "bold yellow" if empty_turns else ""
+    heading.append(f"{len(empty_turns)} empty", style=count_style)
+    if report["skipped"]:
+        heading.append(f" · {report['skipped']} records skipped", style="red")
+    heading.append(f"\n{escape_controls(report['path'])}", style="dim")
     console.print(heading)
-    for warning in session.warnings[:5]:
+    for warning in report["warnings"][:5]:
         console.print(Text(f"  warning: {escape_controls(warning)}", style="dim red"))
-    if not report.empty_turns:
+    if not empty_turns:
         console.print()
         return
     if console.width < 120:
@@ -126,16 +76,16 @@ def print_table(report: ScanReport) -> None:
     wide = console.width >= 120
     if wide:
         table.add_column("id", no_wrap=True)
-    for empty in report.empty_turns:
-        when = (empty.timestamp or "")[5:16].replace("T", " ")
+    for empty in empty_turns:
+        when = (empty["timestamp"] or "")[5:16].replace("T", " ")
         table.add_row(
-            Text(str(empty.index + 1)),
-            Text(empty.role),
+            Text(str(empty["index"] + 1)),
+            Text(empty["role"]),
             Text(escape_controls(when)),
-            Text(empty.reason),
-            Text(empty.suggestion or "", style="bold"),
-            Text(escape_controls(" · ".join(empty.evidence))),
-            *([Text(escape_controls(empty.id), style="dim")] if wide else []),
+            Text(empty["reason"]),
+            Text(empty["suggestion"] or "", style="bold"),
+            Text(escape_controls(" · ".join(empty["evidence"]))),
+            *([Text(escape_controls(empty["id"]), style="dim")] if wide else []),
         )
     console.print(table)
     console.print()

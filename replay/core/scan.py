@@ -25,6 +25,7 @@ from replay.core.detect import (
 )
 from replay.core.model import Session, Turn
 from replay.core.readers.base import Progress, Reader, UnreadablePath, iter_lines
+from replay.core.safe import json_path
 from replay.core.suggest.rules import suggest_from
 from replay.core.suggest.signals import (
     USER_LOOKBACK_TURNS,
@@ -49,14 +50,22 @@ class ScanReport:
         """The JSON object of PRODUCT.md's `scan --json` contract."""
         session = self.session
         return {
-            "path": session.path,
+            # Lossless for any file name: `path` text, plus `path_base64` when not UTF-8.
+            **json_path(session.path),
             "format": session.format,
+            "title": session.title,
             "session_id": session.session_id,
             "turns": len(session.turns),
             "skipped": session.skipped,
             "warnings": list(session.warnings),
             "empty_turns": [empty.to_json() for empty in self.empty_turns],
         }
+
+
+def report_label(report: dict[str, Any]) -> str:
+    """A session's short name from its `scan --json` object, as `Session.label` names it."""
+    return str(report.get("title") or report.get("session_id")
+               or str(report["path"]).rsplit("/", 1)[-1])
 
 
 def scan_session(

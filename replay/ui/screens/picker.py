@@ -22,8 +22,8 @@ from textual.widgets import DataTable, Footer, Static
 from replay.core.detect import DetectionRules
 from replay.core.model import Session
 from replay.core.readers.base import Reader, SessionEntry
-from replay.core.safe import escape_controls
 from replay.core.scan import SessionSummary, summarize
+from replay.ui.literal import shown
 
 COLUMNS = ("started", "turns", "empty", "subagents", "session", "format", "folder")
 """Counts before the long session name: on a narrow terminal they stay in sight."""
@@ -44,6 +44,13 @@ class PickerRow:
     """Why it could not be read, if it could not."""
 
     @property
+    def problem(self) -> str | None:
+        """Why it cannot be read: found when it was read, or already when it was listed."""
+        if self.error is not None:
+            return self.error
+        return self.entry.problem if self.entry is not None else None
+
+    @property
     def started(self) -> float | None:
         if self.summary is not None and self.summary.started is not None:
             return self.summary.started
@@ -61,7 +68,7 @@ def _folder(row: PickerRow, root: str) -> Text:
     if source is None:
         return Text("")
     folder = os.path.relpath(source if source.is_dir() else source.parent, root)
-    return Text("" if folder == "." else escape_controls(folder)[-50:], style="dim")
+    return Text("" if folder == "." else shown(folder)[-50:], style="dim")
 
 
 def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
@@ -70,16 +77,21 @@ def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
     if summary is None:
         entry = row.entry
         label = (entry.title or entry.key) if entry is not None else "?"
-        if row.error:
-            problem = Text(f"unreadable: {escape_controls(row.error)}"[:70], style="red")
-            return (_when(row.started), Text(""), Text(""), Text(""), problem,
-                    Text(format_name), _folder(row, root))
+        if row.problem:
+            # Greyed: listed so nothing is dropped unsaid, but nothing there to open.
+            reason = row.problem
+            if entry is not None:
+                reason = reason.removeprefix("skipped ").removeprefix(f"{entry.path}: ")
+            named = f"{entry.key} · " if entry is not None else ""
+            problem = Text(f"{shown(named)}unreadable: {shown(reason)}"[:70], style="dim italic")
+            return (Text(_when(row.started).plain, style="dim"), Text(""), Text(""), Text(""),
+                    problem, Text(format_name, style="dim"), _folder(row, root))
         return (_when(row.started), PENDING, PENDING, Text(""),
-                Text(escape_controls(label)[:70]), Text(format_name), _folder(row, root))
+                Text(shown(label)[:70]), Text(format_name), _folder(row, root))
     return (_when(row.started), Text(f"{summary.turns:,}", justify="right"),
             Text(str(summary.empty), justify="right", style="bold" if summary.empty else "dim"),
             Text(f"{summary.subagents}" if summary.subagents else "", justify="right"),
-            Text(escape_controls(summary.label)[:70]), Text(summary.format), _folder(row, root))
+            Text(shown(summary.label)[:70]), Text(summary.format), _folder(row, root))
 
 
 SORTS = {"started": "start", "empty": "empty turns", "turns": "turns"}
@@ -120,7 +132,7 @@ class SessionPicker(Screen[None]):
         """The column the list is sorted by."""
         self._number_of = {id(row.entry): number for number, row in enumerate(self.rows)
                            if row.entry is not None}
-        self._waiting = sum(row.summary is None and row.error is None for row in self.rows)
+        self._waiting = sum(row.summary is None and row.problem is None for row in self.rows)
         """Listed sessions whose counts are not in yet."""
 
     @classmethod
@@ -144,7 +156,7 @@ class SessionPicker(Screen[None]):
         table.focus()
 
     def _title(self) -> Text:
-        title = Text(f" {len(self.rows)} sessions in {escape_controls(self.path)}")
+        title = Text(f" {len(self.rows)} sessions in {shown(self.path)}")
         waiting = self._waiting
         if waiting:
             title.append(f" · counting turns, {len(self.rows) - waiting} / {len(self.rows)}",
@@ -180,7 +192,7 @@ class SessionPicker(Screen[None]):
     def on_screen_resume(self) -> None:
         # Shown, or back from a session: read on the sessions whose counts are missing.
         waiting = [row.entry for row in self.rows
-                   if row.entry is not None and row.summary is None and row.error is None]
+                   if row.entry is not None and row.summary is None and row.problem is None]
         if waiting and self.reader is not None:
             from replay.ui.app import ReplayApp
 
@@ -194,7 +206,7 @@ class SessionPicker(Screen[None]):
         if number is None:
             return
         row = self.rows[number]
-        if row.summary is None and row.error is None:
+        if row.summary is None and row.problem is None:
             self._waiting -= 1
         row.summary, row.error = summary, error
         table = self.query_one(DataTable)
