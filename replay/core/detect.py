@@ -382,16 +382,16 @@ Suggester = Callable[
 
 def describe_empty(
     session: Session, turn: Turn, rules: DetectionRules = DEFAULT_RULES,
-    suggester: Suggester | None = None,
+    suggester: Suggester | None = None, records_completion: bool | None = None,
 ) -> EmptyTurn:
-    """Build the report for one empty turn."""
+    """Build the report for one empty turn (`records_completion` as in `evidence_for`)."""
     found = EmptyTurn(
         index=turn.index,
         id=turn.id,
         role=turn.role,
         timestamp=turn.timestamp,
         reason=reason_for(turn).code if is_empty(turn, rules) else NO_REPLY.code,
-        evidence=evidence_for(session, turn, rules),
+        evidence=evidence_for(session, turn, rules, records_completion),
         gap_before=gap_before(session, turn.index),
     )
     if suggester is not None:

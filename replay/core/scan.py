@@ -12,19 +12,16 @@ from typing import Any, overload
 from replay.core.detect import (
     DEFAULT_RULES,
     NO_COMPLETION,
-    NO_REPLY,
     REPLY_WINDOW,
     DetectionRules,
     EmptyTurn,
     Suggester,
-    evidence_for,
+    describe_empty,
     find_empty_turns,
-    is_empty,
     is_stop,
-    reason_for,
 )
 from replay.core.model import Session, Turn
-from replay.core.readers.base import Progress, Reader, UnreadablePath, iter_lines
+from replay.core.readers.base import EMPTY_FILE, Progress, Reader, UnreadablePath, iter_lines
 from replay.core.safe import json_path
 from replay.core.suggest.rules import suggest_from
 from replay.core.suggest.signals import (
@@ -197,10 +194,9 @@ class _WindowScan:
         session, rules = self.session, self.rules
         if not is_stop(session, turn.index, rules):
             return
-        reason = reason_for(turn).code if is_empty(turn, rules) else NO_REPLY.code
-        empty = EmptyTurn(index=turn.index, id=turn.id, role=turn.role,
-                          timestamp=turn.timestamp, reason=reason,
-                          evidence=evidence_for(session, turn, rules, records_completion=True))
+        # Built as a whole-session scan builds it; the suggestion and the completion evidence
+        # wait for the session-wide figures (`finish`).
+        empty = describe_empty(session, turn, rules, None, records_completion=True)
         signals = read_signals(session, turn.index, _PROVISIONAL) if self.suggest else None
         self.found.append((empty, signals))
 
@@ -244,8 +240,11 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
     # now and then still frees any cycle a reader might make.
     gc.disable()
     try:
+        fed = False
         with handle:
+            # `read_line_session`'s loop, with the judging and collecting added.
             for line, offset, lineno in iter_lines(handle):
+                fed = True
                 feed(line, offset, lineno)
                 if not lineno & _BATCH_MASK:
                     advance()
@@ -255,6 +254,8 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
                             progress(offset, total)
         builder.finish()
         session = builder.session
+        if not fed:
+            session.warn(EMPTY_FILE, skipped=False)
         if reader.complete is not None:
             session = reader.complete(path, builder)
             # Subagent sessions are not part of the report: let them go at once.

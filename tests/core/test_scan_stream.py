@@ -39,7 +39,7 @@ def _files() -> list[Path]:
     files = sorted((REPO / "sample_sessions").glob("*.jsonl"))
     for folder in ("claude-code", "codex"):
         files += sorted((REALDATA / folder).glob("*.jsonl"))
-    return files
+    return [path for path in files if detect_reader(path).windowed]
 
 
 @pytest.mark.parametrize("path", _files(), ids=lambda path: path.name[-40:])
