@@ -101,13 +101,13 @@ def scan_task(task: SessionTask) -> TaskResult:
 
 
 def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:
-    """The reader and file of a task that is one session in a regular file of a windowed
-    format (`Reader.windowed`), else None (the task is read whole)."""
-    entry = task.entry
-    if entry is not None and not entry.own_file:
+    """The reader and file of a task that is one whole file of a windowed format
+    (`Reader.windowed`: one session, turns only appended), else None (read it whole)."""
+    if task.entry is not None:
+        # A listed session is read by `read_entry`, whole: sessions of a folder stay as
+        # they were read (memory: the largest session).
         return None
-    path = entry.path if entry is not None else local
-    name = (entry.format if entry is not None else None) or task.format
+    path, name = local, task.format
     try:
         if not path.is_file():
             return None

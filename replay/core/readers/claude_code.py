@@ -91,12 +91,19 @@ def sniff_content(head: bytes) -> bool:
     return False
 
 
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False  # a symbolic link loop, say: not a session file (listed as skipped)
+
+
 def _session_files(directory: Path) -> list[Path]:
     # scandir: a directory entry knows whether it is a file, without a stat per file.
     try:
         with os.scandir(directory) as entries:
             names = sorted(entry.name for entry in entries
-                           if entry.name.endswith(".jsonl") and entry.is_file())
+                           if entry.name.endswith(".jsonl") and _is_file(entry))
     except OSError:
         return []
     # Names sort as their paths do (one folder), and strings sort far faster than paths.
