@@ -217,11 +217,13 @@ def test_empty_turn_is_reported_once_when_complete(tmp_path: Path) -> None:
     log.poll()
     with open(target, "ab") as handle:
         handle.write(user_line(1, "<local-command-stdout></local-command-stdout>"))
-    assert log.poll().new_empty == []  # the last turn: it may still be followed by content
+    # A Claude Code user line is complete the moment it is written.
+    update = log.poll()
+    assert [(e.id, e.index, e.reason) for e in update.new_empty] == [("u-1", 2, "empty-wrapper")]
     with open(target, "ab") as handle:
         handle.write(b"".join(assistant_lines(1, [{"type": "text", "text": "\n\n"}])))
     update = log.poll()
-    assert [(e.id, e.index, e.reason) for e in update.new_empty] == [("u-1", 2, "empty-wrapper")]
+    assert (update.new_empty, update.pending) == ([], 3)  # msg_1 may still grow
     with open(target, "ab") as handle:
         handle.write(b"".join(assistant_lines(1, [{"type": "text", "text": "now words"}])))
     update = log.poll()
@@ -237,10 +239,11 @@ def test_empty_turn_is_reported_once_when_complete(tmp_path: Path) -> None:
 
 def test_settle_reports_an_empty_last_turn(tmp_path: Path) -> None:
     target = tmp_path / "s.jsonl"
-    target.write_bytes(user_line(0, "start") + user_line(1, "  "))
+    target.write_bytes(user_line(0, "start") + b"".join(assistant_lines(0, [
+        {"type": "thinking", "thinking": "hm", "signature": "s"}])))
     follower = SessionFollower(target)
     assert follower.poll().new_empty == []  # the last turn: maybe still being written
-    assert [e.id for e in follower.settle().new_empty] == ["u-1"]
+    assert [e.id for e in follower.settle().new_empty] == ["msg_0"]
     assert follower.settle().new_empty == []
 
 

@@ -110,13 +110,14 @@ def test_prints_new_empty_turns_and_stops_quietly_on_sigint(
     wrapper = user_line(2, "<local-command-stdout></local-command-stdout>")
     # Written in two pieces, the first ending mid-record.
     _append(path, wrapper[:50])
-    _append(path, wrapper[50:], *assistant_lines(2, [{"type": "thinking", "thinking": "",
-                                                      "signature": "s"}]))
+    _append(path, wrapper[50:] + b"".join(assistant_lines(2, [
+        {"type": "thinking", "thinking": "", "signature": "s"}])))
     _append(path, *assistant_lines(2, [{"type": "text", "text": "Done."}]), user_line(3, "next"))
     (line,) = watch.lines(1)
     position = [turn.id for turn in load_sessions(path)[0].turns].index("u-2")
     assert position >= 4
     assert line == {
+        "event": "empty",
         "index": position,
         "id": "u-2",
         "role": "user",
