@@ -33,6 +33,12 @@ import orjson
 
 from replay.core.model import Kind, Session, Turn
 
+DEFAULT_SETTLE = 0.3
+"""Seconds of quiet after which a user message written as several records is complete."""
+
+DEFAULT_STALL = 300.0
+"""Seconds without a write, while a reply is due, before the session counts as stalled."""
+
 CONVERSATION_ROLES = frozenset({"user", "assistant"})
 """Roles of the turns a person waits on; system turns never end or start a silence."""
 
@@ -267,4 +273,4 @@ def file_reader(path: str | os.PathLike[str]) -> ReadAt:
     return read_at
 
 
-__all__ = ["TurnCompletion", "file_reader", "last_conversation_index", "waiting_for_reply"]
+__all__ = ["DEFAULT_SETTLE", "DEFAULT_STALL", "TurnCompletion", "file_reader", "last_conversation_index", "waiting_for_reply"]

@@ -41,6 +41,8 @@ from replay.core.detect import (
     is_empty,
 )
 from replay.core.completion import (
+    DEFAULT_SETTLE,
+    DEFAULT_STALL,
     TurnCompletion,
     file_reader,
     last_conversation_index,
@@ -68,12 +70,6 @@ call); re-checking a whole 100,000-turn session on every wake-up would cost far 
 
 COMPLETION_FORMATS = frozenset({"opencode", "opencode-storage", "opencode-db"})
 """Formats whose `Turn.completed` is only set once the reply has ended (absent in flight)."""
-
-DEFAULT_SETTLE = 0.3
-"""Seconds of quiet after which a user message written as several records is complete."""
-
-DEFAULT_STALL = 300.0
-"""Seconds without a write, while a reply is due, before the session counts as stalled."""
 
 READ_ERRORS = (ReaderError, OSError, ValueError, TypeError, KeyError, AttributeError,
                IndexError, RecursionError)
