@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from replay.core.model import Kind, Session, Turn
+from replay.core.model import VISIBLE_KINDS, Kind, Session, Turn
 
 DEFAULT_SETTLE = 0.3
 """Seconds of quiet after which a user message written as several records is complete."""
@@ -241,25 +241,27 @@ class TurnCompletion:
 
 
 def waiting_for_reply(session: Session, complete: bool) -> Turn | None:
-    """The turn a silence hangs on: the last user turn, an unfinished reply, or answered tools.
+    """The turn a silence hangs on, or None when the person, not the agent, is due.
 
-    None when the last turn is a finished reply (then the person, not the agent, is due).
+    The agent is due after a user turn, after tool results it has not answered yet, and
+    while its reply shows nothing yet (reasoning only, not complete). A reply that already
+    shows words leaves the person reading: even unfinished (formats that never write a stop
+    reason), a silence after it is no stall. A tool still running is the agent at work.
     """
     index = last_conversation_index(session)
     if index is None:
         return None
     turn = session.turns[index]
-    if turn.role == "user" or not complete:
+    if turn.role == "user":
         return turn
     for part in reversed(turn.parts):
-        if part.kind in (Kind.STEP, Kind.SNAPSHOT, Kind.RETRY, Kind.REASONING):
-            continue
         if part.kind == Kind.TOOL_RESULT:
             return turn
-        if part.kind == Kind.TOOL_CALL and part.status in ("completed", "error"):
-            return turn
-        return None
-    return None
+        if part.kind == Kind.TOOL_CALL:
+            return turn if part.status in ("completed", "error") else None
+        if part.kind in VISIBLE_KINDS and (part.kind != Kind.TEXT or part.text.strip()):
+            return None
+    return None if complete else turn
 
 
 def file_reader(path: str | os.PathLike[str]) -> ReadAt:

@@ -482,6 +482,7 @@ class SessionFollower:
         self._last_write = clock()
         self._stalled: Stall | None = None
         self._pending: int | None = None
+        self._first_read = True
 
     @property
     def last_write(self) -> float:
@@ -578,7 +579,9 @@ class SessionFollower:
             assert source is not None
         now = self._clock()
         resumed: Resumption | None = None
-        if source.wrote or rebuilt:
+        first_read, self._first_read = self._first_read, False
+        # What the first read finds was written before following began: the file's time.
+        if (source.wrote or rebuilt) and not first_read:
             if self._stalled is not None:
                 stall = self._stalled
                 resumed = Resumption(stall.since, max(0.0, now - stall.since), stall.turn)
