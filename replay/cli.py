@@ -69,6 +69,12 @@ def app_parser() -> argparse.ArgumentParser:
                         help="colour theme for this run (one picked in the app is remembered)")
     parser.add_argument("--tool-only", action="store_true",
                         help="also stop at assistant turns that only call tools")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="also stop at a request that got no reply at all (shown as a "
+                             "placeholder turn)")
+    parser.add_argument("--blind", action="store_true",
+                        help="blind review: hide the suggestion and other reviewers' labels "
+                             "until you save your own")
     parser.add_argument("--version", action="version", version=f"replay {__version__}")
     return parser
 

@@ -35,6 +35,10 @@ class Settings:
     """Also stop at assistant turns that only call tools."""
     animations: bool = True
     """Allow Textual animations (off for snapshot tests)."""
+    blind: bool = False
+    """Blind review: hide the suggestion and other reviewers' labels until the reviewer saves."""
+    missing_replies: bool = False
+    """Also stop at a request that got no reply at all."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,8 +119,9 @@ def print_report(report: AgreementReport, journals: int) -> None:
         table.add_column(Text(escape_controls(name)))
     for item in report.disagreements[:SHOWN_DISAGREEMENTS]:
         labels = [Text(escape_controls(item.labels.get(name, ""))) for name in report.reviewers]
-        table.add_row(Text(escape_controls(item.session_id)), Text(escape_controls(item.turn_id)),
-                      *labels)
+        # A person names a turn `#N` as the app shows it; the id only when no index was recorded.
+        turn = f"#{item.number}" if item.number is not None else escape_controls(item.turn_id)
+        table.add_row(Text(escape_controls(item.session_id)), Text(turn), *labels)
     console.print(table)
     hidden = len(report.disagreements) - SHOWN_DISAGREEMENTS
     if hidden > 0:

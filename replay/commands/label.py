@@ -14,10 +14,11 @@ from replay.core.annotations import (
     default_reviewer,
     session_identity,
 )
-from replay.core.detect import is_empty, reason_for
+from replay.core.detect import DEFAULT_RULES, DetectionRules, is_empty, reason_for
 from replay.core.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
 from replay.core.model import Session, Turn
 from replay.core.safe import escape_controls
+from replay.core.turn_ref import TurnReferenceError, nearest_empty, reference_number, resolve_turn
 
 NAME = "label"
 HELP = "annotate one turn of a session from the command line"
@@ -27,7 +28,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the label arguments."""
     parser.add_argument("path", metavar="PATH", help="session file, directory or database")
     parser.add_argument("--turn", required=True, metavar="ID",
-                        help="the turn's id, or #N for the N-th turn (quote it in a shell: '#12')")
+                        help="the turn's id, or #N for the N-th turn counted from 1 as the app "
+                             "shows it (quote it in a shell: '#12'); a bare number is refused")
+    parser.add_argument("--any-turn", action="store_true",
+                        help="allow a turn that is not an empty turn (refused by default)")
+    parser.add_argument("--tool-only", action="store_true",
+                        help="count assistant turns that only call tools as empty (as the app's "
+                             "--tool-only)")
     parser.add_argument("--label", required=True, metavar="NAME",
                         help="label name (continue, approval, ... or one from --labels)")
     parser.add_argument("--note", default="", metavar="TEXT", help="free-text note")
@@ -66,26 +73,45 @@ def label_set_or_none(path: str | None) -> LabelSet | None:
 def find_turn(
     sessions: list[Session], reference: str, path: str
 ) -> tuple[Session, Turn] | str:
-    """The session and turn named by an id or `#N`, or a one-line reason it cannot be found."""
-    shown = escape_controls(reference)
-    if reference.startswith("#") and reference[1:].isdigit():
-        if len(sessions) != 1:
-            return f"{path} holds {len(sessions)} sessions: name the turn by its id, not {shown}"
+    """The session and turn named by `#N` or an id, or a one-line reason it cannot be found."""
+    shown_path = escape_controls(path)
+    if len(sessions) == 1:
         session = sessions[0]
-        number = int(reference[1:])
-        if not 1 <= number <= len(session.turns):
-            return f"turn {shown} is out of range: {path} has {len(session.turns)} turns"
-        return session, session.turns[number - 1]
-    found = [(session, turn) for session in sessions for turn in session.turns
-             if turn.id == reference]
+        try:
+            return session, session.turns[resolve_turn(session.turns, reference)]
+        except TurnReferenceError as error:
+            return f"{shown_path}: {error}"
+    if reference_number(reference) is not None:
+        return (f"{shown_path} holds {len(sessions)} sessions: name the turn by its id, "
+                f"not {escape_controls(reference.strip())}")
+    found: list[tuple[Session, Turn]] = []
+    refusal = ""
+    for session in sessions:
+        try:
+            found.append((session, session.turns[resolve_turn(session.turns, reference)]))
+        except TurnReferenceError as error:
+            refusal = str(error)
     if not found:
         total = sum(len(session.turns) for session in sessions)
         held = f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}, {total:,} turns"
-        return f"no turn with id {shown!r} in {path} ({held})"
+        return f"{shown_path} ({held}): {refusal or 'no turns'}"
     if len(found) > 1:
         ids = ", ".join(escape_controls(session_identity(session)) for session, _ in found)
-        return f"turn id {shown!r} appears in {len(found)} sessions ({ids}); add --session ID"
+        return (f"turn id {escape_controls(reference.strip())!r} appears in {len(found)} "
+                f"sessions ({ids}); add --session ID")
     return found[0]
+
+
+def not_empty_refusal(session: Session, turn: Turn, rules: DetectionRules) -> str | None:
+    """Why labelling `turn` needs --any-turn (it is not an empty turn), or None when it is one."""
+    if is_empty(turn, rules):
+        return None
+    empties = [other.index for other in session.turns if is_empty(other, rules)]
+    nearest = nearest_empty(empties, turn.index)
+    hint = f"the nearest empty turn is #{nearest + 1}" if nearest is not None \
+        else "the session has no empty turn"
+    return (f"#{turn.index + 1} ({escape_controls(turn.id)}, {turn.role}) is not an empty turn; "
+            f"{hint}; pass --any-turn to label it anyway")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
         say_error(found)
         return EXIT_BAD_INPUT
     session, turn = found
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
+    refusal = None if args.any_turn else not_empty_refusal(session, turn, rules)
+    if refusal:
+        say_error(refusal)
+        return EXIT_BAD_INPUT
     reviewer = default_reviewer(args.reviewer or settings.reviewer)
     store = AnnotationStore.for_session(session, reviewer, args.annotations)
     try:
@@ -121,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
     except JournalError as error:
         say_error(f"{error}; the annotation was not saved")
         return EXIT_FAILURE
-    state = f"empty: {reason_for(turn).code}" if is_empty(turn) else "not an empty turn"
+    state = f"empty: {reason_for(turn).code}" if is_empty(turn, rules) \
+        else "not an empty turn"
     print(
         f"saved {saved.label} ({saved.confidence}) on #{turn.index + 1} "
         f"{escape_controls(turn.id)} ({turn.role}, {state}) by {escape_controls(reviewer)} "

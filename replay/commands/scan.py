@@ -26,11 +26,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
     parser.add_argument("--tool-only", action="store_true",
                         help="also count assistant turns that only call tools as empty")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="also count a request that got no reply at all (reason no-reply)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Scan every path; exit 2 if any could not be read, after scanning the rest."""
-    rules: DetectionRules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
+    rules: DetectionRules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
+                                                        missing_replies=args.missing_replies)
     status = EXIT_OK
     for path in args.paths:
         sessions = stream_or_none(path, args.format, stderr_progress(str(path)))

@@ -34,7 +34,8 @@ EPILOG = """\
 One JSON line per event, each with "event", "path" and "session_id":
 
   empty     an empty turn, once complete: the fields of an element of `replay scan --json`'s
-            empty_turns (index, id, role, timestamp, reason, evidence, suggestion)
+            empty_turns (index from 0, number = the #N the app shows, id, role,
+            timestamp, reason, evidence, suggestion)
   retract   a turn printed as empty now shows content (index, number, id, role)
   stalled   nothing was written for --stall seconds while a reply was due: "since" (time
             of the last write) and "last_turn" (index, number, id, role, timestamp)

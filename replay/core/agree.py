@@ -51,10 +51,19 @@ class Disagreement:
     """The turn."""
     labels: dict[str, str]
     """Label by reviewer."""
+    turn_index: int | None = None
+    """The turn's 0-based position as the journal recorded it, or None when it did not."""
+
+    @property
+    def number(self) -> int | None:
+        """The `#N` a person sees for the turn (1-based), or None when unknown."""
+        return self.turn_index + 1 if self.turn_index is not None else None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object for `replay agree --json`."""
-        return {"session_id": self.session_id, "turn_id": self.turn_id, "labels": dict(self.labels)}
+        return {"session_id": self.session_id, "turn_id": self.turn_id,
+                "turn_index": self.turn_index, "number": self.number,
+                "labels": dict(self.labels)}
 
 
 @dataclass(slots=True)
@@ -92,14 +101,23 @@ class AgreementReport:
         }
 
 
-def ratings_by_item(records: Iterable[Mapping[str, Any]]) -> dict[Item, dict[str, str]]:
-    """The latest label per reviewer per item; a withdrawn annotation is no rating."""
+def ratings_by_item(
+    records: Iterable[Mapping[str, Any]], positions: dict[Item, int] | None = None
+) -> dict[Item, dict[str, str]]:
+    """The latest label per reviewer per item; a withdrawn annotation is no rating.
+
+    When `positions` is given it receives each item's recorded 0-based turn index.
+    """
     table: dict[Item, dict[str, str]] = {}
     for record in latest(dict(record) for record in records).values():
         if not record["label"]:
             continue
         item = (record["session_id"], record["turn_id"])
         table.setdefault(item, {})[record.get("reviewer", "")] = record["label"]
+        index = record.get("turn_index")
+        if positions is not None and isinstance(index, int) and not isinstance(index, bool) \
+                and index >= 0:
+            positions[item] = index
     return table
 
 
@@ -159,7 +177,8 @@ def krippendorff_alpha(units: Iterable[Iterable[str]]) -> tuple[float | None, in
 
 def agreement(records: Iterable[Mapping[str, Any]]) -> AgreementReport:
     """Compare reviewers over journal records (from one or more journals, in file order)."""
-    table = ratings_by_item(records)
+    positions: dict[Item, int] = {}
+    table = ratings_by_item(records, positions)
     report = AgreementReport()
     counts: Counter[str] = Counter()
     for ratings in table.values():
@@ -175,8 +194,22 @@ def agreement(records: Iterable[Mapping[str, Any]]) -> AgreementReport:
         ratings.values() for ratings in table.values()
     )
     report.disagreements = [
-        Disagreement(session_id, turn_id, dict(sorted(ratings.items())))
+        Disagreement(session_id, turn_id, dict(sorted(ratings.items())),
+                     positions.get((session_id, turn_id)))
         for (session_id, turn_id), ratings in table.items()
         if len(set(ratings.values())) > 1
     ]
     return report
+
+
+def labels_of_others(records: Iterable[Mapping[str, Any]], session_id: str,
+                     reviewer: str) -> dict[str, dict[str, str]]:
+    """Other reviewers' current labels of one session: turn id -> label by reviewer."""
+    found: dict[str, dict[str, str]] = {}
+    for (item_session, turn_id), ratings in ratings_by_item(records).items():
+        if item_session != session_id:
+            continue
+        others = {name: label for name, label in ratings.items() if name != reviewer}
+        if others:
+            found[turn_id] = others
+    return found

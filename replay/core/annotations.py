@@ -18,6 +18,7 @@ from replay.core.paths import data_dir
 
 __all__ = [
     "CONFIDENCE",
+    "OVERRULE_REASONS",
     "Annotation",
     "AnnotationStore",
     "JournalError",
@@ -40,6 +41,20 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+OVERRULE_REASONS: tuple[tuple[str, str], ...] = (
+    ("evidence", "the evidence is misread"),
+    ("context", "the turns around it say otherwise"),
+    ("too-eager", "the rule fires on too little"),
+    ("ambiguous", "two labels fit; mine fits better"),
+)
+"""Why a reviewer overrules a suggestion: (code saved in the record, plain words)."""
+
+
+def _text(record: dict[str, Any], name: str) -> str:
+    value = record.get(name, "")
+    return value if isinstance(value, str) else ""
+
+
 @dataclass(frozen=True, slots=True)
 class Annotation:
     """One reviewer's interpretation of one turn; an empty `label` means it was withdrawn."""
@@ -60,6 +75,14 @@ class Annotation:
     """Who annotated."""
     time: str = ""
     """ISO 8601 UTC time of the commit."""
+    suggestion: str = ""
+    """The label the suggester offered when this was saved ("" when none or unknown)."""
+    rule: str = ""
+    """Name of the suggestion rule that offered it."""
+    overrule: str = ""
+    """Why the reviewer disagreed with the suggestion (a code of `OVERRULE_REASONS`), or ""."""
+    blind: bool = False
+    """The reviewer did not see the suggestion or other labels before saving."""
 
     @property
     def withdrawn(self) -> bool:
@@ -68,7 +91,7 @@ class Annotation:
 
     def to_json(self) -> dict[str, Any]:
         """The self-contained journal record."""
-        return {
+        record: dict[str, Any] = {
             "v": FORMAT_VERSION,
             "session_id": self.session_id,
             "turn_id": self.turn_id,
@@ -79,6 +102,13 @@ class Annotation:
             "reviewer": self.reviewer,
             "time": self.time,
         }
+        # Written only when known, so older records and older readers stay as they were.
+        for name in ("suggestion", "rule", "overrule"):
+            if getattr(self, name):
+                record[name] = getattr(self, name)
+        if self.blind:
+            record["blind"] = True
+        return record
 
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> Annotation:
@@ -99,6 +129,10 @@ class Annotation:
             confidence=record.get("confidence", "medium"),
             reviewer=record.get("reviewer", ""),
             time=record.get("time", ""),
+            suggestion=_text(record, "suggestion"),
+            rule=_text(record, "rule"),
+            overrule=_text(record, "overrule"),
+            blind=record.get("blind") is True,
         )
 
 
@@ -297,7 +331,8 @@ class AnnotationStore:
         return frozenset(turn_id for turn_id, note in self._current.items() if not note.withdrawn)
 
     def commit(
-        self, turn_id: str, turn_index: int, label: str, note: str = "", confidence: str = "medium"
+        self, turn_id: str, turn_index: int, label: str, note: str = "", confidence: str = "medium",
+        *, suggestion: str = "", rule: str = "", overrule: str = "", blind: bool = False,
     ) -> Annotation:
         """Record an annotation: it is on disk (fsynced) when this returns.
 
@@ -311,6 +346,8 @@ class AnnotationStore:
         annotation = Annotation(
             session_id=self.session_id, turn_id=turn_id, turn_index=turn_index, label=label,
             note=note, confidence=confidence, reviewer=self.reviewer, time=now_iso(),
+            suggestion=suggestion, rule=rule, overrule=overrule if label != suggestion else "",
+            blind=blind,
         )
         self._changes.append(_Change(turn_id, turn_index, self._current.get(turn_id)))
         self._save(annotation)

@@ -6,8 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from replay.core.harness import interrupt_of, is_harness_text
 from replay.core.model import MARKER_KINDS, VISIBLE_KINDS, Kind, Part, Session, Turn
-from replay.core.text import empty_wrapper_names, is_blank
+from replay.core.text import empty_wrapper_names, is_blank, one_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,10 @@ class DetectionRules:
     """Also stop at assistant turns that only call tools, with no words."""
     min_gap_evidence: float = 30.0
     """Seconds of silence before a turn worth naming as evidence."""
+    missing_replies: bool = False
+    """Also stop at a person's request that got no reply at all (no assistant turn before the
+    next request or the end): Gemini records a cancelled request only as an `info` line, where
+    opencode writes an empty aborted message for the same event."""
 
     def with_options(self, **changes: Any) -> DetectionRules:
         """A copy with some fields changed."""
@@ -53,6 +58,62 @@ def is_empty(turn: Turn, rules: DetectionRules = DEFAULT_RULES) -> bool:
     if not any(is_visible(part, rules) for part in turn.parts):
         return True
     return rules.tool_only_is_empty and turn.role == "assistant" and _tool_only(turn, rules)
+
+
+REPLY_WINDOW = 40
+"""How many turns after a request are searched for its reply."""
+
+
+def request_words(turn: Turn) -> str:
+    """What the person typed in a user turn: visible text that is not harness-written."""
+    if turn.role != "user" or any(p.kind == Kind.TOOL_RESULT for p in turn.parts):
+        return ""
+    texts = [p.text for p in turn.parts
+             if p.kind == Kind.TEXT and not p.synthetic and not is_blank(p.text)]
+    words = "\n".join(text for text in texts if not is_harness_text(text))
+    return words.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class NoReply:
+    """A request that got no reply: what came instead, up to the next request or the end."""
+
+    events: tuple[str, ...]
+    """Notices between the request and what followed (`info: Request cancelled.`)."""
+    next_index: int | None
+    """Index of the person's next request, or None when the session ends first."""
+
+
+def missing_reply(session: Session, index: int) -> NoReply | None:
+    """The request at `index` when no assistant turn answers it before the next request."""
+    turn = session.turns[index]
+    if not request_words(turn):
+        return None
+    events: list[str] = []
+    for following in session.turns[index + 1 : index + 1 + REPLY_WINDOW]:
+        if following.role == "assistant":
+            return None
+        if following.role == "user" and request_words(following):
+            return NoReply(tuple(events), following.index)
+        for part in following.parts:
+            if part.kind == Kind.ERROR:
+                events.append(f"error: {one_line(part.text or part.name or 'unknown', 80)}")
+            elif part.kind == Kind.TEXT and following.role == "system" and part.text.strip():
+                events.append(f"info: {one_line(part.text, 80)}")
+            elif part.kind == Kind.TEXT and (interrupt := interrupt_of(part.text)):
+                events.append(interrupt)
+    else:
+        if index + 1 + REPLY_WINDOW < len(session.turns):
+            return None  # a reply this far away is not this request's; do not guess
+    return NoReply(tuple(events), None)
+
+
+def is_stop(session: Session, index: int, rules: DetectionRules = DEFAULT_RULES) -> bool:
+    """True when the turn at `index` is an empty turn under the rules (turn or missing reply)."""
+    turn = session.turns[index]
+    if is_empty(turn, rules):
+        return True
+    return rules.missing_replies and missing_reply(session, index) is not None
 
 
 def _kinds(turn: Turn) -> set[str]:
@@ -90,7 +151,12 @@ REASONS: tuple[Reason, ...] = (
 )
 """Reasons in priority order; the first that applies names the empty turn."""
 
-REASON_BY_CODE: dict[str, Reason] = {reason.code: reason for reason in REASONS}
+NO_REPLY = Reason("no-reply", "got no reply at all (the reply is a placeholder)",
+                  lambda t: False)
+"""The reason of a request that got no reply (found only with `missing_replies`)."""
+
+REASON_BY_CODE: dict[str, Reason] = {reason.code: reason
+                                     for reason in (*REASONS, NO_REPLY)}
 
 
 def reason_for(turn: Turn) -> Reason:
@@ -198,9 +264,29 @@ def _evidence_flags(session: Session, turn: Turn, rules: DetectionRules) -> list
     return found
 
 
+def _evidence_no_reply(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    if not rules.missing_replies or is_empty(turn, rules):
+        return []
+    found = missing_reply(session, turn.index)
+    if found is None:
+        return []
+    evidence = ["no reply", *found.events]
+    if found.next_index is None:
+        evidence.append("nothing after it")
+    else:
+        following = session.turns[found.next_index]
+        after = (f" {format_duration(following.time - turn.time)} later"
+                 if following.time is not None and turn.time is not None else "")
+        same = request_words(following) == request_words(turn)
+        evidence.append(f"next request #{found.next_index + 1}{after}"
+                        + (", word for word the same" if same else ""))
+    return evidence
+
+
 Evidence = Callable[[Session, Turn, DetectionRules], list[str]]
 
 EVIDENCE: tuple[Evidence, ...] = (
+    _evidence_no_reply,
     _evidence_compaction,
     _evidence_error,
     _evidence_reasoning,
@@ -245,11 +331,14 @@ class EmptyTurn:
     """low, medium or high."""
     suggestion_reasons: list[str] = field(default_factory=list)
     """Plain words behind the suggestion."""
+    suggestion_rule: str | None = None
+    """Name of the suggestion rule that fired, when the suggester names it."""
 
     def to_json(self) -> dict[str, Any]:
         """The `empty_turns` element of `scan --json`."""
         return {
             "index": self.index,
+            "number": self.index + 1,
             "id": self.id,
             "role": self.role,
             "timestamp": self.timestamp,
@@ -259,8 +348,9 @@ class EmptyTurn:
         }
 
 
-Suggester = Callable[[Session, EmptyTurn], tuple[str, str, list[str]] | None]
-"""Given a session and an empty turn: (label, confidence, reasons) or None."""
+Suggester = Callable[
+    [Session, EmptyTurn], tuple[str, str, list[str]] | tuple[str, str, list[str], str] | None]
+"""Given a session and an empty turn: (label, confidence, reasons[, rule name]) or None."""
 
 
 def describe_empty(
@@ -273,13 +363,14 @@ def describe_empty(
         id=turn.id,
         role=turn.role,
         timestamp=turn.timestamp,
-        reason=reason_for(turn).code,
+        reason=reason_for(turn).code if is_empty(turn, rules) else NO_REPLY.code,
         evidence=evidence_for(session, turn, rules),
     )
     if suggester is not None:
         suggestion = suggester(session, found)
         if suggestion is not None:
-            found.suggestion, found.suggestion_confidence, found.suggestion_reasons = suggestion
+            found.suggestion, found.suggestion_confidence, found.suggestion_reasons = suggestion[:3]
+            found.suggestion_rule = suggestion[3] if len(suggestion) > 3 else None
     return found
 
 
@@ -293,5 +384,5 @@ def find_empty_turns(
     return [
         describe_empty(session, turn, rules, suggester)
         for turn in (session.turns if turns is None else turns)
-        if is_empty(turn, rules)
+        if is_stop(session, turn.index, rules)
     ]

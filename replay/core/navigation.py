@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from replay.core.detect import DEFAULT_RULES, DetectionRules, is_empty
+from replay.core.detect import DEFAULT_RULES, REPLY_WINDOW, DetectionRules, is_stop
 from replay.core.model import Kind, Session, Turn
 
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
@@ -66,14 +66,22 @@ class Navigator:
         Returns the indices of empty turns newly found.
         """
         start = self._indexed if changed_from is None else min(changed_from, self._indexed)
+        if self.rules.missing_replies:
+            # Whether a request got a reply depends on the turns after it: look again at the
+            # recent ones when more arrive.
+            start = max(0, start - REPLY_WINDOW)
+        known: set[int] = set()
         if start < self._indexed:
-            del self.empty_indices[bisect_left(self.empty_indices, start):]
+            cut = bisect_left(self.empty_indices, start)
+            if changed_from is None:
+                known = set(self.empty_indices[cut:])  # looked at again, not changed
+            del self.empty_indices[cut:]
         turns = self.session.turns
         end = len(turns) if upto is None else max(0, min(upto, len(turns)))
-        found = [i for i in range(start, end) if is_empty(turns[i], self.rules)]
+        found = [i for i in range(start, end) if is_stop(self.session, i, self.rules)]
         self.empty_indices.extend(found)
         self._indexed = max(start, end)
-        return found
+        return [i for i in found if i not in known]
 
     def is_empty_at(self, index: int) -> bool:
         """True when the turn at `index` is empty."""
@@ -129,23 +137,6 @@ class Navigator:
             index = (start + direction * offset) % total
             if needle in turn_search_text(turns[index]).casefold():
                 return index
-        return None
-
-    def resolve(self, target: str) -> int | None:
-        """A turn from what a reviewer typed: a 1-based number, `#N`, or a turn id."""
-        text = target.strip()
-        if not text:
-            return None
-        number = text[1:] if text.startswith("#") else text
-        if number.isdigit():
-            index = int(number) - 1
-            return index if 0 <= index < self.count else None
-        for turn in self.session.turns:
-            if turn.id == text:
-                return turn.index
-        for turn in self.session.turns:
-            if turn.id.startswith(text):
-                return turn.index
         return None
 
     def delay_after(self, index: int, speed: float, idle_cap: float) -> float:

@@ -11,7 +11,7 @@ from replay.core.detect import (
     EmptyTurn,
     Suggester,
     find_empty_turns,
-    is_empty,
+    is_stop,
 )
 from replay.core.model import Session
 
@@ -68,5 +68,5 @@ def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> Sessio
     """The summary of a session (no suggestions: counting is enough)."""
     return SessionSummary(
         label=session.label, started=session.started, turns=len(session.turns),
-        empty=sum(1 for turn in session.turns if is_empty(turn, rules)),
+        empty=sum(1 for turn in session.turns if is_stop(session, turn.index, rules)),
         subagents=len(session.sidechains), format=session.format)

@@ -525,7 +525,7 @@ def lazy_suggester(labels: LabelSet) -> Suggester:
     """A suggester for the label set, imported on the first empty turn shown (not at start)."""
     loaded: list[Suggester | None] = []
 
-    def suggest(session: Session, empty: EmptyTurn) -> tuple[str, str, list[str]] | None:
+    def suggest(session: Session, empty: EmptyTurn) -> tuple[str, str, list[str], str] | None:
         if not loaded:
             from replay.core.suggest import suggester_for
 
@@ -540,14 +540,19 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              format: str | None = None, follow: bool = False, reviewer: str | None = None,
              annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
              rules: DetectionRules | None = None, problems: list[str] | None = None,
-             suggest: bool = True, stall: float = DEFAULT_STALL,
+             suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
              settle: float = DEFAULT_SETTLE) -> ReplayApp:
-    """Build the app the same way for the CLI and the tests."""
+    """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
+    from dataclasses import replace
+
     from replay.resources import default_sample
 
     settings = settings or Settings()
+    if blind is not None:
+        settings = replace(settings, blind=blind)
     if rules is None:
-        rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty)
+        rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty,
+                                           missing_replies=settings.missing_replies)
     options = LaunchOptions(
         path=Path(path) if path is not None else default_sample(), format=format,
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,

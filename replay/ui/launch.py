@@ -54,6 +54,11 @@ def launch(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         settings = replace(settings, tool_only_is_empty=True)
+    if args.blind or args.missing_replies:
+        from dataclasses import replace
+
+        settings = replace(settings, blind=settings.blind or args.blind,
+                           missing_replies=settings.missing_replies or args.missing_replies)
     from replay.ui.app import make_app
 
     app = make_app(path, settings=settings, format=reader.name, follow=args.follow,

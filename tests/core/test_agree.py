@@ -157,8 +157,10 @@ def test_agreement_report_over_journal_records() -> None:
     json = report.to_json()
     assert json["pairs"][0] == {"reviewers": ["ana", "bo"], "n": 4, "observed": 0.75,
                                 "kappa": pytest.approx(2 / 3), "reason": None}
+    # These records carry no turn_index: the position is unknown, not invented.
     assert json["disagreements"] == [
-        {"session_id": "s1", "turn_id": "m2", "labels": {"ana": "continue", "bo": "artifact"}}]
+        {"session_id": "s1", "turn_id": "m2", "turn_index": None, "number": None,
+         "labels": {"ana": "continue", "bo": "artifact"}}]
 
 
 def test_agreement_of_nothing() -> None:

@@ -100,7 +100,13 @@ def test_label_a_non_empty_turn_into_a_chosen_journal(
     chat: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     target = tmp_path / "mine.jsonl"
-    status, out, _ = _label(capsys, str(chat), "--turn", "#1", "--label", "other",
+    status, out, err = _label(capsys, str(chat), "--turn", "#1", "--label", "other",
+                              "--reviewer", "ana", "--annotations", str(target))
+    assert (status, out) == (2, "")
+    assert err == ("replay: #1 (m0, user) is not an empty turn; the nearest empty turn is #3; "
+                   "pass --any-turn to label it anyway\n")
+    assert not target.exists()
+    status, out, _ = _label(capsys, str(chat), "--turn", "#1", "--label", "other", "--any-turn",
                             "--reviewer", "ana", "--annotations", str(target))
     assert status == 0
     assert out == f"saved other (medium) on #1 m0 (user, not an empty turn) by ana in {target}\n"
@@ -112,9 +118,21 @@ def test_label_a_non_empty_turn_into_a_chosen_journal(
     ("args", "message"),
     [
         (["--turn", "m9", "--label", "approval"],
-         "replay: no turn with id 'm9' in {chat} (1 session, 6 turns)\n"),
+         "replay: {chat}: no turn with id 'm9' (6 turns)\n"),
         (["--turn", "#7", "--label", "approval"],
-         "replay: turn #7 is out of range: {chat} has 6 turns\n"),
+         "replay: {chat}: turn #7 is out of range: 6 turns (#1 to #6)\n"),
+        (["--turn", "#0", "--label", "approval"],
+         "replay: {chat}: turns are counted from 1: the first turn is #1\n"),
+        # The empty turn m2 is scan --json's index 2: "#2" (the turn before it) is refused as
+        # not empty, and a bare "2" is refused as ambiguous; neither labels anything.
+        (["--turn", "2", "--label", "approval"],
+         "replay: {chat}: '2' is not a turn id; write '#2' for turn #2 as the app counts "
+         "(from 1); a 0-based index 2 from `scan --json` is '#3'\n"),
+        (["--turn", "#2", "--label", "approval"],
+         "replay: #2 (m1, assistant) is not an empty turn; the nearest empty turn is #3; "
+         "pass --any-turn to label it anyway\n"),
+        (["--turn", "m", "--label", "approval"],
+         "replay: {chat}: no turn with id 'm' (6 turns)\n"),
         (["--turn", "m2", "--label", "nope"],
          "replay: unknown label 'nope'; labels: continue, approval, resumption, reflect, "
          "artifact, thinking, context-reset, breakdown, other\n"),
@@ -174,6 +192,11 @@ def test_label_searches_every_session_of_a_multi_session_file(
     status, _, err = _label(capsys, str(multi), "--turn", "#1", "--label", "thinking")
     assert status == 2
     assert err == f"replay: {multi} holds 2 sessions: name the turn by its id, not #1\n"
+    status, _, err = _label(capsys, str(multi), "--turn", "1", "--label", "thinking")
+    assert status == 2
+    assert err == (f"replay: {multi} (2 sessions, 5 turns): '1' is not a turn id; write '#1' "
+                   "for turn #1 as the app counts (from 1); a 0-based index 1 from "
+                   "`scan --json` is '#2'\n")
 
 
 def test_label_when_the_journal_cannot_be_written_exits_1(
@@ -263,8 +286,8 @@ def test_export_reads_a_chosen_journal_and_reports_bad_input(
 
 def _write_journal(path: Path, reviewer: str, labels: dict[str, str]) -> None:
     journal = Journal(path)
-    for turn, label in labels.items():
-        journal.append({"session_id": "s1", "turn_id": turn, "turn_index": 0, "label": label,
+    for index, (turn, label) in enumerate(labels.items()):
+        journal.append({"session_id": "s1", "turn_id": turn, "turn_index": index, "label": label,
                         "reviewer": reviewer})
 
 
@@ -284,11 +307,15 @@ def test_agree_json_and_table(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert report["pairs"][0]["n"] == 4
     assert report["pairs"][0]["kappa"] == pytest.approx(2 / 3)
     assert report["disagreements"] == [
-        {"session_id": "s1", "turn_id": "t2", "labels": {"ana": "continue", "bo": "artifact"}}]
+        {"session_id": "s1", "turn_id": "t2", "turn_index": 1, "number": 2,
+         "labels": {"ana": "continue", "bo": "artifact"}}]
     assert main(["agree", str(tmp_path)]) == 0
     out, _ = capsys.readouterr()
     assert "2 reviewers · 4 annotated turns · 2 journals" in out
     assert "0.667" in out and "ana · bo" in out and "1 disagreement" in out
+    # The disagreement names the turn as a person sees it in the app, not by its id.
+    row = next(line for line in out.splitlines() if line.startswith("s1 "))
+    assert row.split() == ["s1", "#2", "continue", "artifact"]
 
 
 def test_agree_missing_journal_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -163,3 +163,19 @@ def test_chat_sample_has_a_null_content_tool_call_and_one_blank_reply() -> None:
     with_calls = [message for message in messages if message.get("tool_calls")]
     assert all(message["content"] is None for message in with_calls)
     assert len(with_calls) == 5
+
+
+def test_the_samples_readme_names_each_empty_turn_by_its_app_number() -> None:
+    """`#N` in sample_sessions/README.md is the turn as the app shows it (index + 1)."""
+    import re
+
+    text = (SAMPLES / "README.md").read_text(encoding="utf-8")
+    named: dict[str, set[tuple[int, str]]] = {}
+    for line in text.splitlines():
+        found = re.match(r"- `([^`]+)`", line)
+        if found:
+            named[found.group(1)] = {(int(number), reason) for number, reason in
+                                     re.findall(r"#(\d+)[^#`]*?`([a-z-]+)`", line)}
+    expected = {sample.name: {(index + 1, reason) for index, _, _, reason in sample.empty}
+                for sample in SAMPLE_FILES}
+    assert named == expected

@@ -53,6 +53,7 @@ def test_scan_of_a_pipe_and_its_errors_name_what_was_given(
     assert main(["scan", "--json", str(fifo_with(tmp_path, chat.read_bytes()))]) == 0
     report = orjson.loads(capsys.readouterr().out.splitlines()[0])
     assert [e["index"] for e in report["empty_turns"]] == [9, 20]
+    assert [e["number"] for e in report["empty_turns"]] == [10, 21]
     junk = fifo_with(tmp_path / "junk", b"\x00\x01 not a transcript")
     assert main(["scan", str(junk)]) == 2
     error = capsys.readouterr().err.strip()

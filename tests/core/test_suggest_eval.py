@@ -12,11 +12,12 @@ from tests.conftest import REALDATA, REPO, realdata
 
 LABELS = REPO / "evaluation" / "labels.jsonl"
 
-ACCURACY_FLOOR = 0.875
-"""The rules agree with 16 of 16 hand labels; two new misses (14 / 16) is the most allowed."""
+TEST_ACCURACY_FLOOR = 0.70
+"""Floor on the test part only (fixed before any rule was written against it): the rules
+agreed with 15 of its 21 labels when it was fixed."""
 
-MIN_LABELLED = 16
-"""Every hand label must still point at an empty turn the detector finds."""
+MIN_TEST_LABELLED = 21
+"""Every test label must still point at an empty turn the detector finds."""
 
 ABORTED = ("opencode/dark-factory__docs__chats__opencode__session__crisp-garden__"
            "ses_39bc72f63ffeQb8egYBpyTrCNr.json")
@@ -28,14 +29,40 @@ def _journal(tmp_path: Path, rows: list[dict[str, str]]) -> Path:
     return path
 
 
-def test_rules_stay_above_the_accuracy_floor() -> None:
+def test_rules_stay_above_the_floor_on_the_test_part() -> None:
+    realdata("opencode")
+    result = evaluate(LABELS, split="test")
+    assert result.not_found == []
+    assert result.n >= MIN_TEST_LABELLED
+    assert result.accuracy >= TEST_ACCURACY_FLOOR, [
+        (miss.path, miss.turn_id, miss.gold, miss.predicted) for miss in result.misses]
+
+
+def test_every_default_empty_turn_of_a_labelled_session_is_labelled() -> None:
     realdata("opencode")
     result = evaluate(LABELS)
-    assert result.not_found == []
     assert result.unlabelled == []
-    assert result.n >= MIN_LABELLED
-    assert result.accuracy >= ACCURACY_FLOOR, [
-        (miss.path, miss.turn_id, miss.gold, miss.predicted) for miss in result.misses]
+    assert [(gold.path, gold.turn_id) for gold in result.not_found
+            if gold.rules == "default"] == []
+
+
+def test_both_parts_hold_labels_and_no_turn_is_in_both() -> None:
+    golds = read_labels(LABELS)
+    parts = {split: {(g.path, g.turn_id) for g in golds if g.split == split}
+             for split in ("dev", "test")}
+    assert len(parts["dev"]) >= 40 and len(parts["test"]) >= MIN_TEST_LABELLED
+    assert parts["dev"].isdisjoint(parts["test"])
+
+
+def test_precision_and_recall_per_label(tmp_path: Path) -> None:
+    realdata("opencode")
+    base = {"path": ABORTED, "session_id": "ses_39bc72f63ffeQb8egYBpyTrCNr", "reason": "r"}
+    rows = [base | {"turn_id": "msg_c64400354001g5cqjN4BL8Maf1", "label": "thinking",
+                    "split": "test"}]
+    result = evaluate(_journal(tmp_path, rows), roots=[REALDATA], split="test")
+    assert result.precision("artifact") == 0.0 and result.recall("artifact") is None
+    assert result.recall("thinking") == 0.0 and result.precision("thinking") is None
+    assert evaluate(_journal(tmp_path, rows), roots=[REALDATA], split="dev").n == 0
 
 
 def test_every_label_has_a_written_reason_and_a_known_label() -> None:
@@ -44,6 +71,7 @@ def test_every_label_has_a_written_reason_and_a_known_label() -> None:
     golds = read_labels(LABELS)
     assert all(gold.label in known for gold in golds)
     assert all(len(gold.reason.split()) >= 8 for gold in golds)
+    assert {gold.split for gold in golds} == {"dev", "test"}
 
 
 def test_confusion_counts_a_wrong_hand_label(tmp_path: Path) -> None:

@@ -120,6 +120,7 @@ def test_prints_new_empty_turns_and_stops_quietly_on_sigint(
     assert line == {
         "event": "empty",
         "index": position,
+        "number": position + 1,
         "id": "u-2",
         "role": "user",
         "timestamp": "2026-03-01T10:00:02.000Z",
@@ -143,8 +144,8 @@ def test_from_start_prints_what_is_there_and_sigterm_exits_zero(
     watch = Watch(str(path), "--from-start")
     watch_processes.append(watch)
     first = watch.lines(2)
-    assert [(line["id"], line["index"], line["reason"]) for line in first] == [
-        ("u-0", 0, "blank-text"), ("msg_1", 2, "blank-text")]
+    assert [(line["id"], line["index"], line["number"], line["reason"]) for line in first] == [
+        ("u-0", 0, 1, "blank-text"), ("msg_1", 2, 3, "blank-text")]
     status, rest, err = watch.stop(signal.SIGTERM)
     assert (status, rest, err) == (0, b"", b"")
 

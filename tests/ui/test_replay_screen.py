@@ -111,6 +111,21 @@ async def test_goto_by_number_and_by_id(chat_file: Path) -> None:
         assert screen.index == 14
         await pilot.press("colon", *"m003", "enter")
         assert screen.index == 3
+        await pilot.press("colon", *"#16", "enter")
+        assert screen.index == 15
+
+
+async def test_goto_refusal_says_why_and_stays(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("colon", *"#4", "enter")
+        await pilot.press("colon", *"#0", "enter")
+        await pilot.pause()
+        assert screen.index == 3
+        messages = [notification.message for notification in app._notifications]
+        assert "turns are counted from 1: the first turn is #1" in messages
 
 
 async def test_search_and_next_match(chat_file: Path) -> None:

@@ -26,7 +26,7 @@ def suggester_for(labels: Collection[str] | LabelSet | None = None) -> Suggester
     """A suggester limited to a label set (every rule's label when None)."""
     active = label_names(labels)
 
-    def suggester(session: Session, empty: EmptyTurn) -> tuple[str, str, list[str]] | None:
+    def suggester(session: Session, empty: EmptyTurn) -> tuple[str, str, list[str], str] | None:
         found = suggest(session, empty, active)
         return None if found is None else found.as_tuple()
 

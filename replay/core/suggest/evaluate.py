@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from replay.core.detect import find_empty_turns
+from replay.core.detect import DEFAULT_RULES, DetectionRules, find_empty_turns, is_empty
 from replay.core.model import Session
 from replay.core.readers import ReaderError, load_sessions
 from replay.core.suggest.rules import suggest
@@ -29,6 +29,11 @@ class GoldLabel:
     """The label a person chose by reading the turns around it."""
     reason: str
     """Why, in a sentence."""
+    split: str = "dev"
+    """`dev` (rules may be written against it) or `test` (fixed, never tuned on)."""
+    rules: str = "default"
+    """Detection rules under which the turn is empty: `default`, `tool-only` or
+    `missing-replies` (the optional rules widen the set beyond the default empty turns)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +63,46 @@ class EvalResult:
     not_found: list[GoldLabel] = field(default_factory=list)
     """Labels whose turn is not an empty turn of the session any more."""
     unlabelled: list[tuple[str, str]] = field(default_factory=list)
-    """(path, turn id) of empty turns in labelled sessions that have no label."""
+    """(path, turn id) of default empty turns in labelled sessions that have no label."""
+
+    def labels(self) -> list[str]:
+        """Every label that occurs as gold or as suggestion, sorted."""
+        return sorted({name for pair in self.confusion for name in pair})
+
+    def precision(self, label: str) -> float | None:
+        """Of the turns suggested `label`, the share whose hand label is `label`."""
+        suggested = sum(n for (_, p), n in self.confusion.items() if p == label)
+        hits = self.confusion.get((label, label), 0)
+        return hits / suggested if suggested else None
+
+    def recall(self, label: str) -> float | None:
+        """Of the turns hand-labelled `label`, the share the rules suggest as `label`."""
+        gold = sum(n for (g, _), n in self.confusion.items() if g == label)
+        hits = self.confusion.get((label, label), 0)
+        return hits / gold if gold else None
+
+    def support(self, label: str) -> int:
+        """Hand labels of `label` in this part."""
+        return sum(n for (g, _), n in self.confusion.items() if g == label)
+
+
+SPLITS = ("dev", "test")
+"""The development part (rules may be fitted to it) and the test part (never)."""
+
+RULE_OPTIONS: dict[str, dict[str, bool]] = {
+    "default": {},
+    "tool-only": {"tool_only_is_empty": True},
+    "missing-replies": {"missing_replies": True},
+}
+"""Detection options under which a labelled turn is an empty turn."""
+
+
+def rules_for(name: str) -> DetectionRules:
+    """The detection rules a label's `rules` field names (unknown options are ignored, so a
+    label set written ahead of a detection option still loads)."""
+    known = {key: value for key, value in RULE_OPTIONS[name].items()
+             if hasattr(DEFAULT_RULES, key)}
+    return DEFAULT_RULES.with_options(**known)
 
 
 def read_labels(labels_path: Path | str) -> list[GoldLabel]:
@@ -71,7 +115,11 @@ def read_labels(labels_path: Path | str) -> list[GoldLabel]:
             record = orjson.loads(line)
             gold = GoldLabel(str(record["path"]), record.get("session_id"),
                              str(record["turn_id"]), str(record["label"]),
-                             str(record.get("reason", "")))
+                             str(record.get("reason", "")), str(record.get("split", "dev")),
+                             str(record.get("rules", "default")))
+            if gold.split not in SPLITS or gold.rules not in RULE_OPTIONS:
+                raise TypeError(f"split must be one of {SPLITS}, rules one of "
+                                f"{tuple(RULE_OPTIONS)}")
         except (orjson.JSONDecodeError, KeyError, TypeError) as error:
             raise ValueError(f"{labels_path}:{number}: not a label record ({error})") from None
         latest[(gold.path, gold.turn_id)] = gold
@@ -100,13 +148,15 @@ def _sessions(path: Path) -> list[Session]:
 
 
 def evaluate(labels_path: Path | str, roots: Iterable[Path] | None = None,
-             labels: Collection[str] | None = None) -> EvalResult:
-    """Run the rules on every labelled empty turn and compare with the hand labels."""
+             labels: Collection[str] | None = None, split: str | None = None) -> EvalResult:
+    """Run the rules on every labelled empty turn (of one part when `split` is given) and
+    compare with the hand labels."""
     labels_path = Path(labels_path)
     search = tuple(roots) if roots is not None else default_roots(labels_path)
     by_path: dict[str, list[GoldLabel]] = {}
     for gold in read_labels(labels_path):
-        by_path.setdefault(gold.path, []).append(gold)
+        if split is None or gold.split == split:
+            by_path.setdefault(gold.path, []).append(gold)
     confusion: Counter[tuple[str, str]] = Counter()
     result = EvalResult(0.0, 0)
     for path, golds in by_path.items():
@@ -115,19 +165,27 @@ def evaluate(labels_path: Path | str, roots: Iterable[Path] | None = None,
         wanted = {gold.turn_id: gold for gold in golds}
         found: set[str] = set()
         for session in sessions:
-            for empty in find_empty_turns(session):
-                gold = wanted.get(empty.id)
-                if gold is None or (gold.session_id and session.session_id
-                                    and gold.session_id != session.session_id):
-                    result.unlabelled.append((path, empty.id))
-                    continue
-                found.add(empty.id)
-                suggestion = suggest(session, empty, labels)
-                predicted = suggestion.label if suggestion else "none"
-                confusion[(gold.label, predicted)] += 1
-                if predicted != gold.label:
-                    result.misses.append(Miss(path, empty.id, empty.index, gold.label, predicted,
-                                              suggestion.reasons if suggestion else []))
+            for option in sorted({gold.rules for gold in golds} | {"default"}):
+                for empty in find_empty_turns(session, rules_for(option)):
+                    gold = wanted.get(empty.id)
+                    if gold is None or gold.rules != option or (
+                            gold.session_id and session.session_id
+                            and gold.session_id != session.session_id):
+                        # Optional rules are sampled; only default empty turns must all
+                        # be labelled.
+                        if option == "default" and gold is None and split is None:
+                            result.unlabelled.append((path, empty.id))
+                        continue
+                    if option != "default" and is_empty(session.turns[empty.index]):
+                        continue  # a default empty turn is labelled under "default"
+                    found.add(empty.id)
+                    suggestion = suggest(session, empty, labels)
+                    predicted = suggestion.label if suggestion else "none"
+                    confusion[(gold.label, predicted)] += 1
+                    if predicted != gold.label:
+                        result.misses.append(Miss(path, empty.id, empty.index, gold.label,
+                                                  predicted,
+                                                  suggestion.reasons if suggestion else []))
         result.not_found.extend(gold for gold in golds if gold.turn_id not in found)
     result.n = sum(confusion.values())
     result.confusion = dict(sorted(confusion.items()))

@@ -33,6 +33,8 @@ CONTEXT_COMMANDS = frozenset({"clear", "compact", "reset", "new"})
 class Rule:
     """One line of the table: suggest `label` with `confidence` when `when` holds."""
 
+    name: str
+    """Stable name, saved with annotations so `replay agree --suggester` can count overrules."""
     label: str
     """Label name from the label set."""
     confidence: str
@@ -63,50 +65,71 @@ def _long_silence(seconds: float | None, ratio: float) -> bool:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("context-reset", "high", lambda s: s.compaction,
+    Rule("compaction-part",
+         "context-reset", "high", lambda s: s.compaction,
          "compaction part"),
-    Rule("context-reset", "high", lambda s: s.summary is not None and s.summary.harness,
+    Rule("harness-summary-next",
+         "context-reset", "high", lambda s: s.summary is not None and s.summary.harness,
          "the next turn {summary_turn} is the harness's compaction summary"),
-    Rule("context-reset", "medium", lambda s: s.command in CONTEXT_COMMANDS,
+    Rule("context-command",
+         "context-reset", "medium", lambda s: s.command in CONTEXT_COMMANDS,
          "comes right after the /{command} command"),
-    Rule("artifact", "medium", lambda s: _is_user(s) and s.command is not None,
+    Rule("command-record",
+         "artifact", "medium", lambda s: _is_user(s) and s.command is not None,
          "the harness's record of the /{command} command just before"),
-    Rule("artifact", "high", lambda s: s.error is not None,
+    Rule("error",
+         "artifact", "high", lambda s: s.error is not None,
          "error: {error}"),
-    Rule("artifact", "high", lambda s: s.no_completion and s.position == "last",
+    Rule("unfinished-last",
+         "artifact", "high", lambda s: s.no_completion and s.position == "last",
          "last turn of the session; never completed (still being written when saved)"),
-    Rule("artifact", "medium", lambda s: s.no_completion,
+    Rule("unfinished",
+         "artifact", "medium", lambda s: s.no_completion,
          "assistant reply never completed"),
-    Rule("thinking", "medium", lambda s: _is_assistant(s) and bool(s.reasoning_chars),
+    Rule("reasoned-silently",
+         "thinking", "medium", lambda s: _is_assistant(s) and bool(s.reasoning_chars),
          "reasoned for {reasoning} chars but showed nothing"),
-    Rule("artifact", "medium", lambda s: _is_assistant(s) and s.partner is not None,
+    Rule("empty-pair",
+         "artifact", "medium", lambda s: _is_assistant(s) and s.partner is not None,
          "an empty {partner_role} turn sits right beside it: both recorded empty together"),
-    Rule("breakdown", "medium", lambda s: s.repeat is not None,
+    Rule("repeat-next",
+         "breakdown", "medium", lambda s: s.repeat is not None,
          "the next user message repeats {repeat_turn} ({similarity}% alike)"),
-    Rule("breakdown", "medium", lambda s: s.confused is not None,
+    Rule("confused-next",
+         "breakdown", "medium", lambda s: s.confused is not None,
          "the next user message asks “{confused}”: the silence confused them"),
-    Rule("resumption", "medium", lambda s: _long_silence(s.gap_before, s.gap_before_ratio),
+    Rule("long-gap-before",
+         "resumption", "medium", lambda s: _long_silence(s.gap_before, s.gap_before_ratio),
          "gap before: {gap_before} ({gap_before_ratio}x the median gap)"),
-    Rule("approval", "medium", lambda s: _is_user(s) and s.ending is not None and s.ending.plan,
+    Rule("plan-before",
+         "approval", "medium", lambda s: _is_user(s) and s.ending is not None and s.ending.plan,
          "the previous assistant turn states a plan; the person said nothing"),
-    Rule("context-reset", "medium", lambda s: _is_user(s) and _long_summary(s),
+    Rule("context-dump-next",
+         "context-reset", "medium", lambda s: _is_user(s) and _long_summary(s),
          "the reply {summary_turn} is {summary_ratio}x the median length with {headings} "
          "headings: a context dump"),
-    Rule("approval", "low",
+    Rule("question-before",
+         "approval", "low",
          lambda s: _is_user(s) and s.ending is not None and s.ending.question,
          "the previous assistant turn asks a question; the person said nothing"),
-    Rule("continue", "medium", lambda s: _is_user(s) and s.continue_word is not None,
+    Rule("bare-go-on-next",
+         "continue", "medium", lambda s: _is_user(s) and s.continue_word is not None,
          "the next user message is a bare “{continue_word}”"),
-    Rule("thinking", "low", lambda s: _is_assistant(s) and s.reasoning_chars == 0,
+    Rule("hidden-reasoning",
+         "thinking", "low", lambda s: _is_assistant(s) and s.reasoning_chars == 0,
          "a reasoning block with hidden (signed or encrypted) content and nothing shown"),
-    Rule("artifact", "low",
+    Rule("died-after",
+         "artifact", "low",
          lambda s: _is_assistant(s) and _long_silence(s.gap_after, s.gap_after_ratio),
          "nothing happened for {gap_after} after it: the reply seems to have died"),
-    Rule("artifact", "low", _is_assistant,
+    Rule("assistant-blank",
+         "artifact", "low", _is_assistant,
          "an assistant turn that shows no words and no reasoning"),
-    Rule("continue", "low", _is_user,
+    Rule("user-blank",
+         "continue", "low", _is_user,
          "a user turn with nothing in it, read as a bare go-on"),
-    Rule("other", "low", lambda s: True,
+    Rule("fallback",
+         "other", "low", lambda s: True,
          "no signal points anywhere"),
 )
 """The rules in priority order; `suggest` returns the first applicable one."""
@@ -122,10 +145,12 @@ class Suggestion:
     """low, medium or high."""
     reasons: list[str] = field(default_factory=list)
     """Plain words behind it, one phrase each."""
+    rule: str = ""
+    """Name of the rule that gave it."""
 
-    def as_tuple(self) -> tuple[str, str, list[str]]:
-        """The (label, confidence, reasons) shape a `Suggester` returns."""
-        return self.label, self.confidence, list(self.reasons)
+    def as_tuple(self) -> tuple[str, str, list[str], str]:
+        """The (label, confidence, reasons, rule) shape a `Suggester` returns."""
+        return self.label, self.confidence, list(self.reasons), self.rule
 
 
 def _index_of(empty_turn: EmptyTurn | Turn | int) -> int:
@@ -161,4 +186,5 @@ def suggest(session: Session, empty_turn: EmptyTurn | Turn | int,
         return None
     facts = signals.facts()
     reasons = [phrase.strip() for phrase in rule.because.format_map(facts).split(";")]
-    return Suggestion(rule.label, rule.confidence, [reason for reason in reasons if reason])
+    return Suggestion(rule.label, rule.confidence, [reason for reason in reasons if reason],
+                      rule.name)

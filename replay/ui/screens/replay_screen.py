@@ -104,6 +104,8 @@ class ReplayScreen(Screen[None]):
         Binding("tab", "note", "Note", id="edit-note", show=False, tooltip="Write a note"),
         Binding("c", "cycle_confidence", "Confidence", id="cycle-confidence", show=False,
                 tooltip="Cycle confidence: low, medium, high"),
+        Binding("d", "cycle_overrule", "Why not", id="overrule-reason", show=False,
+                tooltip="Say why the label differs from the suggestion (cycles the reasons)"),
         Binding("z,ctrl+z", "undo", "Undo", id="undo-annotation", show=False,
                 tooltip="Undo the last annotation saved in this session"),
         Binding("e", "export", "Export", id="export-csv",
@@ -163,6 +165,10 @@ class ReplayScreen(Screen[None]):
         """Label picked for the current empty turn but not saved yet."""
         self.confidence = "medium"
         """Confidence for the next save."""
+        self.overrule = ""
+        """Why the picked label differs from the suggestion (an `OVERRULE_REASONS` code)."""
+        self.others: dict[str, dict[str, str]] = {}
+        """Other reviewers' labels by turn id (label by reviewer), from the journal."""
         self.search_query = ""
         """Last search."""
         self.expanded = False
@@ -209,8 +215,24 @@ class ReplayScreen(Screen[None]):
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show())
         if not self.indexing:
             self.resume_position()
+        self.load_others()
         self.show()
         self.call_after_refresh(self.replay_app.first_screen_painted.set)
+
+    @property
+    def blind(self) -> bool:
+        """Blind review: the suggestion and others' labels stay hidden until a save."""
+        return self.replay_app.settings.blind
+
+    def load_others(self) -> None:
+        """Read the other reviewers' labels of this session from the journal."""
+        from replay.core.agree import labels_of_others
+
+        try:
+            records = self.store.journal.load().records
+        except JournalError:
+            records = []  # the store reported it already when it loaded
+        self.others = labels_of_others(records, self.store.session_id, self.store.reviewer)
 
     def on_resize(self) -> None:
         self._apply_width(self.app.size.width)
@@ -347,9 +369,11 @@ class ReplayScreen(Screen[None]):
         annotation.display = empty is not None
         if empty is not None:
             saved = self.store.get(turn.id)
-            pending = self.pending_label or (saved.label if saved else empty.suggestion)
+            offered = None if self.blind else empty.suggestion
+            pending = self.pending_label or (saved.label if saved else offered)
             unsaved = any(item.turn_id == turn.id for item in self.store.unsaved)
-            annotation.show(empty, pending, self.confidence, saved, unsaved)
+            annotation.show(empty, pending, self.confidence, saved, unsaved, blind=self.blind,
+                            others=self.others.get(turn.id), overrule=self.overrule)
 
     def _fill_current(self, turn: Turn, empty: bool, *, keep_scroll: bool = False) -> None:
         self.query_one("#current", TurnLines).show_turns(
@@ -378,11 +402,13 @@ class ReplayScreen(Screen[None]):
 
     def watch_index(self) -> None:
         self.pending_label = None
+        self.overrule = ""
         self.unfolded.clear()
         self.paused_at_empty = self.paused_at_empty and self.playing is False
         turn = self.session.turns[self.index] if self.session.turns else None
         saved = self.store.get(turn.id) if turn is not None else None
         self.confidence = saved.confidence if saved is not None else "medium"
+        self.overrule = saved.overrule if saved is not None else ""
         annotation = self.query_one(AnnotationBar)
         annotation.set_note(saved.note if saved is not None else "")
         if self.following:
@@ -553,6 +579,22 @@ class ReplayScreen(Screen[None]):
         self.confidence = CONFIDENCE[(position + 1) % len(CONFIDENCE)]
         self.show()
 
+    def action_cycle_overrule(self) -> None:
+        from replay.core.annotations import OVERRULE_REASONS
+
+        current = self._current_empty()
+        if current is None:
+            return
+        turn, empty = current
+        saved = self.store.get(turn.id)
+        if not empty.suggestion or (self.blind and saved is None):
+            self.notify("No suggestion to disagree with here.", timeout=2)
+            return
+        codes = [code for code, _ in OVERRULE_REASONS]
+        position = codes.index(self.overrule) + 1 if self.overrule in codes else 0
+        self.overrule = codes[position % len(codes)]
+        self.show()
+
     def action_note(self) -> None:
         if self._current_empty() is not None:
             note = self.query_one("#annotation-note", Input)
@@ -576,13 +618,18 @@ class ReplayScreen(Screen[None]):
             return
         turn, empty = current
         saved = self.store.get(turn.id)
-        label = self.pending_label or empty.suggestion or (saved.label if saved else None)
+        # Blind: Enter never accepts a suggestion the reviewer has not seen.
+        offered = None if self.blind and saved is None else empty.suggestion
+        label = self.pending_label or (saved.label if saved else None) or offered
         if not label:
             self.notify("Pick a label with its number key first.", severity="warning", timeout=3)
             return
         note = self.query_one(AnnotationBar).note
         try:
-            annotation = self.store.commit(turn.id, turn.index, label, note, self.confidence)
+            annotation = self.store.commit(
+                turn.id, turn.index, label, note, self.confidence,
+                suggestion=empty.suggestion or "", rule=empty.suggestion_rule or "",
+                overrule=self.overrule, blind=self.blind and saved is None)
         except JournalError as error:
             self.notify(f"{error}\nKept in memory; export or fix the directory to save it.",
                         title="Annotation not saved", severity="error", markup=False,
@@ -610,14 +657,18 @@ class ReplayScreen(Screen[None]):
     # ---------------------------------------------------------------- other actions
 
     def action_goto(self) -> None:
+        from replay.core.turn_ref import TurnReferenceError, resolve_turn
         from replay.ui.screens.prompt import PromptScreen
 
         def go_to(answer: str | None) -> None:
             if not answer:
                 return
-            index = self.navigator.resolve(answer)
-            if index is None:
-                self.notify(f"No turn {answer!r}.", severity="warning", markup=False)
+            try:
+                # A bare number is the #N the header shows: going there is visible and harmless.
+                index = resolve_turn(self.session.turns, answer, bare_numbers=True, prefixes=True)
+            except TurnReferenceError as error:
+                self.notify(str(error), severity="warning", markup=False)
+                return
             self.go(index)
 
         self.app.push_screen(PromptScreen("Go to turn (number or id)"), go_to)

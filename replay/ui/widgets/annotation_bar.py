@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from replay.core.annotations import Annotation
+from replay.core.annotations import OVERRULE_REASONS, Annotation
 from replay.core.detect import EmptyTurn
 from replay.core.labels import LabelSet
 from replay.core.safe import escape_controls
@@ -51,10 +51,20 @@ class AnnotationBar(Vertical):
         yield Static(id="annotation-state", markup=False)
 
     def show(self, empty: EmptyTurn, pending: str | None, confidence: str,
-             saved: Annotation | None, unsaved: bool) -> None:
-        """Redraw for an empty turn, the label picked so far and what is saved."""
+             saved: Annotation | None, unsaved: bool, *, blind: bool = False,
+             others: dict[str, str] | None = None, overrule: str = "") -> None:
+        """Redraw for an empty turn, the label picked so far and what is saved.
+
+        Blind (`blind` and nothing saved yet): the suggestion and the other reviewers'
+        labels (`others`, label by reviewer) stay hidden until this reviewer saves.
+        """
         suggestion = Text()
-        if empty.suggestion:
+        hidden = blind and (saved is None or not saved.label)
+        if hidden:
+            suggestion.append("blind review: ", style="bold")
+            suggestion.append("the suggestion and other reviewers' labels show after you save; "
+                              "pick a label with its number key", style="dim")
+        elif empty.suggestion:
             label = self.labels.get(empty.suggestion)
             title = label.title if label else empty.suggestion
             suggestion.append("suggested: ", style="bold")
@@ -63,9 +73,23 @@ class AnnotationBar(Vertical):
             if empty.suggestion_reasons:
                 suggestion.append(" · " + escape_controls("; ".join(empty.suggestion_reasons)),
                                   style="italic")
-            suggestion.append("  · enter accepts", style="dim")
+            if not saved or not saved.label:
+                suggestion.append("  · enter accepts", style="dim")
         else:
             suggestion.append("no suggestion: pick a label with its number key", style="dim")
+        if others and not hidden:
+            suggestion.append("\nother reviewers: ", style="bold")
+            suggestion.append(escape_controls(" · ".join(
+                f"{name or '(unnamed)'} {label}" for name, label in sorted(others.items()))))
+        disagreeing = (not hidden and empty.suggestion and pending
+                       and pending != empty.suggestion)
+        if disagreeing:
+            why = dict(OVERRULE_REASONS).get(overrule)
+            suggestion.append(f"\nwhy not {empty.suggestion}? ", style="bold")
+            suggestion.append(why if why else "(d says why, saved with the label)",
+                              style="" if why else "dim")
+            if why:
+                suggestion.append("  · d for another reason", style="dim")
         update_static(self.query_one("#annotation-suggestion", Static), suggestion)
         keys = Text()
         for label in self.labels:

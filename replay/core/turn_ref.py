@@ -1,0 +1,86 @@
+"""What a person types to name a turn: `#N` (counted from 1, as the app shows it) or an id.
+
+One parser for every place that takes a turn (`replay label --turn`, the app's `:`), so a
+turn has one human name everywhere and a 0-based machine `index` is never taken for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from replay.core.model import Turn
+from replay.core.safe import escape_controls
+
+_NUMBER = re.compile(r"#([0-9]+)", re.ASCII)
+_BARE = re.compile(r"[0-9]+", re.ASCII)
+
+
+class TurnReferenceError(ValueError):
+    """A turn reference that names no turn, or names one ambiguously: one line saying why."""
+
+
+def reference_number(text: str) -> int | None:
+    """N for a `#N` reference, else None."""
+    found = _NUMBER.fullmatch(text.strip())
+    return int(found.group(1)) if found else None
+
+
+def is_bare_number(text: str) -> bool:
+    """True for digits alone (`12`): a number that does not say how it counts."""
+    return _BARE.fullmatch(text.strip()) is not None
+
+
+def resolve_turn(
+    turns: Sequence[Turn], text: str, *, bare_numbers: bool = False, prefixes: bool = False
+) -> int:
+    """The 0-based index of the turn `text` names.
+
+    `#N` is the N-th turn counted from 1; anything else is a turn id, matched exactly. A bare
+    number that is no turn's id is refused unless `bare_numbers` (then it counts as `#N`):
+    a script holding a 0-based `index` would otherwise name the turn before the one it means.
+    With `prefixes`, an id may be shortened to a prefix only one turn's id starts with.
+
+    Raises:
+        TurnReferenceError: no such turn, out of range, ambiguous; the message is one line,
+            safe for a terminal.
+    """
+    wanted = text.strip()
+    shown = escape_controls(wanted)
+    count = len(turns)
+    if not wanted:
+        raise TurnReferenceError("no turn given: write #N for the N-th turn (from 1) or a turn id")
+    number = reference_number(wanted)
+    if number is None and bare_numbers and is_bare_number(wanted) \
+            and not any(turn.id == wanted for turn in turns):
+        number = int(wanted)
+    if number is not None:
+        if number == 0:
+            raise TurnReferenceError("turns are counted from 1: the first turn is #1")
+        if number > count:
+            span = f"#1 to #{count}" if count else "none"
+            raise TurnReferenceError(f"turn #{number} is out of range: {count:,} turns ({span})")
+        return number - 1
+    for turn in turns:
+        if turn.id == wanted:
+            return turn.index
+    if is_bare_number(wanted):
+        raise TurnReferenceError(
+            f"{shown!r} is not a turn id; write '#{int(wanted)}' for turn #{int(wanted)} as the "
+            f"app counts (from 1); a 0-based index {int(wanted)} from `scan --json` is "
+            f"'#{int(wanted) + 1}'")
+    if prefixes:
+        matches = [turn.index for turn in turns if turn.id.startswith(wanted)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise TurnReferenceError(
+                f"{len(matches):,} turn ids start with {shown!r}: type more of the id")
+    raise TurnReferenceError(f"no turn with id {shown!r} ({count:,} turns)")
+
+
+def nearest_empty(empty_indices: Sequence[int], index: int) -> int | None:
+    """The empty turn closest to `index` (the later one on a tie), or None when there is none."""
+    if not empty_indices:
+        return None
+    return min(empty_indices, key=lambda candidate: (abs(candidate - index), -candidate))

@@ -1,0 +1,87 @@
+"""Pilot tests of blind review and of saying why a suggestion is overruled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Static
+
+from replay.core.annotations import Annotation
+from replay.core.journal import Journal
+from replay.ui.screens.replay_screen import ReplayScreen
+from tests.ui.conftest import build_app, ready
+
+
+def screen_of(app: object) -> ReplayScreen:
+    screen = app.replay_screen  # type: ignore[attr-defined]
+    assert isinstance(screen, ReplayScreen)
+    return screen
+
+
+def bar_text(screen: ReplayScreen) -> str:
+    return str(screen.query_one("#annotation-suggestion", Static).render())
+
+
+def other_reviewer(journal: Path, session_id: str) -> None:
+    Journal(journal).append(Annotation(session_id, "m009", 9, "resumption", reviewer="bo",
+                                       time="2026-01-01T00:00:00.000Z").to_json())
+
+
+async def test_blind_hides_suggestion_and_others_until_saved(chat_file: Path,
+                                                             tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    app = build_app(chat_file, annotations=journal, reviewer="ada", blind=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        other_reviewer(journal, screen.store.session_id)
+        screen.load_others()
+        screen.show()
+        suggestion = screen.empty_turn(9).suggestion  # type: ignore[union-attr]
+        assert suggestion
+        text = bar_text(screen)
+        assert "blind review" in text and suggestion not in text and "bo" not in text
+        await pilot.press("enter")  # nothing picked: Enter must not take the hidden suggestion
+        assert screen.store.get("m009") is None
+        await pilot.press("9", "enter")
+        await pilot.pause()
+        text = bar_text(screen)
+        assert f"suggested: {suggestion}" in text and "bo resumption" in text
+    record = Journal(journal).load().records[-1]
+    assert (record["label"], record["suggestion"], record["blind"]) == ("other", suggestion, True)
+    assert record["rule"]
+
+
+async def test_not_blind_shows_others_and_accepts_suggestion(chat_file: Path,
+                                                             tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    app = build_app(chat_file, annotations=journal, reviewer="ada")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        other_reviewer(journal, screen.store.session_id)
+        screen.load_others()
+        screen.show()
+        assert "bo resumption" in bar_text(screen)
+        await pilot.press("enter")
+    record = Journal(journal).load().records[-1]
+    assert record["label"] == record["suggestion"] and "blind" not in record
+
+
+async def test_overrule_reason_in_one_key(chat_file: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    app = build_app(chat_file, annotations=journal, reviewer="ada")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        suggestion = screen.empty_turn(9).suggestion  # type: ignore[union-attr]
+        other = "other" if suggestion != "other" else "reflect"
+        key = {"other": "9", "reflect": "4"}[other]
+        await pilot.press(key)
+        assert f"why not {suggestion}?" in bar_text(screen)
+        await pilot.press("d")
+        assert "the evidence is misread" in bar_text(screen)
+        await pilot.press("d", "enter")
+        await pilot.pause()
+    record = Journal(journal).load().records[-1]
+    assert (record["label"], record["overrule"]) == (other, "context")
