@@ -7,8 +7,8 @@ import sys
 from collections.abc import Sequence
 
 from replay import __version__
-from replay.core.completion import DEFAULT_SETTLE, DEFAULT_STALL
 from replay.commands import command_module, command_modules, command_names
+from replay.core.completion import DEFAULT_SETTLE, DEFAULT_STALL
 
 DESCRIPTION = """\
 Step through an AI coding-agent transcript, stop at every empty turn, see the turns

@@ -51,7 +51,9 @@ class WatchPlan:
     sidechain_dir: str | None
     """A Claude Code `<session>/` directory whose subagent files belong to the session."""
     idle_poll: bool = True
-    """Also wake on the idle timeout; off for directory trees, where a look walks every file."""
+    """Also look on the idle timeout (a directory tree too: a follower stamps only the
+    followed session's own files, and notifications for folders created a moment ago can
+    be missed)."""
 
     def accepts(self, change: object, changed_path: str) -> bool:
         """True when a change concerns the followed session (its file, journal or subagents)."""
@@ -86,11 +88,11 @@ def plan_watch(path: str | Path) -> WatchPlan:
     """
     target = Path(path).absolute()
     if target.is_dir():
-        return WatchPlan((str(target),), True, str(target), None, idle_poll=False)
+        return WatchPlan((str(target),), True, str(target), None)
     storage = target.parent.parent.parent
     if target.parent.parent.name == "session" and (storage / "message").is_dir():
         # One session file of an opencode storage tree: its messages and parts live elsewhere.
-        return WatchPlan((str(storage),), True, str(storage), None, idle_poll=False)
+        return WatchPlan((str(storage),), True, str(storage), None)
     sidechain_dir = None
     recursive = False
     if target.suffix == ".jsonl":

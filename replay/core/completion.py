@@ -275,4 +275,5 @@ def file_reader(path: str | os.PathLike[str]) -> ReadAt:
     return read_at
 
 
-__all__ = ["DEFAULT_SETTLE", "DEFAULT_STALL", "TurnCompletion", "file_reader", "last_conversation_index", "waiting_for_reply"]
+__all__ = ["DEFAULT_SETTLE", "DEFAULT_STALL", "TurnCompletion", "file_reader",
+           "last_conversation_index", "waiting_for_reply"]

@@ -32,14 +32,6 @@ from typing import Any
 
 import orjson
 
-from replay.core.detect import (
-    DEFAULT_RULES,
-    DetectionRules,
-    EmptyTurn,
-    Suggester,
-    describe_empty,
-    is_empty,
-)
 from replay.core.completion import (
     DEFAULT_SETTLE,
     DEFAULT_STALL,
@@ -47,6 +39,14 @@ from replay.core.completion import (
     file_reader,
     last_conversation_index,
     waiting_for_reply,
+)
+from replay.core.detect import (
+    DEFAULT_RULES,
+    DetectionRules,
+    EmptyTurn,
+    Suggester,
+    describe_empty,
+    is_empty,
 )
 from replay.core.model import Session, Turn, parse_time
 from replay.core.readers import detect_reader, get_reader

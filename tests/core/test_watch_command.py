@@ -329,11 +329,12 @@ def test_ctrl_c_prints_the_complete_empty_turns_not_yet_printed(
     tmp_path: Path, watch_processes: list[Watch]
 ) -> None:
     path = tmp_path / f"{SESSION_ID}.jsonl"
-    path.write_bytes(user_line(0, "hello") + b"".join(assistant_lines(0, [
+    path.write_bytes(user_line(0, "") + b"".join(assistant_lines(0, [
         {"type": "text", "text": "Hi."}])))
     watch = Watch(str(path), "--from-start")
     watch_processes.append(watch)
-    _no_more(watch, 0.5)
+    # The first line printed: the first read is done and Ctrl-C is handled from now on.
+    assert [line["id"] for line in watch.lines(1)] == ["u-0"]
     # Written, then Ctrl-C at once: before the watcher's next wake-up could print it.
     _append(path, user_line(1, ""))
     status, rest, err = watch.stop(signal.SIGINT)
