@@ -253,6 +253,16 @@ def _evidence_gap(session: Session, turn: Turn, rules: DetectionRules) -> list[s
     return [f"gap before: {format_duration(gap)}"]
 
 
+def _evidence_run_end(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    """How an agent run ended (trajectories), beside an empty turn with no step after it."""
+    status = session.meta.get("exit_status")
+    if status is None or any(other.role != "system"
+                             for other in session.turns[turn.index + 1:]):
+        return []
+    size = int(session.meta.get("submission", "0") or 0)
+    return [f"run ended: {status}", f"submission: {size:,} chars" if size else "no submission"]
+
+
 def _evidence_flags(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     found = []
     if turn.is_meta:
@@ -296,6 +306,7 @@ EVIDENCE: tuple[Evidence, ...] = (
     _evidence_no_parts,
     _evidence_completion,
     _evidence_gap,
+    _evidence_run_end,
     _evidence_flags,
 )
 """Evidence collectors in display order; each returns zero or more short phrases."""
@@ -333,6 +344,8 @@ class EmptyTurn:
     """Plain words behind the suggestion."""
     suggestion_rule: str | None = None
     """Name of the suggestion rule that fired, when the suggester names it."""
+    gap_before: float | None = None
+    """Seconds since the previous timed turn (the distribution `replay report` draws)."""
 
     def to_json(self) -> dict[str, Any]:
         """The `empty_turns` element of `scan --json`."""
@@ -345,6 +358,7 @@ class EmptyTurn:
             "reason": self.reason,
             "evidence": list(self.evidence),
             "suggestion": self.suggestion,
+            "gap_before": self.gap_before,
         }
 
 
@@ -365,6 +379,7 @@ def describe_empty(
         timestamp=turn.timestamp,
         reason=reason_for(turn).code if is_empty(turn, rules) else NO_REPLY.code,
         evidence=evidence_for(session, turn, rules),
+        gap_before=gap_before(session, turn.index),
     )
     if suggester is not None:
         suggestion = suggester(session, found)
