@@ -855,7 +855,7 @@ class ReplayScreen(Screen[None]):
             self.paused_at_empty = False
             self.at_live_end = True
             self.notify(f"#{self.index + 1} showed content after all: following again.",
-                        timeout=4)
+                        timeout=4, markup=False)
         if not self.at_live_end:
             self.new_turns = max(0, last - self.index)
             return
