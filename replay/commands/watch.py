@@ -11,10 +11,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import orjson
-
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
 from replay.core.detect import DEFAULT_RULES, EmptyTurn
+from replay.core.files import why_missing
 from replay.core.follow import (
     DEFAULT_SETTLE,
     DEFAULT_STALL,
@@ -24,6 +23,7 @@ from replay.core.follow import (
     turn_brief,
 )
 from replay.core.readers import ReaderError
+from replay.core.safe import json_line, json_path
 from replay.core.spool import follow_refusal
 from replay.core.suggest import default_suggester
 
@@ -86,9 +86,9 @@ def seconds(text: str) -> float:
 def _line(update: FollowUpdate, event: str, fields: dict[str, Any]) -> bytes:
     session = update.session
     record: dict[str, Any] = {"event": event, **fields}
-    record["path"] = session.path if session is not None else None
+    record.update(json_path(session.path if session is not None else None))
     record["session_id"] = session.session_id if session is not None else None
-    return orjson.dumps(record) + b"\n"
+    return json_line(record)
 
 
 def empty_line(update: FollowUpdate, empty: EmptyTurn) -> bytes:
@@ -136,8 +136,9 @@ def run(args: argparse.Namespace) -> int:
         say_error(refusal)
         return EXIT_BAD_INPUT
     path = Path(args.path)
-    if not path.exists() or not (path.is_dir() or path.is_file()):
-        say_error(f"{path}: no such file or directory")
+    missing = why_missing(path)
+    if missing or not (path.is_dir() or path.is_file()):
+        say_error(f"{path}: {missing or 'not a file or folder that can be followed'}")
         return EXIT_BAD_INPUT
     rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
     try:

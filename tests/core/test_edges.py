@@ -159,3 +159,19 @@ def test_a_first_message_larger_than_the_head_is_still_recognised(tmp_path: Path
         content = orjson.dumps(first) + b"\n" + b"".join(lines[1:])
     path = _write(tmp_path, name, content)
     assert [s.format for s in load_sessions(path)] == [name]
+
+
+@pytest.mark.parametrize("indent", [False, True])
+@pytest.mark.parametrize(("name", "document"), [
+    ("chat-json", lambda big: {"messages": [{"role": "user", "content": big},
+                                            {"role": "assistant", "content": "ok"}]}),
+    ("sharegpt", lambda big: {"conversations": [{"from": "human", "value": big},
+                                                {"from": "gpt", "value": "ok"}]}),
+])
+def test_a_document_whose_first_message_is_larger_than_the_head_is_recognised(
+        tmp_path: Path, name: str, document: object, indent: bool) -> None:
+    value = document("x" * (3 * HEAD_BYTES))  # type: ignore[operator]
+    path = tmp_path / "big.json"
+    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0))
+    (session,) = load_sessions(path)
+    assert (session.format, len(session.turns)) == (name, 2)

@@ -19,8 +19,11 @@ def queue_lines(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str
 def test_json_lists_every_empty_turn_as_scan_finds_them(
         capsys: pytest.CaptureFixture[str]) -> None:
     lines = queue_lines(capsys, str(SAMPLES), str(realdata("opencode")))
-    assert main(["scan", str(SAMPLES), str(realdata("opencode")), "--json"]) == 0
-    scanned = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    # The samples' README.md is no session: said on stderr as skipped, exit status 1.
+    assert main(["scan", str(SAMPLES), str(realdata("opencode")), "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert err.startswith(f"replay: skipped {SAMPLES / 'README.md'}: ") and err.count("\n") == 1
+    scanned = [json.loads(line) for line in out.splitlines()]
     expected = [(report["format"], empty["index"], empty["id"], empty["reason"])
                 for report in scanned for empty in report["empty_turns"]]
     assert sorted((line["format"], line["index"], line["id"], line["reason"])
