@@ -110,7 +110,9 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
         sessions[0].warnings.extend(f"{SKIPPED}{problem}" for problem in problems)
         sessions[0].warnings.extend(line for _, line in skipped)
     if not sessions:
-        raise ReaderError(f"{path}: no transcript could be read ({problems[0]})")
+        # A recognised file may hold no session at all: then there is no problem to quote.
+        why = f" ({problems[0]})" if problems else ""
+        raise ReaderError(f"{path}: no transcript could be read{why}")
     return sessions
 
 
