@@ -9,7 +9,8 @@ later), opencode writes a message's parts as separate files, Codex writes a prom
   is complete when a record of another message follows it, or when its last line carries a
   stop reason that fits what it holds (`tool_use` only once a tool call is there, and never
   on a line holding only thinking, since the text or call of the same message follows it).
-* **opencode**: an assistant message when `time.completed` or an error is set; a user
+* **opencode** (export, storage, database, run stream): an assistant message when its
+  completion time (`time.completed`, a run's `step_finish`) or an error is set; a user
   message (its parts are separate files) after the quiet time.
 * **Codex**: an assistant step when its message closes it, or a `task_complete`,
   `turn_aborted`, `compacted` or user prompt record follows; a prompt (written as an event
@@ -38,6 +39,9 @@ DEFAULT_SETTLE = 0.3
 
 DEFAULT_STALL = 300.0
 """Seconds without a write, while a reply is due, before the session counts as stalled."""
+
+COMPLETION_FORMATS = frozenset({"opencode", "opencode-storage", "opencode-db", "opencode-run"})
+"""Formats whose `Turn.completed` is only set once the reply has ended (absent in flight)."""
 
 CONVERSATION_ROLES = frozenset({"user", "assistant"})
 """Roles of the turns a person waits on; system turns never end or start a silence."""
@@ -167,7 +171,7 @@ class TurnCompletion:
         fmt = self.format
         if fmt == "claude-code":
             return turn.role == "user" or self._claude_assistant(turn, consumed)
-        if fmt in ("opencode", "opencode-storage", "opencode-db"):
+        if fmt in COMPLETION_FORMATS:
             if turn.role == "assistant":
                 return turn.completed is not None or any(p.kind == Kind.ERROR for p in turn.parts)
             return quiet >= self.settle
@@ -275,5 +279,5 @@ def file_reader(path: str | os.PathLike[str]) -> ReadAt:
     return read_at
 
 
-__all__ = ["DEFAULT_SETTLE", "DEFAULT_STALL", "TurnCompletion", "file_reader",
+__all__ = ["COMPLETION_FORMATS", "DEFAULT_SETTLE", "DEFAULT_STALL", "TurnCompletion", "file_reader",
            "last_conversation_index", "waiting_for_reply"]

@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 
 from replay.core.completion import (
+    COMPLETION_FORMATS,
     DEFAULT_SETTLE,
     DEFAULT_STALL,
     TurnCompletion,
@@ -68,9 +69,6 @@ CHANGE_WINDOW = 256
 Builders only change recent turns (a reply growing line by line, a tool result joining its
 call); re-checking a whole 100,000-turn session on every wake-up would cost far more.
 """
-
-COMPLETION_FORMATS = frozenset({"opencode", "opencode-storage", "opencode-db", "opencode-run"})
-"""Formats whose `Turn.completed` is only set once the reply has ended (absent in flight)."""
 
 READ_ERRORS = (ReaderError, OSError, ValueError, TypeError, KeyError, AttributeError,
                IndexError, RecursionError)
@@ -735,6 +733,6 @@ class _ClaudeSidechains:
         return bool(files)
 
 
-__all__ = ["DEFAULT_SETTLE", "DEFAULT_STALL", "FollowUpdate", "Resumption", "Retraction",
-           "SessionFollower", "Stall", "UnknownFormat", "content_signature", "iso_time",
-           "turn_brief"]
+__all__ = ["COMPLETION_FORMATS", "DEFAULT_SETTLE", "DEFAULT_STALL", "FollowUpdate",
+           "Resumption", "Retraction", "SessionFollower", "Stall", "UnknownFormat",
+           "content_signature", "iso_time", "turn_brief"]
