@@ -230,8 +230,9 @@ async def test_multi_session_directory_shows_the_picker(tmp_path: Path) -> None:
     write_chat(folder / "b.json", turns=8, empty_at=(), title="second")
     app = build_app(folder)
     async with app.run_test(size=(120, 30)) as pilot:
+        # query, not query_one: the picker may be on the stack before its table is composed.
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and app.screen.query_one(DataTable).row_count == 2)
+                         and any(t.row_count == 2 for t in app.screen.query(DataTable)))
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
         assert len(screen_of(app).session.turns) in (6, 8)

@@ -7,13 +7,17 @@ in `priority` order against the content of the path, never by file name alone.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import stat
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from replay.core.files import kind_of, why_missing
 from replay.core.model import Session
 from replay.core.readers.base import (
+    FIRST_LINE_BYTES,
     Progress,
     Reader,
     ReaderError,
@@ -21,6 +25,7 @@ from replay.core.readers.base import (
     UnknownFormat,
     UnreadablePath,
     read_head,
+    tolerant_head,
 )
 
 __all__ = [
@@ -39,7 +44,8 @@ __all__ = [
 
 SNIFF_ORDER: tuple[str, ...] = (
     "opencode_sqlite", "claude_code", "opencode_export", "opencode_storage", "codex",
-    "gemini", "aider", "sharegpt", "chat_json", "chat_jsonl", "folder",
+    "gemini", "opencode_run", "aider", "mini_swe_agent", "swe_agent", "sharegpt", "chat_json",
+    "chat_jsonl", "folder",
 )
 """Reader modules in `priority` order, so detection imports only the modules it tries.
 
@@ -89,10 +95,16 @@ def get_reader(name: str) -> Reader:
 
 
 def _check_path(path: Path) -> None:
-    if not path.exists():
-        raise UnreadablePath(f"{path}: no such file or directory")
-    if path.is_dir():
+    missing = why_missing(path)
+    if missing:
+        raise UnreadablePath(f"{path}: {missing}")
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
         return
+    if not stat.S_ISREG(mode):
+        # A FIFO in a folder would block the first read, a device never end; a pipe named on
+        # the command line was copied to a file before it got here (`spooled`).
+        raise UnreadablePath(f"{path}: a {kind_of(mode)}, not a transcript file")
     try:
         with open(path, "rb"):
             pass
@@ -108,6 +120,18 @@ def detect_reader(path: Path) -> Reader:
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
     is_dir = path.is_dir()
+    found = _sniff_all(path, head, is_dir)
+    if found is None and not is_dir:
+        found = _sniff_tolerant(path, head)
+    if found is not None:
+        return found
+    tried = ", ".join(r.name for r in all_readers()
+                      if (r.directories if is_dir else r.name != "folder"))
+    what = "directory" if is_dir else "file"
+    raise UnknownFormat(f"{path}: {what} not recognised as a transcript (formats tried: {tried})")
+
+
+def _sniff_all(path: Path, head: bytes, is_dir: bool) -> Reader | None:
     for reader in _ordered_readers():
         if is_dir and not reader.directories:
             continue
@@ -116,10 +140,38 @@ def detect_reader(path: Path) -> Reader:
                 return reader
         except Exception:  # noqa: BLE001 - a sniffer is a guess; one that trips is a "no"
             continue
-    tried = ", ".join(r.name for r in all_readers()
-                      if (r.directories if is_dir else r.name != "folder"))
-    what = "directory" if is_dir else "file"
-    raise UnknownFormat(f"{path}: {what} not recognised as a transcript (formats tried: {tried})")
+    return None
+
+
+def _sniff_tolerant(path: Path, head: bytes) -> Reader | None:
+    """Second round, for what no reader took as it is: a JSON document with lines of text
+    around it (a captured status line, a shell prompt) or cut off before its end, and an
+    empty file (by its name: nothing else tells)."""
+    if not head.strip():
+        return _empty_file_reader(path)
+    try:
+        whole = len(head) >= os.path.getsize(path)
+    except OSError:
+        return None
+    tolerant = tolerant_head(head, whole)
+    found = None if tolerant is None else _sniff_all(path, tolerant, False)
+    if found is None and not whole and head.lstrip()[:1] in (b"{", b"["):
+        # A JSON document whose first message is larger than the head: judge a longer one.
+        try:
+            longer = read_head(path, FIRST_LINE_BYTES)
+        except OSError:
+            return None
+        found = _sniff_all(path, longer, False)
+    return found
+
+
+EMPTY_BY_SUFFIX: dict[str, str] = {".json": "chat-json", ".md": "aider"}
+"""The reader of an empty file by its name's suffix (`.jsonl` files are claimed by the
+Claude Code reader, which leaves empty session files; anything else reads as chat lines)."""
+
+
+def _empty_file_reader(path: Path) -> Reader | None:
+    return get_reader(EMPTY_BY_SUFFIX.get(path.suffix.lower(), "chat-jsonl"))
 
 
 def load_sessions(
@@ -145,6 +197,8 @@ def load_sessions(
 
 def read_entry(reader: Reader, entry: SessionEntry) -> Session:
     """Read one listed session; ReaderError when it cannot be read or is gone."""
+    if entry.problem is not None:
+        raise UnreadablePath(entry.problem)
     if entry.format is not None:
         reader = get_reader(entry.format)
     if entry.own_file:

@@ -51,9 +51,17 @@ def read_document(path: Path, document: object, format_name: str) -> list[Sessio
     return sessions
 
 
+EXPECTED = "a chat JSON document (a 'messages' list of {role, content} objects)"
+
+
 def _read(path: Path, progress: Progress | None = None) -> list[Session]:
-    document = load_json(path)
-    sessions = read_document(path, document, NAME)
+    document = load_json(path, EXPECTED)
+    if document.value is None:  # empty or cut off: a session with no turns, and why
+        session = Session(path=str(path), format=NAME)
+        document.warn(session)
+        return [session]
+    sessions = read_document(path, document.value, NAME)
+    document.warn(sessions[0])
     if progress is not None:
         progress(1, 1)
     return sessions
@@ -62,7 +70,8 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
 def _sniff(path: Path, head: bytes) -> bool:
     if not starts_like_json(head):
         return False
-    if len(head) >= HEAD_BYTES and isinstance(first_record(head), (dict, list)):
+    if len(head) >= HEAD_BYTES and b"\n" in head.strip() \
+            and isinstance(first_record(head), (dict, list)):
         return False  # a cut file whose first line is a whole record: JSON lines, not one document
     return sniff_document(head, find_conversations, is_message)
 

@@ -497,9 +497,10 @@ class ReplayScreen(Screen[None]):
             return
         if self.index >= len(self.session.turns) - 1:
             self.playing = False
+            self.played_to_end()
             return
         next_index = self.navigator.step(self.index, 1, self.role_filter)
-        if self.navigator.is_empty_at(next_index):
+        if self.stops_at(next_index):
             self.paused_at_empty = True
             self.set_reactive(ReplayScreen.playing, False)
             self.index = next_index
@@ -507,6 +508,13 @@ class ReplayScreen(Screen[None]):
             return
         self.index = next_index
         self._schedule_next()
+
+    def stops_at(self, index: int) -> bool:
+        """True when playback pauses by itself at this turn (a review queue narrows it)."""
+        return self.navigator.is_empty_at(index)
+
+    def played_to_end(self) -> None:
+        """Playback reached the last turn (a review queue carries on into its next session)."""
 
     # ---------------------------------------------------------------- annotating
 
