@@ -8,13 +8,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import orjson
-
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
 from replay.core.detect import DEFAULT_RULES, REASON_BY_CODE
 from replay.core.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
 from replay.core.queue_position import QueueDefinition
 from replay.core.review_queue import QueueFilters, ReviewQueue, build_queue, index_corpus
+from replay.core.safe import json_line
 
 NAME = "review"
 HELP = "review the empty turns of many sessions as one queue (all, filtered, or a sample)"
@@ -188,5 +187,5 @@ def write_queue(queue: ReviewQueue) -> None:
             "id": entry.turn_id, "role": entry.role, "reason": entry.reason,
             "suggestion": entry.suggestion,
         }
-        sys.stdout.buffer.write(orjson.dumps(line) + b"\n")
+        sys.stdout.buffer.write(json_line(line))
     sys.stdout.flush()

@@ -20,7 +20,8 @@ from textual.widgets import ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from replay.config import DEFAULT_THEME, Settings, remember
-from replay.core.annotations import AnnotationStore, default_reviewer
+from replay.core.annotations import AnnotationStore, default_reviewer, session_identity
+from replay.core.completion import DEFAULT_SETTLE, DEFAULT_STALL
 from replay.core.detect import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggester
 from replay.core.journal import JournalError
 from replay.core.labels import DEFAULT_LABELS, LabelSet
@@ -38,14 +39,19 @@ from replay.core.scan import summarize
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.literal import literal, shown
 from replay.ui.messages import (
+    CountRequested,
     LoadFailed,
     LoadProgress,
+    OpenEntryRequested,
+    OpenSessionRequested,
     SessionsListed,
     SessionsLoaded,
     SessionStarted,
     SessionSummarized,
+    SilenceChanged,
     TurnsAdded,
 )
+from replay.ui.screens.quit import QuitScreen
 from replay.ui.screens.replay_screen import ReplayScreen
 
 if TYPE_CHECKING:
@@ -84,6 +90,10 @@ class LaunchOptions:
     """What counts as an empty turn."""
     problems: list[str] = field(default_factory=list)
     """Config problems to show once the app is up."""
+    stall: float = DEFAULT_STALL
+    """Following: silence, while a reply is due, shown as a stall."""
+    settle: float = DEFAULT_SETTLE
+    """Following: quiet time that completes a user message written as several records."""
 
 
 def empty_turn_provider() -> type[Provider]:
@@ -161,6 +171,12 @@ class ReplayApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_keymap(self.settings.keymap)
+        from replay.ui.keymap import clashes
+
+        for clash in clashes(ReplayScreen.BINDINGS + self.BINDINGS,  # type: ignore[operator]
+                             self.settings.keymap):
+            self.notify(shown(clash), title="Keymap", severity="warning", markup=False,
+                        timeout=10)
         if self._theme_problem:
             self.notify(self._theme_problem, severity="warning", markup=False)
         for failure in self._theme_failures:
@@ -310,14 +326,17 @@ class ReplayApp(App[None]):
     def _load_followed(self, path: Path, format: str) -> None:
         from replay.core.follow import SessionFollower
 
-        follower = SessionFollower(path, format, rules=self.options.rules)
+        follower = SessionFollower(path, format, rules=self.options.rules,
+                                   settle=self.options.settle, stall=self.options.stall)
         update = follower.poll()
         if update.session is None:
             self.post_message(LoadFailed(f"{path}: could not be read as {format}"))
             return
         self.follower = follower
         self.post_message(SessionStarted(update.session))
-        self.post_message(TurnsAdded(update.session, 0, done=True))
+        self.post_message(TurnsAdded(update.session, 0, done=True, pending=update.pending))
+        if update.stalled is not None:
+            self.post_message(SilenceChanged(update.stalled.since))
         self.call_from_thread(self.follow_source)
 
     @work(exclusive=True, group="follow", exit_on_error=False, description="Following")
@@ -329,10 +348,16 @@ class ReplayApp(App[None]):
             session = update.session
             if session is None:
                 return
+            if update.resumed is not None:
+                self.post_message(SilenceChanged(None))
             known = len(session.turns) - len(update.new_turns)
-            first = min([known, *update.changed])
+            # A turn that just stopped being written is judged again.
+            first = min([known, *update.changed,
+                         *([known - 1] if update.completed else [])])
             self.post_message(TurnsAdded(session, max(first, 0), done=True,
-                                         reset=update.reset))
+                                         reset=update.reset, pending=update.pending))
+            if update.stalled is not None:
+                self.post_message(SilenceChanged(update.stalled.since))
 
         await follow_async(self.follower, report)
 
@@ -388,15 +413,39 @@ class ReplayApp(App[None]):
         screen = self.replay_screen
         if screen is None:
             return
+        if self.options.follow:
+            self._key_annotations_by_session(screen, event.session)
         if screen.session is event.session:
-            screen.turns_added(event.changed_from, done=event.done, reset=event.reset)
+            screen.turns_added(event.changed_from, done=event.done, reset=event.reset,
+                               pending=event.pending)
         elif self.options.follow:
-            screen.turns_added(0, done=event.done, reset=True, session=event.session)
+            screen.turns_added(0, done=event.done, reset=True, session=event.session,
+                               pending=event.pending)
         if event.done and not self.options.follow:
             # A large session is hundreds of thousands of long-lived objects: move them out
             # of the collector's reach, or every full collection stalls stepping by 100+ ms.
             gc.freeze()
             self._session_frozen = True
+
+    def _key_annotations_by_session(self, screen: ReplayScreen, session: Session) -> None:
+        """Once a followed file names its session, its annotations move to that session's key."""
+        if screen.store.session_id == session_identity(session):
+            return
+        try:
+            moved = screen.store.rekey(session, keep_journal=self.options.annotations is not None)
+        except JournalError as error:
+            self.notify(f"{error}\nAnnotations stay under the file's path for now.",
+                        title="Annotations not moved", severity="error", markup=False,
+                        timeout=10)
+            return
+        if moved:
+            self.notify(f"{moved} annotation record(s) now filed under session "
+                        f"{session.session_id}.", title="Annotations", markup=False, timeout=4)
+
+    @on(SilenceChanged)
+    def show_silence(self, event: SilenceChanged) -> None:
+        if self.replay_screen is not None:
+            self.replay_screen.silence_changed(event.since)
 
     def collect_when_idle(self) -> None:
         """Collect the garbage recent steps left once the reviewer pauses on a turn.
@@ -415,6 +464,18 @@ class ReplayApp(App[None]):
     def _collect_garbage(self) -> None:
         self._idle_collect = None
         gc.collect()
+
+    @on(OpenSessionRequested)
+    def open_requested_session(self, event: OpenSessionRequested) -> None:
+        self.open_session(event.session)
+
+    @on(OpenEntryRequested)
+    def open_requested_entry(self, event: OpenEntryRequested) -> None:
+        self.open_entry(event.reader, event.entry)
+
+    @on(CountRequested)
+    def count_requested(self, event: CountRequested) -> None:
+        self.summarize_sessions(event.reader, event.entries)
 
     @on(LoadFailed)
     def stop_on_failure(self, event: LoadFailed) -> None:
@@ -450,6 +511,77 @@ class ReplayApp(App[None]):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
+
+    # ---------------------------------------------------------------- quitting
+
+    def _screens_with_unsaved(self) -> list[ReplayScreen]:
+        """Replay screens whose annotations are not all on disk, after one more try."""
+        screens = [screen for screen in self.screen_stack if isinstance(screen, ReplayScreen)]
+        if self.replay_screen is not None and self.replay_screen not in screens:
+            screens.append(self.replay_screen)
+        waiting = []
+        for screen in screens:
+            if not screen.store.unsaved:
+                continue
+            try:
+                screen.store.retry_unsaved()
+            except JournalError:
+                waiting.append(screen)
+        return waiting
+
+    async def action_quit(self) -> None:
+        """Quit, but ask first when annotations exist only in memory."""
+        waiting = self._screens_with_unsaved()
+        if not waiting or isinstance(self.screen, QuitScreen):
+            self.exit()
+            return
+        count = sum(len(screen.store.unsaved) for screen in waiting)
+        journal = str(waiting[0].store.journal.path)
+        self.push_screen(QuitScreen(count, journal),
+                         lambda choice: self._answer_quit(choice, waiting))
+
+    def _answer_quit(self, choice: str | None, waiting: list[ReplayScreen]) -> None:
+        if choice == "quit":
+            self.exit()
+        elif choice == "export":
+            self._export_and_quit(waiting)
+        elif choice == "save":
+            from replay.ui.screens.prompt import PromptScreen
+
+            default = str(Path.cwd() / "replay-unsaved-annotations.jsonl")
+            self.push_screen(PromptScreen("Save the unsaved annotations to (a journal file)",
+                                          default),
+                             lambda answer: self._save_and_quit(answer, waiting))
+
+    def _export_and_quit(self, waiting: list[ReplayScreen]) -> None:
+        from replay.ui.export_file import export_session
+
+        written = []
+        for screen in waiting:
+            try:
+                target, count = export_session(screen.session, screen.store, screen.labels,
+                                               screen.suggester, Path.cwd())
+            except OSError as error:
+                self.notify(shown(f"Could not export to {Path.cwd()}: "
+                                  f"{error.strerror or error}"),
+                            title="Not quitting", severity="error", markup=False, timeout=10)
+                return
+            written.append(f"replay: {count} rows exported to {target}")
+        self.exit(message=Text(shown("\n".join(written))))
+
+    def _save_and_quit(self, answer: str | None, waiting: list[ReplayScreen]) -> None:
+        if not answer:
+            return
+        path = Path(answer).expanduser()
+        total = 0
+        for screen in waiting:
+            try:
+                total += screen.store.save_unsaved_to(path)
+            except JournalError as error:
+                self.notify(shown(str(error)), title="Not quitting", severity="error",
+                            markup=False, timeout=10)
+                return
+        self.exit(message=Text(shown(f"replay: {total} unsaved annotation(s) written to {path}")))
 
     # ---------------------------------------------------------------- commands
 
@@ -504,7 +636,8 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              format: str | None = None, follow: bool = False, reviewer: str | None = None,
              annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
              rules: DetectionRules | None = None, problems: list[str] | None = None,
-             suggest: bool = True, blind: bool | None = None) -> ReplayApp:
+             suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
+             settle: float = DEFAULT_SETTLE) -> ReplayApp:
     """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
     from dataclasses import replace
 
@@ -519,6 +652,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
     options = LaunchOptions(
         path=Path(path) if path is not None else default_sample(), format=format,
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
-        rules=rules, problems=list(problems or []),
+        rules=rules, problems=list(problems or []), stall=stall, settle=settle,
     )
     return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

@@ -50,6 +50,16 @@ class TurnsAdded(Message):
     changed_from: int
     done: bool = False
     reset: bool = False
+    pending: int | None = None
+    """Following: the index of the last turn while it is still being written."""
+
+
+@dataclass
+class SilenceChanged(Message):
+    """Following: the session went silent while a reply was due (`since`), or spoke again."""
+
+    since: float | None
+    """Epoch seconds of the last write, or None once writing resumed."""
 
 
 @dataclass
@@ -61,6 +71,29 @@ class LoadProgress(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, LoadProgress)
+
+
+@dataclass
+class OpenSessionRequested(Message):
+    """A screen asks for a session already read to be shown (a picked row, a subagent)."""
+
+    session: Session
+
+
+@dataclass
+class OpenEntryRequested(Message):
+    """The picker asks for a listed session to be read and shown."""
+
+    reader: Reader
+    entry: SessionEntry
+
+
+@dataclass
+class CountRequested(Message):
+    """The picker asks for listed sessions to be read one by one for their counts."""
+
+    reader: Reader
+    entries: list[SessionEntry]
 
 
 @dataclass

@@ -128,3 +128,14 @@ def test_bad_lines_are_counted(tmp_path: Path, line: bytes) -> None:
     path.write_bytes(SAMPLE.read_bytes() + line + b"\n")
     (session,) = load_sessions(path)
     assert len(session.turns) == 4
+
+
+def test_a_live_step_is_reported_empty_only_once_it_finished(tmp_path: Path) -> None:
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    target = tmp_path / "live.jsonl"
+    target.write_bytes(b"".join(lines[:-1]))  # the last step has started, not finished
+    follower = SessionFollower(target)
+    assert follower.poll().new_empty == []
+    with open(target, "ab") as handle:
+        handle.write(lines[-1])
+    assert [e.reason for e in follower.poll().new_empty] == ["markers-only"]

@@ -93,6 +93,7 @@ def test_swe_agent_steps_task_and_empty_last_step_with_run_end_evidence() -> Non
         ("step-1", "assistant"), ("step-2", "assistant"), ("step-3", "assistant"),
         ("step-4", "assistant"), ("info", "system")]
     assert "TTLCache.get returns values" in session.turns[1].parts[0].text  # not the demo
+    assert session.title is not None and session.title.startswith("TTLCache.get returns")
     step = session.turns[4]
     (call,) = [p for p in step.parts if p.kind == Kind.TOOL_CALL]
     assert call.name == "edit" and "File updated" in (call.output or "")

@@ -187,7 +187,7 @@ async def test_timeline_click_jumps(chat_file: Path) -> None:
 
 async def test_narrow_terminal_stacks_the_panes(chat_file: Path) -> None:
     app = build_app(chat_file)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(100, 40)) as pilot:  # 80x24 folds them (test_keymap_and_search)
         await ready(pilot, app)
         screen = screen_of(app)
         assert screen.has_class("narrow")

@@ -66,7 +66,7 @@ def close_with_info(session: Session, info: object, path: str, pointer: str) -> 
     parts: list[Part] = []
     if isinstance(status, str) and status:
         session.meta[EXIT_STATUS] = status
-        parts.append(Part(Kind.TEXT, f"exit status: {status}", synthetic=True))
+        parts.append(Part(Kind.TEXT, f"exit status: {status}"))
     size = len(submission) if isinstance(submission, str) else 0
     session.meta[SUBMISSION] = str(size)
     if isinstance(submission, str) and submission.strip():

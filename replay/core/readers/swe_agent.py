@@ -54,9 +54,21 @@ def _opening(session: Session, history: object) -> None:
         if role in wanted and wanted[role]:
             wanted[role] = False
             text = text_of(message.get("content"))
+            if role == "user":
+                session.title = _issue_title(text)
             session.add(Turn(id=f"history-{index}", role=str(role),
                              parts=[Part(Kind.TEXT, text)], is_meta=role == "system",
                              source=Source(session.path, record=f"/history/{index}")))
+
+
+def _issue_title(task: str) -> str | None:
+    """The first line of the issue in SWE-agent's task template (after `ISSUE:`)."""
+    lines = task.splitlines()
+    for number, line in enumerate(lines):
+        if line.strip() == "ISSUE:":
+            found = next((rest.strip() for rest in lines[number + 1:] if rest.strip()), "")
+            return found[:69] + "…" if len(found) > 70 else found or None
+    return None
 
 
 def _step(session: Session, step: object, index: int) -> None:

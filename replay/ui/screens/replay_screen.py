@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import events, on, work
@@ -25,12 +26,14 @@ from replay.core.detect import (
     EmptyTurn,
     Suggester,
     describe_empty,
+    format_duration,
     gap_before,
 )
 from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
-from replay.core.model import Session, Turn
+from replay.core.model import Kind, Session, Turn
 from replay.core.navigation import Navigator, faster, slower
+from replay.ui.messages import OpenSessionRequested
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.repaint import update_static
 from replay.ui.widgets.annotation_bar import AnnotationBar
@@ -102,6 +105,9 @@ class ReplayScreen(Screen[None]):
         Binding("tab", "note", "Note", id="edit-note", show=False, tooltip="Write a note"),
         Binding("c", "cycle_confidence", "Confidence", id="cycle-confidence", show=False,
                 tooltip="Cycle confidence: low, medium, high"),
+        Binding("vertical_line", "switch_context", "Before/After", id="switch-context",
+                show=False,
+                tooltip="On a small terminal, show the After pane instead of Before, or back"),
         Binding("d", "cycle_overrule", "Why not", id="overrule-reason", show=False,
                 tooltip="Say why the label differs from the suggestion (cycles the reasons)"),
         Binding("z,ctrl+z", "undo", "Undo", id="undo-annotation", show=False,
@@ -169,10 +175,21 @@ class ReplayScreen(Screen[None]):
         """Other reviewers' labels by turn id (label by reviewer), from the journal."""
         self.search_query = ""
         """Last search."""
+        self.folded = False
+        """Before and After are shown one at a time (a small terminal)."""
+        self.context_shown = "before"
+        """The context pane shown when they are folded."""
+        self._search_key: tuple[str, int, int] = ("", 0, 0)
+        self._search_hits: list[int] = []
         self.expanded = False
         """Tool calls, reasoning and attachments of the current turn are all unfolded."""
         self.unfolded: set[int] = set()
         """Parts of the current turn unfolded one by one (by clicking them)."""
+        self.silent_since: float | None = None
+        """Following: epoch seconds of the last write of a session stalled waiting for a reply."""
+        self.pending: int | None = None
+        """Following: the last turn while it is still being written (never stopped at)."""
+        self._silence_timer: Timer | None = None
         self._timer: Timer | None = None
         self._empty_cache: dict[int, EmptyTurn] = {}
         self._opened_at = 0.0
@@ -181,11 +198,8 @@ class ReplayScreen(Screen[None]):
 
     @property
     def replay_app(self) -> ReplayApp:
-        """The app, typed."""
-        from replay.ui.app import ReplayApp
-
-        assert isinstance(self.app, ReplayApp)
-        return self.app
+        """The app, typed (imported for type checking only: the app imports this screen)."""
+        return cast("ReplayApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status", markup=False)
@@ -229,14 +243,23 @@ class ReplayScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self._apply_width(self.app.size.width)
+        if self.session.turns:
+            update_static(self.query_one("#status", Static), self.status_text())
+            self._fill_context()
 
     def on_screen_resume(self) -> None:
         # Back from a subagent's screen: this session is the one on screen again.
         self.replay_app.replay_screen = self
 
     def _apply_width(self, width: int) -> None:
-        self.set_class(width < NARROW_WIDTH, "narrow")
-        self.set_class(self.app.size.height < SHORT_HEIGHT, "short")
+        narrow, short = width < NARROW_WIDTH, self.app.size.height < SHORT_HEIGHT
+        self.set_class(narrow, "narrow")
+        self.set_class(short, "short")
+        # Stacked on a small terminal, Before and After got two lines each: show one at a
+        # time, full height, and let `|` switch.
+        self.folded = narrow and short
+        self.query_one("#before").display = not self.folded or self.context_shown == "before"
+        self.query_one("#after").display = not self.folded or self.context_shown == "after"
 
     # ---------------------------------------------------------------- state shown
 
@@ -258,33 +281,90 @@ class ReplayScreen(Screen[None]):
         return {i for i in self.navigator.empty_indices if turns[i].id in ids}
 
     def status_text(self, annotated: set[int] | None = None) -> Text:
-        """The header line (`annotated`: indices of annotated empty turns, if known)."""
+        """The header line (`annotated`: indices of annotated empty turns, if known).
+
+        On a narrow terminal the session name gives way first, then the format and the
+        app's name: position, play state, speed and the annotated count stay.
+        """
         session = self.session
         total = len(session.turns)
-        status = Text(no_wrap=True, overflow="ellipsis")
-        status.append(" replay", style="bold")
-        status.append(f" · {clean(session.label)[:40]} · {session.format} · ")
-        status.append(f"turn {self.index + 1:,} / {total:,}" if total else "no turns", style="bold")
+        state = Text()
+        state.append(f"turn {self.index + 1:,} / {total:,}" if total else "no turns", style="bold")
         if self.paused_at_empty:
-            status.append(" · paused at empty turn", style="bold reverse")
+            state.append(" · paused at empty turn", style="bold reverse")
         elif self.playing:
-            status.append(" · ▶ playing", style="bold")
+            state.append(" · ▶ playing", style="bold")
         else:
-            status.append(" · paused")
-        status.append(f" · {self.speed:g}x")
+            state.append(" · paused")
+        state.append(f" · {self.speed:g}x")
         empties = len(self.navigator.empty_indices)
         if annotated is None:
             annotated = self.annotated_indices()
-        status.append(f" · {len(annotated)} / {empties} annotated")
+        state.append(f" · {len(annotated)} / {empties} annotated")
+        match = self.search_position()
+        if match is not None:
+            state.append(f" · match {match[0]:,} / {match[1]:,}", style="bold")
         if self.role_filter:
-            status.append(f" · {self.role_filter} only")
+            state.append(f" · {self.role_filter} only")
         if self.indexing:
-            status.append(f" · indexing {self.load_percent}%", style="italic")
+            state.append(f" · indexing {self.load_percent}%", style="italic")
         if self.following:
-            status.append(" · following" if self.at_live_end else " · following (paused)")
+            state.append(" · following" if self.at_live_end else " · following (paused)")
             if self.new_turns:
-                status.append(f" · +{self.new_turns} new turns (f)", style="bold reverse")
+                state.append(f" · +{self.new_turns} new turns (f)", style="bold reverse")
+            silence = self.silence_text()
+            if silence:
+                state.append(f" · {silence}", style="bold reverse")
+        room = (self.app.size.width if self.is_mounted else 200) - state.cell_len - 1
+        name = clean(session.label)[:40]
+        fmt = f" · {session.format} · "
+        head = Text()
+        if room >= len(" replay · ") + len(fmt) + 8:
+            if len(" replay · ") + len(name) + len(fmt) > room:
+                name = name[:room - len(" replay · ") - len(fmt) - 1] + "…"
+            head.append(" replay", style="bold")
+            head.append(f" · {name}{fmt}")
+        elif room >= len(fmt) + 6:
+            head.append(f" {name[:room - len(fmt) - 2]}… · ")
+        else:
+            head.append(" ")
+        status = Text(no_wrap=True, overflow="ellipsis")
+        status.append_text(head)
+        status.append_text(state)
         return status
+
+    def search_position(self) -> tuple[int, int] | None:
+        """`(k, n)` when the current turn is the k-th of the n turns matching the search."""
+        if not self.search_query or not self.session.turns:
+            return None
+        key = (self.search_query, len(self.session.turns), self._generation)
+        if self._search_key != key:
+            self._search_key, self._search_hits = key, self.navigator.matches(self.search_query)
+        hits = self._search_hits
+        position = bisect.bisect_left(hits, self.index)
+        if position < len(hits) and hits[position] == self.index:
+            return position + 1, len(hits)
+        return None
+
+    def silence_text(self) -> str:
+        """`silent for 12 min` while a followed session is stalled, else empty."""
+        if self.silent_since is None:
+            return ""
+        return f"silent for {format_duration(max(0.0, time.time() - self.silent_since))}"
+
+    def silence_changed(self, since: float | None) -> None:
+        """The followed session stalled (the time of its last write) or spoke again (None)."""
+        self.silent_since = since
+        if self._silence_timer is not None:
+            self._silence_timer.stop()
+            self._silence_timer = None
+        if since is not None:
+            self._silence_timer = self.set_interval(1.0, self._show_silence)
+        self._show_silence()
+
+    def _show_silence(self) -> None:
+        self.query_one(Timeline).set_silence(self.silence_text())
+        update_static(self.query_one("#status", Static), self.status_text())
 
     def banner_text(self, turn: Turn, empty: EmptyTurn | None) -> Text:
         """The line above the current turn; an alarm at an empty turn."""
@@ -303,7 +383,11 @@ class ReplayScreen(Screen[None]):
         ordinal = self.navigator.empty_ordinal(turn.index) or 0
         banner.append(f" EMPTY TURN {ordinal} / {len(self.navigator.empty_indices)}: ",
                       style="bold reverse")
-        banner.append(f" the {turn.role} {reason.phrase if reason else 'sent nothing'}",
+        phrase = reason.phrase if reason else "sent nothing"
+        if empty.reason == "compaction-request" and any(
+                part.kind == Kind.COMPACTION and part.name == "auto" for part in turn.parts):
+            phrase = "turn is an automatic compaction (nobody asked for it)"
+        banner.append(f" the {turn.role} {phrase}",
                       style="bold")
         banner.append(f" ({empty.reason})")
         if gap:
@@ -349,7 +433,8 @@ class ReplayScreen(Screen[None]):
         self.query_one("#current", TurnLines).show_turns(
             self.session, [turn.index], compact=False, is_empty=lambda _: empty,
             expanded=lambda part: self.expanded != (part in self.unfolded), full=True,
-            keep_scroll=keep_scroll)
+            keep_scroll=keep_scroll,
+            highlight=self.search_query if self.search_position() is not None else "")
 
     def sidechains_of(self, turn: Turn) -> list[Session]:
         """Subagent sessions started by a tool call of this turn."""
@@ -366,26 +451,33 @@ class ReplayScreen(Screen[None]):
         for pane_id, indices, title in (("before", before_range, "Before"),
                                         ("after", after_range, "After")):
             pane = self.query_one(f"#{pane_id}", TurnLines)
-            pane.border_title = f"{title} ({len(indices)} turns)"
+            count = len(indices)
+            pane.border_title = f"{title} ({count} turn{'' if count == 1 else 's'})"
+            if self.folded:
+                other = "After" if pane_id == "before" else "Before"
+                pane.border_title += f" · | shows {other}"
             pane.show_turns(self.session, indices, compact=True,
                             is_empty=self.navigator.is_empty_at, at_end=pane_id == "before")
 
     def watch_index(self) -> None:
-        self.pending_label = None
-        self.overrule = ""
         self.unfolded.clear()
         self.paused_at_empty = self.paused_at_empty and self.playing is False
-        turn = self.session.turns[self.index] if self.session.turns else None
-        saved = self.store.get(turn.id) if turn is not None else None
-        self.confidence = saved.confidence if saved is not None else "medium"
-        self.overrule = saved.overrule if saved is not None else ""
-        annotation = self.query_one(AnnotationBar)
-        annotation.set_note(saved.note if saved is not None else "")
+        self._load_bar()
         if self.following:
             self.at_live_end = self.index >= len(self.session.turns) - 1
             if self.at_live_end:
                 self.new_turns = 0
         self.show()
+
+    def _load_bar(self) -> None:
+        """Put the current turn's saved annotation (or nothing) into the bar: label, note,
+        confidence and overrule reason, with nothing picked yet."""
+        self.pending_label = None
+        turn = self.session.turns[self.index] if self.session.turns else None
+        saved = self.store.get(turn.id) if turn is not None else None
+        self.confidence = saved.confidence if saved is not None else "medium"
+        self.overrule = saved.overrule if saved is not None else ""
+        self.query_one(AnnotationBar).set_note(saved.note if saved is not None else "")
 
     def watch_speed(self) -> None:
         update_static(self.query_one("#status", Static), self.status_text())
@@ -466,6 +558,14 @@ class ReplayScreen(Screen[None]):
 
     def action_context(self, delta: int) -> None:
         self.context_turns = max(1, min(20, self.context_turns + delta))
+
+    def action_switch_context(self) -> None:
+        if not self.folded:
+            self.notify("Before and After are both on screen.", timeout=2)
+            return
+        self.context_shown = "after" if self.context_shown == "before" else "before"
+        self._apply_width(self.app.size.width)
+        self._fill_context()
 
     def action_cycle_role(self) -> None:
         position = ROLE_FILTERS.index(self.role_filter)
@@ -631,6 +731,10 @@ class ReplayScreen(Screen[None]):
             return
         self.go(restored.turn_index if 0 <= restored.turn_index < len(self.session.turns)
                 else self.index)
+        # Already on that turn, `go` does not reload the bar: the removed note stayed in the
+        # field, and enter saved it again.
+        self._load_bar()
+        self.show()
         what = f"restored {restored.label}" if restored.label else "annotation removed"
         self.notify(f"Undone: #{restored.turn_index + 1} {what}.", timeout=3, markup=False)
 
@@ -673,6 +777,9 @@ class ReplayScreen(Screen[None]):
                         markup=False)
             return
         self.go(found)
+        position = self.search_position()
+        if position is not None:
+            self.notify(f"match {position[0]:,} / {position[1]:,}", timeout=2, markup=False)
 
     def action_raw(self) -> None:
         from replay.ui.screens.raw import RawScreen
@@ -710,7 +817,7 @@ class ReplayScreen(Screen[None]):
             return
         sidechains = self.sidechains_of(self.session.turns[self.index])
         if sidechains:
-            self.replay_app.open_session(sidechains[0])
+            self.post_message(OpenSessionRequested(sidechains[0]))
             return
         self.notify("No subagent was started from this turn.", timeout=2)
 
@@ -725,29 +832,27 @@ class ReplayScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False,
           description="Exporting annotations")
     def export_annotations(self, directory: Path) -> None:
-        """Write this reviewer's annotations (and unannotated empty turns) as CSV."""
-        from replay.core.export import export_rows, write_csv
+        """Write this reviewer's annotations (and unannotated empty turns) to a new CSV file."""
+        from replay.ui.export_file import export_name, export_session
 
-        rows = export_rows(self.session, list(self.store.all().values()), self.labels,
-                           all_empty=True, suggester=self.suggester)
-        name = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.session.label)
-        target = directory / f"{name[:60]}-annotations.csv"
         try:
-            with open(target, "w", encoding="utf-8-sig", newline="") as stream:
-                write_csv(rows, stream)
+            target, count = export_session(self.session, self.store, self.labels,
+                                           self.suggester, directory)
         except OSError as error:
             self.app.call_from_thread(
-                self.notify, f"Could not write {target}: {error.strerror or error}",
-                severity="error", markup=False)
+                self.notify, clean(f"Could not export to {directory}: {error.strerror or error}"),
+                title="Export failed", severity="error", markup=False, timeout=10)
             return
+        kept = "" if target.name == export_name(self.session) else \
+            f"\n(an earlier {export_name(self.session)} is kept)"
         self.app.call_from_thread(
-            self.notify, f"Exported {len(rows)} rows to {target}", title="Export",
-            markup=False, timeout=6)
+            self.notify, clean(f"Exported {count} rows to {target}{kept}"), title="Export",
+            markup=False, timeout=8)
 
     # ---------------------------------------------------------------- growth
 
     def turns_added(self, changed_from: int, *, done: bool, reset: bool,
-                    session: Session | None = None) -> None:
+                    session: Session | None = None, pending: int | None = None) -> None:
         """The session grew or changed (loading or following); index it and redraw.
 
         Args:
@@ -756,6 +861,7 @@ class ReplayScreen(Screen[None]):
             reset: forget everything known about the turns (the source was rewritten).
             session: a new session object replacing the current one (whole-document formats
                 are read anew on each change).
+            pending: following: the last turn, still being written; not indexed as empty yet.
         """
         if session is not None and session is not self.session:
             self.session = session
@@ -772,7 +878,8 @@ class ReplayScreen(Screen[None]):
                 del self._empty_cache[index]
             timeline.forget_from(changed_from)
         self._generation += 1
-        new_empty = self.navigator.refresh(changed_from)
+        self.pending = pending if self.following else None
+        new_empty = self.navigator.refresh(changed_from, upto=self.pending)
         first_load = done and self.indexing
         if first_load:
             self.indexing = False
@@ -815,15 +922,27 @@ class ReplayScreen(Screen[None]):
                 self._empty_cache.setdefault(index, empty)
 
     def _follow_growth(self, new_empty: list[int], last: int) -> None:
-        """At the live end, advance (stopping at a new empty turn); elsewhere, count news."""
+        """At the live end, advance (stopping at a new empty turn); elsewhere, count news.
+
+        A stop lasts until the reviewer moves, whatever arrives after it; a stop whose turn
+        showed content after all (taken back) goes on to the live end.
+        """
+        if self.paused_at_empty and not self.navigator.is_empty_at(self.index):
+            self.paused_at_empty = False
+            self.at_live_end = True
+            self.notify(f"#{self.index + 1} showed content after all: following again.",
+                        timeout=4, markup=False)
         if not self.at_live_end:
             self.new_turns = max(0, last - self.index)
             return
-        target = next((i for i in new_empty if i > self.index), None)
+        target = next((i for i in new_empty if i >= self.index), None)
         if target is None:
             self.index = last
             return
         self.index = target
         self.paused_at_empty = True
+        # Stay here while more turns arrive: the reviewer decides when to go on (f).
+        self.at_live_end = False
+        self.new_turns = max(0, last - target)
         self.notify(f"New empty turn #{target + 1}: paused here. f returns to the live end.",
                     timeout=5, markup=False)
