@@ -186,8 +186,8 @@ def nothing_fits() -> Case:
 CASES: tuple[Callable[[], Case], ...] = (
     compaction, harness_summary_follows, clear_command, cut_off_then_upset, interrupted,
     other_command, bash_output, aborted, in_flight_last, never_completed, silent_rounds, stalled,
-    reasoned, working, empty_pair, repeated, confused, upset_next, long_break, plan_stated, context_dump,
-    question_asked, continue_next, encrypted_reasoning, hidden_reasoning, reply_died,
+    reasoned, working, empty_pair, repeated, confused, upset_next, long_break, plan_stated,
+    context_dump, question_asked, continue_next, encrypted_reasoning, hidden_reasoning, reply_died,
     assistant_nothing, user_nothing, nothing_fits,
 )
 """One case per rule, in the order of `RULES`."""
