@@ -55,6 +55,16 @@ def cut_off_then_upset() -> Case:
                  turn("user", "?????")), 4, None
 
 
+def no_reply_then_upset() -> Case:
+    return build(*_work(), turn("user", ORDER), turn("system", "Request cancelled."),
+                 turn("user", "¿¿¿otra vez??? sin respuesta")), 4, None
+
+
+def no_reply() -> Case:
+    return build(*_work(), turn("user", ORDER), turn("system", "Request cancelled."),
+                 turn("user", ORDER)), 4, None
+
+
 def interrupted() -> Case:
     return build(*_work(), turn("user", ORDER), turn("assistant", "\n\n"),
                  turn("user", "[Request interrupted by user]"), turn("user", ORDER)), 5, None
@@ -184,7 +194,8 @@ def nothing_fits() -> Case:
 
 
 CASES: tuple[Callable[[], Case], ...] = (
-    compaction, harness_summary_follows, clear_command, cut_off_then_upset, interrupted,
+    compaction, harness_summary_follows, clear_command, cut_off_then_upset, no_reply_then_upset,
+    no_reply, interrupted,
     other_command, bash_output, aborted, in_flight_last, never_completed, silent_rounds, stalled,
     reasoned, working, empty_pair, repeated, confused, upset_next, long_break, plan_stated,
     context_dump, question_asked, continue_next, encrypted_reasoning, hidden_reasoning, reply_died,

@@ -16,11 +16,13 @@ from difflib import SequenceMatcher
 
 from replay.core.detect import (
     Interruption,
+    NoReply,
     format_duration,
     format_size,
     interruption,
     is_empty,
     is_visible,
+    missing_reply,
 )
 from replay.core.detect import gap_before as _detect_gap_before
 from replay.core.harness import is_harness_text, wrapper_of
@@ -659,6 +661,7 @@ class Signals:
     reaction: Reaction | None = None
     silent_rounds: int = 0
     tools: tuple[str, ...] = ()
+    no_reply: NoReply | None = None
 
     @property
     def cut_off(self) -> str | None:
@@ -727,6 +730,8 @@ class Signals:
             "reaction": self.reaction.quote if self.reaction else "",
             "cut_off": self.cut_off or "",
             "rounds": str(self.silent_rounds),
+            "no_reply_events": (" · ".join(self.no_reply.events) or "nothing recorded"
+                                if self.no_reply else ""),
             "tools": ", ".join(self.tools[:3]) + (" …" if len(self.tools) > 3 else ""),
         }
 
@@ -777,4 +782,6 @@ def read_signals(session: Session, index: int) -> Signals:
         reaction=reaction(session, index),
         silent_rounds=silent_rounds(session, index),
         tools=tool_names(session, index),
+        no_reply=(missing_reply(session, index)
+                  if not is_empty(session.turns[index]) else None),
     )
