@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from replay.commands._casestudy import write_case_studies
 from replay.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
@@ -19,13 +20,17 @@ from replay.commands._common import (
 )
 from replay.commands.label import label_set_or_none, settings_or_defaults
 from replay.core.annotations import annotations_from_records, default_journal_path, session_identity
+from replay.core.casestudy import CaseStudy, case_studies
 from replay.core.export import export_rows, write_csv, write_file, write_jsonl
 from replay.core.suggest import suggester_for
 
 NAME = "export"
-HELP = "write the annotations of a session as CSV (default) or JSON lines"
+HELP = ("write the annotations of a session as CSV (default) or JSON lines, or as case "
+        "studies in Markdown or HTML (--format md|html)")
 
-KINDS = ("csv", "jsonl")
+KINDS = ("csv", "jsonl", "md", "html")
+CASE_KINDS = ("md", "html")
+"""Output kinds that write case studies instead of rows."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -45,15 +50,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="TOML label set, for the label_title column and suggestions")
     parser.add_argument("--reviewer", metavar="NAME",
                         help="only this reviewer's annotations (default: every reviewer)")
-    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
+    parser.add_argument("--format", metavar="NAME",
+                        help="md or html: write case studies (each empty turn with its labels "
+                             "and the turns around it); any other NAME: skip detection and "
+                             "read the session as this format")
 
 
 def _kind(args: argparse.Namespace) -> str:
+    if args.format in CASE_KINDS:
+        return str(args.format)
     if args.kind:
         return str(args.kind)
     output = args.output or "-"
-    lines = output != "-" and Path(output).suffix.lower() in (".jsonl", ".ndjson")
-    return "jsonl" if lines else "csv"
+    suffix = Path(output).suffix.lower() if output != "-" else ""
+    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".md": "md", ".html": "html",
+            ".htm": "html"}.get(suffix, "csv")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,12 +73,15 @@ def run(args: argparse.Namespace) -> int:
     labels = label_set_or_none(args.labels or settings.labels)
     if labels is None:
         return EXIT_BAD_INPUT
-    sessions = load_or_none(args.path, args.format, stderr_progress(str(args.path)))
+    kind = _kind(args)
+    reader_format = None if args.format in CASE_KINDS else args.format
+    sessions = load_or_none(args.path, reader_format, stderr_progress(str(args.path)))
     if sessions is None:
         return EXIT_BAD_INPUT
     suggester = suggester_for(labels)
     loaded: dict[Path, list[dict[str, Any]]] = {}
     rows: list[dict[str, Any]] = []
+    studies: list[CaseStudy] = []
     for session in sessions:
         path = Path(args.annotations) if args.annotations else default_journal_path(session)
         if path not in loaded:
@@ -78,9 +92,14 @@ def run(args: argparse.Namespace) -> int:
         annotations = annotations_from_records(
             loaded[path], session_id=session_identity(session), reviewer=args.reviewer
         )
+        if kind in CASE_KINDS:
+            studies.extend(case_studies(session, annotations, labels, all_empty=args.all_empty,
+                                        suggester=suggester))
+            continue
         rows.extend(export_rows(session, annotations, labels, all_empty=args.all_empty,
                                 suggester=suggester))
-    kind = _kind(args)
+    if kind in CASE_KINDS:
+        return write_case_studies(studies, kind, args.output)
     if args.output in (None, "-"):
         count = _write_stdout(rows, kind)
         where = "standard output"

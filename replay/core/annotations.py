@@ -159,16 +159,26 @@ def _digest(text: str) -> str:
 
 def session_identity(session: Session) -> str:
     """The id written into records: the source's session id, or a path-derived one without it."""
-    if session.session_id:
-        return session.session_id
-    return f"path-{_digest(os.path.realpath(session.path))[:16]}"
+    return identity_for(session.session_id, session.path)
+
+
+def identity_for(session_id: str | None, path: str) -> str:
+    """`session_identity` from a session's id and path (as a `scan --json` object has them)."""
+    if session_id:
+        return session_id
+    return f"path-{_digest(os.path.realpath(path))[:16]}"
 
 
 def session_key(session: Session) -> str:
     """A stable, file-name-safe key for a session: format plus session id (or path hash)."""
-    if not session.session_id:
-        return f"{_UNSAFE.sub('_', session.format)}-{session_identity(session)}"
-    raw = f"{session.format}-{session.session_id}"
+    return key_for(session.format, session.session_id, session.path)
+
+
+def key_for(format: str, session_id: str | None, path: str) -> str:
+    """`session_key` from a session's format, id and path."""
+    if not session_id:
+        return f"{_UNSAFE.sub('_', format)}-{identity_for(session_id, path)}"
+    raw = f"{format}-{session_id}"
     safe = _UNSAFE.sub("_", raw).strip("._")[:96]
     # Sanitising could map two ids onto one name; a short digest keeps them apart.
     return safe if safe == raw else f"{safe}-{_digest(raw)[:10]}"
@@ -176,7 +186,12 @@ def session_key(session: Session) -> str:
 
 def default_journal_path(session: Session) -> Path:
     """A session's default journal: in the user data directory, never beside the transcript."""
-    return data_dir() / "journals" / f"{session_key(session)}.jsonl"
+    return journal_path_for(session_key(session))
+
+
+def journal_path_for(key: str) -> Path:
+    """The default journal of the session with this `session_key`."""
+    return data_dir() / "journals" / f"{key}.jsonl"
 
 
 def default_reviewer(configured: str | None = None) -> str:

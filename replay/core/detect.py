@@ -419,6 +419,8 @@ class EmptyTurn:
     """Plain words behind the suggestion."""
     suggestion_rule: str | None = None
     """Name of the suggestion rule that fired, when the suggester names it."""
+    gap_before: float | None = None
+    """Seconds since the previous timed turn (the distribution `replay report` draws)."""
 
     def to_json(self) -> dict[str, Any]:
         """The `empty_turns` element of `scan --json`."""
@@ -431,6 +433,7 @@ class EmptyTurn:
             "reason": self.reason,
             "evidence": list(self.evidence),
             "suggestion": self.suggestion,
+            "gap_before": self.gap_before,
         }
 
 
@@ -451,6 +454,7 @@ def describe_empty(
         timestamp=turn.timestamp,
         reason=reason_for(turn).code if is_empty(turn, rules) else NO_REPLY.code,
         evidence=evidence_for(session, turn, rules),
+        gap_before=gap_before(session, turn.index),
     )
     if suggester is not None:
         suggestion = suggester(session, found)

@@ -47,6 +47,7 @@ from replay.core.readers.base import (
     Reader,
     ReaderError,
     UnknownFormat,
+    cut_off,
 )
 from replay.core.readers.claude_code import link_subagents, subagent_files
 from replay.core.tail import FileTail
@@ -267,9 +268,10 @@ class _DocumentSource:
         except READ_ERRORS as error:
             self.last_error = str(error)
             return False
-        self.last_error = None
+        # A document cut off mid-write reads as no turns: wait for the rest instead.
+        self.last_error = next(filter(None, map(cut_off, sessions)), None)
         chosen = self._choose(sessions)
-        if chosen is None:
+        if chosen is None or self.last_error is not None:
             return False
         self.session = chosen
         self.session_id = chosen.session_id

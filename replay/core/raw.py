@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from replay.core.model import Source, Turn
-from replay.core.readers.base import read_spans
+from replay.core.readers.base import parse_document, read_spans
 
 RAW_LIMIT = 200_000
 """Characters of raw record returned at most."""
@@ -62,7 +62,7 @@ def _from_spans(source: Source, steps: list[str] | None) -> list[str]:
 
 
 def _from_document(source: Source, steps: list[str]) -> list[str]:
-    document = orjson.loads(Path(source.path).read_bytes())
+    document = parse_document(Path(source.path).read_bytes()).value
     return [_pretty(_resolve(document, steps))]
 
 

@@ -31,12 +31,19 @@ class ScanReport:
         return {
             "path": session.path,
             "format": session.format,
+            "title": session.title,
             "session_id": session.session_id,
             "turns": len(session.turns),
             "skipped": session.skipped,
             "warnings": list(session.warnings),
             "empty_turns": [empty.to_json() for empty in self.empty_turns],
         }
+
+
+def report_label(report: dict[str, Any]) -> str:
+    """A session's short name from its `scan --json` object, as `Session.label` names it."""
+    return str(report.get("title") or report.get("session_id")
+               or str(report["path"]).rsplit("/", 1)[-1])
 
 
 def scan_session(

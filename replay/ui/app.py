@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, InvalidThemeError, SystemCommand
 from textual.binding import Binding
@@ -35,6 +36,7 @@ from replay.core.readers import (
 from replay.core.readers.base import SessionEntry, iter_lines
 from replay.core.scan import summarize
 from replay.themes import app_variable_defaults, load_all_themes
+from replay.ui.literal import literal, shown
 from replay.ui.messages import (
     LoadFailed,
     LoadProgress,
@@ -104,7 +106,7 @@ class LoadingScreen(Screen[None]):
         self.path = path
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Reading {self.path}", markup=False)
+        yield Static(literal(f"Reading {self.path}"))
         # No total until the reader reports one: a whole JSON document has nothing to report
         # until it is parsed, and a bar moving back and forth says so better than 0%.
         yield ProgressBar(total=None, show_eta=False)
@@ -351,7 +353,7 @@ class ReplayApp(App[None]):
         from replay.ui.screens.picker import SessionPicker
 
         if not event.sessions:
-            self.exit(message=f"replay: {self.options.path}: no sessions found")
+            self.exit(message=Text(shown(f"replay: {self.options.path}: no sessions found")))
             return
         if len(event.sessions) == 1:
             self.open_session(event.sessions[0])
@@ -417,16 +419,17 @@ class ReplayApp(App[None]):
     @on(LoadFailed)
     def stop_on_failure(self, event: LoadFailed) -> None:
         if event.fatal:
-            self.exit(return_code=2, message=f"replay: {event.error}")
+            self.exit(return_code=2, message=Text(shown(f"replay: {event.error}")))
         else:
-            self.notify(event.error, title="Session not opened", severity="error",
+            self.notify(shown(event.error), title="Session not opened", severity="error",
                         markup=False, timeout=8)
 
     @on(Worker.StateChanged)
     def report_worker_error(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(f"{event.worker.description}: {error}", title="Something went wrong",
+            self.notify(shown(f"{event.worker.description}: {error}"),
+                        title="Something went wrong",
                         severity="error", markup=False, timeout=10)
 
     def open_session(self, session: Session, *, loading: bool = False) -> None:
@@ -435,9 +438,9 @@ class ReplayApp(App[None]):
         store = AnnotationStore.for_session(session, reviewer, self.options.annotations)
         try:
             for warning in store.load()[:3]:
-                self.notify(warning, title="Journal", severity="warning", markup=False)
+                self.notify(shown(warning), title="Journal", severity="warning", markup=False)
         except JournalError as error:
-            self.notify(str(error), title="Annotations not loaded", severity="error",
+            self.notify(shown(str(error)), title="Annotations not loaded", severity="error",
                         markup=False, timeout=10)
         screen = ReplayScreen(session, store, labels=self.options.labels,
                               rules=self.options.rules, suggester=self.suggester,
@@ -494,7 +497,7 @@ class ReplayApp(App[None]):
             screen.rules = rules
             screen.turns_added(0, done=False, reset=True)
         state = "on" if rules.tool_only_is_empty else "off"
-        self.notify(f"Tool-only stops {state}.", timeout=2)
+        self.notify(f"Tool-only stops {state}.", timeout=2, markup=False)
 
 
 def lazy_suggester(labels: LabelSet) -> Suggester:

@@ -6,10 +6,11 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
+from textual.fuzzy import Matcher
 
 from replay.core.navigation import first_text
-from replay.core.safe import escape_controls
 from replay.core.text import one_line
+from replay.ui.literal import as_markup, shown
 
 
 class EmptyTurnProvider(Provider):
@@ -29,15 +30,16 @@ class EmptyTurnProvider(Provider):
             if empty is None:
                 continue
             mark = "✓ " if turns[index].id in annotated else ""
-            title = f"{mark}Empty #{index + 1} {empty.role} · {empty.reason}"
+            title = shown(f"{mark}Empty #{index + 1} {empty.role} · {empty.reason}")
             if empty.suggestion:
-                title += f" · suggests {empty.suggestion}"
+                title += f" · suggests {shown(empty.suggestion)}"
             neighbour = turns[index - 1] if index > 0 else None
-            help_text = escape_controls(" · ".join(empty.evidence))
+            help_text = " · ".join(empty.evidence)
             if neighbour is not None:
-                before = one_line(escape_controls(first_text(neighbour)), 80)
+                before = one_line(first_text(neighbour), 80)
                 help_text += f" · before: {before}" if before else ""
-            entries.append((title, help_text, index))
+            # The palette parses help as markup (and a transcript's `[/s]` crashed it).
+            entries.append((title, as_markup(help_text), index))
         return entries
 
     def _jump(self, index: int) -> None:
@@ -48,12 +50,24 @@ class EmptyTurnProvider(Provider):
 
     async def discover(self) -> Hits:
         for title, help_text, index in self._entries():
-            yield DiscoveryHit(Content(title), partial(self._jump, index), help=help_text)
+            yield DiscoveryHit(Content(title), partial(self._jump, index), text=title,
+                               help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, help_text, index in self._entries():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), partial(self._jump, index),
-                          help=help_text)
+                yield Hit(score, highlight(matcher, title), partial(self._jump, index),
+                          text=title, help=help_text)
+
+
+def highlight(matcher: Matcher, title: str) -> Content:
+    """The title with the matched characters styled, never parsed as markup
+    (`Matcher.highlight` parses its candidate)."""
+    content = Content(title)
+    _score, offsets = matcher.fuzzy_search.match(matcher.query, title)
+    for offset in offsets:
+        if not title[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content

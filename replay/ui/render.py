@@ -12,15 +12,15 @@ from rich.text import Text
 
 from replay.core.detect import format_duration
 from replay.core.model import Kind, Part, Turn
-from replay.core.safe import escape_controls
+from replay.ui.literal import shown
 
 FOLD_LINES = 24
 """Lines of a tool output shown before the rest is folded."""
 
 
 def clean(text: str | None) -> str:
-    """Transcript text made safe for the terminal."""
-    return escape_controls(text or "")
+    """Transcript text made safe for the terminal (see `replay.ui.literal.shown`)."""
+    return shown(text)
 
 
 def clock(turn: Turn) -> str:
@@ -43,9 +43,28 @@ def prose(text: str) -> RenderableType:
     safe = clean(text)
     if len(safe) > 20_000 or not any(mark in safe for mark in ("#", "*", "`", "- ", "1. ", "|")):
         return Text(safe)
-    from rich.markdown import Markdown  # imported on first use: it costs 30 ms at startup
+    return _markdown(safe)
 
-    return Markdown(safe, hyperlinks=False, code_theme="ansi_dark", inline_code_lexer=None)
+
+_PARSERS: list[object] = []
+"""The Markdown parser, made on first use: importing it costs 30 ms at startup."""
+
+
+def _markdown(text: str) -> RenderableType:
+    """Markdown whose HTML (tags, comments) is text to show, not markup to drop: an agent's
+    `<!-- rm -rf / -->` must stay on screen."""
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
+
+    if not _PARSERS:
+        _PARSERS.append(MarkdownIt("commonmark", {"html": False})
+                        .enable("strikethrough").enable("table"))
+    parser = _PARSERS[0]
+    assert isinstance(parser, MarkdownIt)
+    document = Markdown("", hyperlinks=False, code_theme="ansi_dark", inline_code_lexer=None)
+    document.markup = text
+    document.parsed = parser.parse(text)
+    return document
 
 
 def fold(text: str, lines: int = FOLD_LINES) -> tuple[str, int]:

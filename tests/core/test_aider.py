@@ -217,10 +217,11 @@ def test_crlf_and_repeated_header_time(tmp_path: Path) -> None:
         ("1-1", "user", [(Kind.TEXT, "a")]), ("1-2", "assistant", [(Kind.TEXT, "reply")])]
 
 
-def test_empty_file_has_no_sessions(tmp_path: Path) -> None:
+def test_empty_file_is_one_session_with_no_turns_and_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "empty.md"
     path.write_bytes(b"")
-    assert load_sessions(path, format="aider") == []
+    (session,) = load_sessions(path, format="aider")
+    assert (session.turns, session.warnings) == ([], ["the file is empty: 0 turns read"])
 
 
 def test_missing_path_is_a_clean_error(tmp_path: Path) -> None:

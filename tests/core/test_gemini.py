@@ -210,7 +210,8 @@ def test_malformed_document_is_counted_not_fatal(tmp_path: Path) -> None:
     path.write_text('{\n  "sessionId": "x",\n  "projectHash": "y",\n  "messages": [\n')
     session = load(path)
     assert (session.turns, session.skipped) == ([], 1)
-    assert session.warnings == ["the JSON document is incomplete or malformed"]
+    assert session.warnings == ["the JSON document is cut off at byte 60 (truncated while "
+                                "copied or written?): 0 turns read"]
 
 
 def test_an_id_back_after_a_rewind_gets_a_turn_of_its_own(tmp_path: Path) -> None:

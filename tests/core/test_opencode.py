@@ -390,9 +390,18 @@ def test_sniff_needs_the_export_shape(tmp_path: Path) -> None:
 def test_bad_exports_fail_with_one_line_or_count_bad_messages(tmp_path: Path) -> None:
     cut = tmp_path / "cut.json"
     cut.write_bytes(export_path("jolly-eagle").read_bytes()[:5000])
+    # Cut off: as in every format, a session with no turns and a warning saying so.
+    for found in (load_sessions(cut, format="opencode"), load_sessions(cut)):
+        (session,) = found
+        assert (session.format, session.turns, session.skipped) == ("opencode", [], 1)
+        assert session.warnings == ["the JSON document is cut off at byte 5,000 (truncated "
+                                    "while copied or written?): 0 turns read"]
+    broken = tmp_path / "broken.json"
+    whole = export_path("jolly-eagle").read_bytes()
+    broken.write_bytes(whole.replace(b'"messages"', b'"messages" @', 1))
     with pytest.raises(ReaderError) as caught:
-        load_sessions(cut, format="opencode")
-    assert "\n" not in str(caught.value) and str(cut) in str(caught.value)
+        load_sessions(broken, format="opencode")
+    assert "\n" not in str(caught.value) and str(broken) in str(caught.value)
     odd = tmp_path / "odd.json"
     odd.write_bytes(orjson.dumps({"info": {"id": "ses_1"}, "messages": [
         42, {"info": "x"}, {"info": {"id": "msg_1", "role": "user"}, "parts": []}]}))

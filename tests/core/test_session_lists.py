@@ -97,13 +97,13 @@ def test_scan_reads_a_listed_folder_one_session_at_a_time(
     import orjson
 
     from replay.cli import main
-    from replay.commands import _common
+    from replay.core import corpus
     from replay.core.readers import ReaderError
 
     project = _project(tmp_path)
     whole = {s.session_id: len(s.turns) for s in load_sessions(project)}
     alive: list[int] = []
-    read_entry = _common.read_entry
+    read_entry = corpus.read_entry
 
     def reading(reader: object, entry: object) -> Session:
         import gc
@@ -116,8 +116,8 @@ def test_scan_reads_a_listed_folder_one_session_at_a_time(
             raise ReaderError(f"{session.path}: cannot be read")
         return session
 
-    monkeypatch.setattr(_common, "read_entry", reading)
-    assert main(["scan", "--json", str(project)]) == 0
+    monkeypatch.setattr(corpus, "read_entry", reading)
+    assert main(["scan", "--json", "--jobs", "1", str(project)]) == 0
     out, err = capsys.readouterr()
     reports = [orjson.loads(line) for line in out.splitlines()]
     assert {r["session_id"]: r["turns"] for r in reports} == {

@@ -125,6 +125,7 @@ def test_prints_new_empty_turns_and_stops_quietly_on_sigint(
         "reason": "empty-wrapper",
         "evidence": ["empty <local-command-stdout> wrapper"],
         "suggestion": line["suggestion"],
+        "gap_before": 0.0,
         "path": str(path),
         "session_id": SESSION_ID,
     }

@@ -7,6 +7,7 @@ in `priority` order against the content of the path, never by file name alone.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from collections.abc import Iterator
 from functools import cache
@@ -21,6 +22,7 @@ from replay.core.readers.base import (
     UnknownFormat,
     UnreadablePath,
     read_head,
+    tolerant_head,
 )
 
 __all__ = [
@@ -108,6 +110,18 @@ def detect_reader(path: Path) -> Reader:
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
     is_dir = path.is_dir()
+    found = _sniff_all(path, head, is_dir)
+    if found is None and not is_dir:
+        found = _sniff_tolerant(path, head)
+    if found is not None:
+        return found
+    tried = ", ".join(r.name for r in all_readers()
+                      if (r.directories if is_dir else r.name != "folder"))
+    what = "directory" if is_dir else "file"
+    raise UnknownFormat(f"{path}: {what} not recognised as a transcript (formats tried: {tried})")
+
+
+def _sniff_all(path: Path, head: bytes, is_dir: bool) -> Reader | None:
     for reader in _ordered_readers():
         if is_dir and not reader.directories:
             continue
@@ -116,10 +130,30 @@ def detect_reader(path: Path) -> Reader:
                 return reader
         except Exception:  # noqa: BLE001 - a sniffer is a guess; one that trips is a "no"
             continue
-    tried = ", ".join(r.name for r in all_readers()
-                      if (r.directories if is_dir else r.name != "folder"))
-    what = "directory" if is_dir else "file"
-    raise UnknownFormat(f"{path}: {what} not recognised as a transcript (formats tried: {tried})")
+    return None
+
+
+def _sniff_tolerant(path: Path, head: bytes) -> Reader | None:
+    """Second round, for what no reader took as it is: a JSON document with lines of text
+    around it (a captured status line, a shell prompt) or cut off before its end, and an
+    empty file (by its name: nothing else tells)."""
+    if not head.strip():
+        return _empty_file_reader(path)
+    try:
+        whole = len(head) >= os.path.getsize(path)
+    except OSError:
+        return None
+    tolerant = tolerant_head(head, whole)
+    return None if tolerant is None else _sniff_all(path, tolerant, False)
+
+
+EMPTY_BY_SUFFIX: dict[str, str] = {".json": "chat-json", ".md": "aider"}
+"""The reader of an empty file by its name's suffix (`.jsonl` files are claimed by the
+Claude Code reader, which leaves empty session files; anything else reads as chat lines)."""
+
+
+def _empty_file_reader(path: Path) -> Reader | None:
+    return get_reader(EMPTY_BY_SUFFIX.get(path.suffix.lower(), "chat-jsonl"))
 
 
 def load_sessions(

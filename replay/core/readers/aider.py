@@ -27,11 +27,12 @@ told from aider's output or a prompt. Turns carry no times of their own: the hea
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
-from replay.core.readers.base import Progress, Reader, UnreadablePath
+from replay.core.readers.base import BOM, EMPTY_FILE, Progress, Reader, UnreadablePath
 
 NAME = "aider"
 HEADER = "# aider chat started at"
@@ -46,6 +47,7 @@ REPLY_COMMANDS: frozenset[str] = frozenset(
 """Slash commands whose prompt the model answers; other commands get only aider output."""
 
 _HEADER_AT_LINE_START = re.compile(rb"(?m)^# aider chat started at")
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 _INTERRUPT = re.compile(r"^\^C (?:KeyboardInterrupt|again to exit)\s*$")
 _MODEL = re.compile(r"^(?:Main model|Model|Models): (\S+)")
 _VERSION = re.compile(r"^Aider v(\S+)")
@@ -240,6 +242,16 @@ def _classify(builder: _SessionBuilder, raw: str, lineno: int, offset: int, end:
         builder.assistant_line(raw.rstrip("\r"), lineno, offset, end)
 
 
+def _lines(data: bytes) -> Iterator[tuple[bytes, int, int]]:
+    """(line, offset, offset of the next line) for each line: LF, CRLF or CR ends one, and a
+    byte-order mark before the first is skipped."""
+    start = len(BOM) if data.startswith(BOM) else 0
+    for match in _LINE_END.finditer(data, start):
+        yield data[start:match.start()], start, match.end()
+        start = match.end()
+    yield data[start:], start, len(data) + 1
+
+
 def parse_history(data: bytes, path: str) -> list[Session]:
     """Every session of an aider chat history, in file order."""
     sessions: list[Session] = []
@@ -247,8 +259,7 @@ def parse_history(data: bytes, path: str) -> list[Session]:
     seen_ids: set[str] = set()
     headers = 0
     offset = 0
-    for lineno, raw_bytes in enumerate(data.split(b"\n"), start=1):
-        end = offset + len(raw_bytes) + 1
+    for lineno, (raw_bytes, offset, end) in enumerate(_lines(data), start=1):
         raw = raw_bytes.decode("utf-8", errors="replace")
         if raw.startswith(HEADER):
             if builder is not None:
@@ -295,6 +306,10 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     if progress is not None:
         progress(0, len(data))
     sessions = parse_history(data, str(path))
+    if not sessions and not data.strip(b" \t\r\n" + BOM):
+        empty = Session(path=str(path), format=NAME)
+        empty.warn(EMPTY_FILE, skipped=False)
+        sessions = [empty]
     if progress is not None:
         progress(len(data), len(data))
     return sessions

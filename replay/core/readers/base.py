@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,19 @@ CHUNK_BYTES = 4 * 1024 * 1024
 """Read size for line-based formats."""
 FIRST_CHUNK_BYTES = 64 * 1024
 """The first read of a line-based file; each next read doubles, up to CHUNK_BYTES."""
+FIRST_LINE_BYTES = 16 * 1024 * 1024
+"""How far detection reads to see a whole first line (a chat file's first message can be
+megabytes); past this, sniffers judge the cut line."""
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some editors write first: accepted and ignored everywhere."""
+EMPTY_FILE = "the file is empty: 0 turns read"
+"""The warning every format gives for an empty file (an empty file is a session with no
+turns yet, never an error: a session file is often created before its first record)."""
+CUT_OFF = "the JSON document is cut off"
+"""How the warning for a truncated document starts (a follower waits for the rest)."""
+MAX_TEXT_LINES = 5
+"""Lines of plain text (a status line, a shell prompt) tolerated before or after a JSON
+document; each one skipped is named in a warning."""
 
 
 class ReaderError(Exception):
@@ -110,12 +124,17 @@ class Reader:
     """True when the reader accepts a directory."""
 
 
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
 def iter_lines(
     handle: BinaryIO, start: int = 0, lineno: int = 0, *, final: bool = True
 ) -> Iterator[tuple[bytes, int, int]]:
-    """Yield (record, offset, lineno) for each line from byte `start`, newline removed.
+    """Yield (record, offset, lineno) for each line from byte `start`, line end removed.
 
-    With `final=False` a trailing line without a newline is held back (a writer may be
+    A line ends with LF, CRLF or a lone CR (old Mac files; JSON escapes CR inside strings,
+    so a raw CR is a line end). A byte-order mark at the start of the file is skipped. With
+    `final=False` a trailing line without a line end is held back (a writer may be
     mid-record); with `final=True` it is yielded too. `lineno` is the number of lines before
     `start`; yielded line numbers are 1-based. Blank lines are skipped but counted.
     """
@@ -131,18 +150,39 @@ def iter_lines(
         size = min(size * 2, CHUNK_BYTES)
         if not chunk:
             break
-        if pending:
-            chunk = pending + chunk
-            pending = b""
-        lines = chunk.split(b"\n")
-        pending = lines.pop()
-        for line in lines:
+        if offset == 0 and not pending:
+            if BOM.startswith(chunk):
+                pending = chunk  # too short to tell yet
+                continue
+            if chunk.startswith(BOM):
+                chunk, offset = chunk[len(BOM):], len(BOM)
+        data = pending + chunk if pending else chunk
+        if offset == 0 and data.startswith(BOM):
+            data, offset = data[len(BOM):], len(BOM)
+        if b"\r" not in data:
+            # The common case, at the speed of `split`.
+            lines = data.split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                lineno += 1
+                if line.strip():
+                    yield line, offset, lineno
+                offset += len(line) + 1
+            continue
+        done = 0
+        for match in _LINE_END.finditer(data):
+            if match.end() == len(data) and match.group() == b"\r":
+                break  # perhaps the first half of a CRLF still to be read
             lineno += 1
-            length = len(line) + 1
+            line = data[done:match.start()]
             if line.strip():
-                yield line.rstrip(b"\r"), offset, lineno
-            offset += length
-    if final and pending.strip():
+                yield line, offset + done, lineno
+            done = match.end()
+        offset += done
+        pending = data[done:]
+    if offset == 0 and pending.startswith(BOM):
+        pending, offset = pending[len(BOM):], len(BOM)
+    if final and pending.strip(b" \t\r\n\x0b\x0c"):
         yield pending.rstrip(b"\r"), offset, lineno + 1
 
 
@@ -157,12 +197,16 @@ def read_line_session(
         raise UnreadablePath.of(path, error) from None
     with handle:
         next_report = 0
+        fed = False
         for line, offset, lineno in iter_lines(handle):
+            fed = True
             builder.feed(line, offset, lineno)
             if progress is not None and offset >= next_report:
                 progress(offset, total)
                 next_report = offset + CHUNK_BYTES
     builder.finish()
+    if not fed:
+        builder.session.warn(EMPTY_FILE, skipped=False)
     if progress is not None:
         progress(total, total)
     return builder.session
@@ -178,11 +222,42 @@ def read_spans(path: str, spans: tuple[tuple[int, int], ...]) -> list[bytes]:
 
 
 def read_head(path: Path) -> bytes:
-    """The first HEAD_BYTES of a file, or b"" for a directory."""
+    """What `sniff` sees of a file (b"" for a directory): see `normal_head`.
+
+    The first HEAD_BYTES after a byte-order mark, and more while the first line is not
+    complete (up to FIRST_LINE_BYTES), so a first message over HEAD_BYTES is seen whole.
+    """
     if path.is_dir():
         return b""
     with open(path, "rb") as handle:
-        return handle.read(HEAD_BYTES)
+        head = handle.read(HEAD_BYTES + len(BOM))
+        if head.startswith(BOM):
+            head = head[len(BOM):]
+        else:
+            head = head[:HEAD_BYTES]
+            handle.seek(HEAD_BYTES)
+        size = HEAD_BYTES
+        while len(head) >= HEAD_BYTES and len(head) < FIRST_LINE_BYTES and not _has_line(head):
+            more = handle.read(size)
+            if not more:
+                break
+            head += more
+            size *= 2
+    return normal_head(head)
+
+
+def _has_line(head: bytes) -> bool:
+    """True when a complete line with something in it starts the head."""
+    body = head.lstrip()
+    return b"\n" in body or b"\r" in body
+
+
+def normal_head(head: bytes) -> bytes:
+    """A head with CR and CRLF line ends turned into LF, byte for byte the same length (CRLF
+    becomes a space and LF), so sniffers split lines one way and `len(head)` keeps meaning."""
+    if b"\r" not in head:
+        return head
+    return head.replace(b"\r\n", b" \n").replace(b"\r", b"\n")
 
 
 def first_json_line(head: bytes) -> bytes | None:
@@ -258,3 +333,165 @@ def glance_started(reader: Reader, path: Path) -> float | None:
     except (OSError, ValueError, ReaderError):
         return None
     return builder.session.started
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A whole-file JSON document as read: the value, where it sits, and what was skipped."""
+
+    value: Any
+    """The parsed document; None when `truncated`."""
+    start: int
+    """Byte offset of the document in the file (after a BOM and skipped text lines)."""
+    end: int
+    """Byte offset just past the document."""
+    notes: tuple[str, ...] = ()
+    """One warning per run of text skipped before or after the document."""
+    truncated: bool = False
+    """The file ends before the document closes (cut off while copied or written)."""
+    empty: bool = False
+    """The file holds nothing but white space."""
+
+    def warn(self, session: Session) -> None:
+        """Put the notes (and an empty or truncated document's warning) on a session."""
+        for note in self.notes:
+            session.warn(note, skipped=False)
+        if self.empty:
+            session.warn(EMPTY_FILE, skipped=False)
+        if self.truncated:
+            session.warn(f"{CUT_OFF} at byte {self.end:,} (truncated while copied or "
+                         "written?): 0 turns read")
+
+
+def _text_lines(lines: list[bytes]) -> str:
+    """`2 lines of text ('a', 'b')`: what was skipped, as a warning names it."""
+    shown = ", ".join(repr(shorten_text(line.decode("utf-8", "replace").strip(), 60))
+                      for line in lines if line.strip())
+    count = sum(1 for line in lines if line.strip())
+    return f"{count} line{'s' if count != 1 else ''} of text ({shown})"
+
+
+def shorten_text(text: str, limit: int) -> str:
+    """Text cut to `limit` characters with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _leading_text(data: bytes) -> int:
+    """Where a JSON document starts after at most MAX_TEXT_LINES lines of text, else 0."""
+    offset = 0
+    skipped = 0
+    for line in data.split(b"\n", MAX_TEXT_LINES + 1)[: MAX_TEXT_LINES + 1]:
+        if line.lstrip()[:1] in (b"{", b"["):
+            return offset if skipped else 0
+        if line.strip():
+            skipped += 1
+        offset += len(line) + 1
+    return 0
+
+
+def _trailing_text(data: bytes, start: int) -> int | None:
+    """Where a JSON document from `start` ends when at most MAX_TEXT_LINES lines of text
+    follow it (None when no such end parses)."""
+    end = len(data)
+    for _ in range(MAX_TEXT_LINES):
+        cut = data.rfind(b"\n", start, len(data[:end].rstrip()))
+        if cut < 0:
+            return None
+        if data[cut + 1:end].lstrip()[:1] in (b"{", b"["):
+            return None  # JSON after the document: JSON lines, not a document with text
+        end = cut
+        if data[start:end].rstrip()[-1:] not in (b"}", b"]"):
+            continue
+        try:
+            orjson.loads(data[start:end])
+        except orjson.JSONDecodeError:
+            continue
+        return end
+    return None
+
+
+def parse_document(data: bytes) -> Document:
+    """A JSON document from a file's bytes, tolerating a BOM and up to MAX_TEXT_LINES lines
+    of text before and after it (each skip is a note). A document the file ends inside is
+    `truncated`; anything else that is not JSON raises ValueError naming where it breaks."""
+    base = len(BOM) if data.startswith(BOM) else 0
+    body = normal_head(data[base:]) if b"\r" in data else data[base:]
+    try:
+        return Document(orjson.loads(body), base, len(data))
+    except orjson.JSONDecodeError as error:
+        first_error = error
+    notes: list[str] = []
+    start = _leading_text(body)
+    if start:
+        skipped = _text_lines(body[:start].split(b"\n"))
+        notes.append(f"skipped {skipped} before the JSON document")
+        try:
+            return Document(orjson.loads(body[start:]), base + start, len(data), tuple(notes))
+        except orjson.JSONDecodeError as error:
+            first_error = error
+    end = _trailing_text(body, start)
+    if end is not None:
+        skipped = _text_lines(body[end:].split(b"\n"))
+        notes.append(f"skipped {skipped} after the JSON document")
+        return Document(orjson.loads(body[start:end]), base + start, base + end, tuple(notes))
+    if _runs_off_the_end(first_error, body, start):
+        return Document(None, base + start, len(data), tuple(notes), truncated=True)
+    raise ValueError(f"not valid JSON ({first_error})")
+
+
+def _runs_off_the_end(error: orjson.JSONDecodeError, body: bytes, start: int) -> bool:
+    """True when a parse failed because the input ended, not because of a bad byte."""
+    if not body[start:].strip():
+        return False
+    return "unexpected end of data" in str(error)
+
+
+def load_document(path: Path, expected: str) -> Document:
+    """The JSON document of a file (see `parse_document`); a one-line ReaderError naming
+    `expected` when it is not one, UnreadablePath when the file cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UnreadablePath.of(path, error) from None
+    if not data.strip(b" \t\r\n" + BOM):
+        return Document(None, 0, len(data), empty=True)
+    try:
+        return parse_document(data)
+    except ValueError as error:
+        raise ReaderError(f"{path}: {error}; expected {expected}") from None
+
+
+def tolerant_head(head: bytes, whole: bool) -> bytes | None:
+    """A head whose text lines around a JSON document are blanked (same length, same line
+    numbers), for a second round of sniffing; None when there is nothing to blank.
+
+    A whole file whose document the head cannot parse (truncated) is padded with spaces to
+    HEAD_BYTES, so sniffers judge it as the cut head of a larger file.
+    """
+    start = _leading_text(head)
+    body = _blank(head, 0, start)
+    if not whole:
+        return body if start else None
+    end = _trailing_text(head, start)
+    if end is not None:
+        return _blank(body, end, len(head))
+    try:
+        orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        if _runs_off_the_end(error, body, start) and len(body) < HEAD_BYTES:
+            return body.ljust(HEAD_BYTES)
+        return body if start else None
+    return body if start else None
+
+
+def _blank(data: bytes, start: int, end: int) -> bytes:
+    """`data` with every byte but line ends between `start` and `end` made a space."""
+    if start >= end:
+        return data
+    middle = bytes(b if b == 0x0A else 0x20 for b in data[start:end])
+    return data[:start] + middle + data[end:]
+
+
+def cut_off(session: Session) -> str | None:
+    """The warning saying the session's document was cut off, if it was (being written)."""
+    return next((text for text in session.warnings if text.startswith(CUT_OFF)), None)

@@ -31,10 +31,13 @@ import orjson
 
 from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers.base import (
+    BOM,
     HEAD_BYTES,
+    Document,
     ReaderError,
     UnreadablePath,
     iter_lines,
+    load_document,
     read_head,
 )
 
@@ -539,16 +542,10 @@ def fill_session(session: Session, envelope: dict[str, Any] | None, messages: li
     return session
 
 
-def load_json(path: Path) -> object:
-    """The JSON document at `path`; ReaderError (one line) when unreadable or not JSON."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise UnreadablePath.of(path, error) from None
-    try:
-        return orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
-    except orjson.JSONDecodeError as error:
-        raise ReaderError(f"{path}: not a JSON document ({error})") from None
+def load_json(path: Path, expected: str) -> Document:
+    """The JSON document at `path` (text lines around it skipped with a note; empty or cut
+    off: no value); a one-line ReaderError when it is not JSON at all."""
+    return load_document(path, expected)
 
 
 def file_head(path: Path) -> bytes:
@@ -618,7 +615,7 @@ def head_document(head: bytes) -> object:
     """The whole document when the head holds the whole file and it parses, else `INVALID`."""
     if len(head) >= HEAD_BYTES:
         return INVALID
-    return parse_line(head.removeprefix(b"\xef\xbb\xbf"))
+    return parse_line(head.removeprefix(BOM))
 
 
 def first_record(head: bytes) -> object:
@@ -626,13 +623,13 @@ def first_record(head: bytes) -> object:
     for line in head.split(b"\n", 20)[:20]:
         stripped = line.strip()
         if stripped:
-            return parse_line(stripped.removeprefix(b"\xef\xbb\xbf"))
+            return parse_line(stripped.removeprefix(BOM))
     return INVALID
 
 
 def starts_like_json(head: bytes) -> bool:
     """True when the first non-blank byte opens an object or a list."""
-    stripped = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    stripped = head.removeprefix(BOM).lstrip()
     return stripped[:1] in (b"{", b"[")
 
 

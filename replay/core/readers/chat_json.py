@@ -51,9 +51,17 @@ def read_document(path: Path, document: object, format_name: str) -> list[Sessio
     return sessions
 
 
+EXPECTED = "a chat JSON document (a 'messages' list of {role, content} objects)"
+
+
 def _read(path: Path, progress: Progress | None = None) -> list[Session]:
-    document = load_json(path)
-    sessions = read_document(path, document, NAME)
+    document = load_json(path, EXPECTED)
+    if document.value is None:  # empty or cut off: a session with no turns, and why
+        session = Session(path=str(path), format=NAME)
+        document.warn(session)
+        return [session]
+    sessions = read_document(path, document.value, NAME)
+    document.warn(sessions[0])
     if progress is not None:
         progress(1, 1)
     return sessions

@@ -56,6 +56,11 @@ def _claims(path: Path, depth: int) -> list[tuple[Path, Reader]]:
     return found
 
 
+def claims(path: Path) -> list[tuple[Path, Reader]]:
+    """Every transcript under a directory with its reader, in the order `read` reads them."""
+    return _claims(path, 0)
+
+
 def _specific_directory_reader(path: Path, readers: tuple[Reader, ...]) -> Reader | None:
     for reader in readers:
         if reader is READER or not reader.directories:

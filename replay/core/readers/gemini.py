@@ -33,6 +33,7 @@ from replay.core.readers.base import (
     first_json_line,
     json_object_line,
     json_text,
+    parse_document,
     read_line_session,
     read_spans,
     shorten_part,
@@ -214,15 +215,21 @@ class GeminiBuilder:
         try:
             with open(self.session.path, "rb") as handle:
                 content = handle.read()
-            document = orjson.loads(content)
+            loaded = parse_document(content)
         except OSError as error:
             self.session.warn(f"could not read the document: {error.strerror or error}")
             return
-        except orjson.JSONDecodeError:
+        except ValueError as error:
             if not self._document_failed:
                 self._document_failed = True
-                self.session.warn("the JSON document is incomplete or malformed")
+                self.session.warn(f"the JSON document is malformed: {error}")
             return
+        if loaded.truncated or loaded.empty:
+            if not self._document_failed:
+                self._document_failed = True
+                loaded.warn(self.session)
+            return
+        document = loaded.value
         if not isinstance(document, dict):
             self.session.warn("the JSON document is not an object")
             return
@@ -230,7 +237,11 @@ class GeminiBuilder:
         self._by_id.clear()
         self._used.clear()
         self._count = 0
-        self._header(document, (0, len(content)), 1, "/messages")
+        for note in loaded.notes:
+            if note not in self.session.warnings:
+                self.session.warn(note, skipped=False)
+        line = content.count(b"\n", 0, loaded.start) + 1
+        self._header(document, (loaded.start, loaded.end - loaded.start), line, "/messages")
 
     def _record(self, record: dict[str, Any], span: tuple[int, int], lineno: int) -> None:
         if isinstance(record.get("$rewindTo"), str):

@@ -12,7 +12,15 @@ import orjson
 
 from replay.core.model import Part, PartsLoader, Session, Source, Turn
 from replay.core.readers._opencode_parts import turn_from_message
-from replay.core.readers.base import HEAD_BYTES, Progress, Reader, ReaderError, UnreadablePath
+from replay.core.readers.base import (
+    BOM,
+    HEAD_BYTES,
+    Document,
+    Progress,
+    Reader,
+    ReaderError,
+    load_document,
+)
 
 EXPECTED = "an opencode export: a JSON object with `info` and `messages`"
 
@@ -29,7 +37,7 @@ def _looks_like_export(document: object) -> bool:
 
 def sniff(path: Path, head: bytes) -> bool:
     """A JSON object naming `info` and `messages` near the top, with opencode ids or shape."""
-    body = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    body = head.removeprefix(BOM).lstrip()
     if not body.startswith(b"{") or b'"messages"' not in body or b'"info"' not in body:
         return False
     if b'"ses_' in body or b'"msg_' in body:
@@ -43,16 +51,13 @@ def sniff(path: Path, head: bytes) -> bool:
         return False
 
 
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise UnreadablePath.of(path, error) from None
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as error:
-        raise ReaderError(f"{path}: not valid JSON ({error}); expected {EXPECTED}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
+def _load(path: Path) -> Document:
+    """The export as read (text lines around it skipped with a note; empty or cut off: no
+    value); ReaderError when it is JSON of another shape or not JSON at all."""
+    document = load_document(path, EXPECTED)
+    value = document.value
+    if value is not None and (not isinstance(value, dict)
+                              or not isinstance(value.get("messages"), list)):
         raise ReaderError(f"{path}: no `messages` list; expected {EXPECTED}")
     return document
 
@@ -78,8 +83,8 @@ def _loader(path: str) -> PartsLoader:
             raise ValueError(f"turn {turn.id} has no export record")
         try:
             index = int(record[len("messages["):-1])
-            message = _load(Path(path))["messages"][index]
-        except (ReaderError, IndexError) as error:
+            message = _load(Path(path)).value["messages"][index]
+        except (ReaderError, IndexError, TypeError) as error:
             raise ValueError(str(error)) from None
         full = _message_turn(message, index, path, None, shorten_long=False)
         if full is None or full.id != turn.id:
@@ -91,10 +96,14 @@ def _loader(path: str) -> PartsLoader:
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
     """The one session of an export file."""
-    document = _load(path)
-    info = document.get("info") if isinstance(document.get("info"), dict) else {}
+    loaded = _load(path)
     text = str(path)
     session = Session(path=text, format=READER.name)
+    loaded.warn(session)
+    if loaded.value is None:  # empty or cut off: a session with no turns, and why
+        return [session]
+    document: dict[str, Any] = loaded.value
+    info = document.get("info") if isinstance(document.get("info"), dict) else {}
     session_id, title = info.get("id"), info.get("title")
     session.session_id = session_id if isinstance(session_id, str) else None
     session.title = title if isinstance(title, str) and title else None

@@ -137,17 +137,23 @@ def read_conversation(path: str, envelope: dict[str, Any], pointer: str, session
 
 
 def _read_document(path: Path) -> list[Session]:
-    document = load_json(path)
-    found = conversations(document)
+    expected = "'conversations': [{from, value}, ...]"
+    document = load_json(path, expected)
+    if document.value is None:  # empty or cut off: a session with no turns, and why
+        session = Session(path=str(path), format=NAME)
+        document.warn(session)
+        return [session]
+    found = conversations(document.value)
     if found is None:
-        raise ReaderError(f"{path}: no ShareGPT conversation found (expected "
-                          "'conversations': [{from, value}, ...])")
-    several = isinstance(document, list)
-    return [
+        raise ReaderError(f"{path}: no ShareGPT conversation found (expected {expected})")
+    several = isinstance(document.value, list)
+    sessions = [
         read_conversation(str(path), envelope, pointer,
                           envelope_id(envelope) or (f"#{number}" if several else None))
         for number, (pointer, envelope) in enumerate(found, start=1)
     ]
+    document.warn(sessions[0])
+    return sessions
 
 
 def _read_lines(path: Path) -> list[Session]:

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from replay.core.labels import LabelSet
+from replay.ui.literal import shown
 
 INTRO = (
     "replay steps through a transcript turn by turn and stops by itself at every empty turn.\n"
@@ -51,7 +52,8 @@ def labels_table(labels: LabelSet) -> Table:
     table.add_column("label")
     table.add_column("meaning")
     for label in labels:
-        table.add_row(Text(label.key), Text(label.name, style="bold"), Text(label.description))
+        table.add_row(Text(shown(label.key)), Text(shown(label.name), style="bold"),
+                      Text(shown(label.description)))
     return table
 
 

@@ -22,8 +22,8 @@ from textual.widgets import DataTable, Footer, Static
 from replay.core.detect import DetectionRules
 from replay.core.model import Session
 from replay.core.readers.base import Reader, SessionEntry
-from replay.core.safe import escape_controls
 from replay.core.scan import SessionSummary, summarize
+from replay.ui.literal import shown
 
 COLUMNS = ("started", "turns", "empty", "subagents", "session", "format", "folder")
 """Counts before the long session name: on a narrow terminal they stay in sight."""
@@ -61,7 +61,7 @@ def _folder(row: PickerRow, root: str) -> Text:
     if source is None:
         return Text("")
     folder = os.path.relpath(source if source.is_dir() else source.parent, root)
-    return Text("" if folder == "." else escape_controls(folder)[-50:], style="dim")
+    return Text("" if folder == "." else shown(folder)[-50:], style="dim")
 
 
 def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
@@ -71,15 +71,15 @@ def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
         entry = row.entry
         label = (entry.title or entry.key) if entry is not None else "?"
         if row.error:
-            problem = Text(f"unreadable: {escape_controls(row.error)}"[:70], style="red")
+            problem = Text(f"unreadable: {shown(row.error)}"[:70], style="red")
             return (_when(row.started), Text(""), Text(""), Text(""), problem,
                     Text(format_name), _folder(row, root))
         return (_when(row.started), PENDING, PENDING, Text(""),
-                Text(escape_controls(label)[:70]), Text(format_name), _folder(row, root))
+                Text(shown(label)[:70]), Text(format_name), _folder(row, root))
     return (_when(row.started), Text(f"{summary.turns:,}", justify="right"),
             Text(str(summary.empty), justify="right", style="bold" if summary.empty else "dim"),
             Text(f"{summary.subagents}" if summary.subagents else "", justify="right"),
-            Text(escape_controls(summary.label)[:70]), Text(summary.format), _folder(row, root))
+            Text(shown(summary.label)[:70]), Text(summary.format), _folder(row, root))
 
 
 SORTS = {"started": "start", "empty": "empty turns", "turns": "turns"}
@@ -144,7 +144,7 @@ class SessionPicker(Screen[None]):
         table.focus()
 
     def _title(self) -> Text:
-        title = Text(f" {len(self.rows)} sessions in {escape_controls(self.path)}")
+        title = Text(f" {len(self.rows)} sessions in {shown(self.path)}")
         waiting = self._waiting
         if waiting:
             title.append(f" · counting turns, {len(self.rows) - waiting} / {len(self.rows)}",

@@ -18,7 +18,6 @@ class PromptScreen(ModalScreen[str | None]):
     PromptScreen { align: center bottom; background: $background 30%; }
     PromptScreen > Vertical { height: auto; width: 100%; padding: 0 1; background: $panel;
                               border-top: tall $primary; }
-    PromptScreen Input { border: none; height: 1; padding: 0; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="cancel-prompt")]
 
@@ -32,7 +31,8 @@ class PromptScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Content(self.question))
-            yield Input(value=self.value, id="prompt-input")
+            # Compact: a bordered Input is three rows, and in one row its border hid the text.
+            yield Input(value=self.value, id="prompt-input", compact=True)
 
     @on(Input.Submitted)
     def answer(self, event: Input.Submitted) -> None:

@@ -31,7 +31,6 @@ from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
 from replay.core.model import Session, Turn
 from replay.core.navigation import Navigator, faster, slower
-from replay.core.safe import escape_controls
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.repaint import update_static
 from replay.ui.widgets.annotation_bar import AnnotationBar
@@ -311,7 +310,7 @@ class ReplayScreen(Screen[None]):
             banner.append(f" · {gap}")
         if empty.evidence:
             banner.append("\n evidence: ", style="bold")
-            banner.append(escape_controls(" · ".join(empty.evidence)))
+            banner.append(clean(" · ".join(empty.evidence)))
         banner.append_text(self.next_message_text(turn.index))
         return banner
 
@@ -489,7 +488,8 @@ class ReplayScreen(Screen[None]):
     def action_cycle_role(self) -> None:
         position = ROLE_FILTERS.index(self.role_filter)
         self.role_filter = ROLE_FILTERS[(position + 1) % len(ROLE_FILTERS)]
-        self.notify(f"Stepping through {self.role_filter or 'all'} turns.", timeout=2)
+        self.notify(f"Stepping through {self.role_filter or 'all'} turns.", timeout=2,
+                    markup=False)
         self.show()
 
     @on(TimelineJump)
@@ -620,11 +620,12 @@ class ReplayScreen(Screen[None]):
                 suggestion=empty.suggestion or "", rule=empty.suggestion_rule or "",
                 overrule=self.overrule, blind=self.blind and saved is None)
         except JournalError as error:
-            self.notify(f"{error}\nKept in memory; export or fix the directory to save it.",
+            self.notify(f"{clean(str(error))}\nKept in memory; export or fix the directory to "
+                        "save it.",
                         title="Annotation not saved", severity="error", markup=False,
                         timeout=10)
         else:
-            self.notify(f"Saved {annotation.label} for #{turn.index + 1}.", timeout=2,
+            self.notify(f"Saved {clean(annotation.label)} for #{turn.index + 1}.", timeout=2,
                         markup=False)
         self.pending_label = None
         self.show()
@@ -633,7 +634,7 @@ class ReplayScreen(Screen[None]):
         try:
             restored = self.store.undo()
         except JournalError as error:
-            self.notify(str(error), title="Undo not saved", severity="error", markup=False)
+            self.notify(clean(str(error)), title="Undo not saved", severity="error", markup=False)
             restored = None
         if restored is None:
             self.notify("Nothing to undo.", timeout=2)
@@ -656,7 +657,7 @@ class ReplayScreen(Screen[None]):
                 # A bare number is the #N the header shows: going there is visible and harmless.
                 index = resolve_turn(self.session.turns, answer, bare_numbers=True, prefixes=True)
             except TurnReferenceError as error:
-                self.notify(str(error), severity="warning", markup=False)
+                self.notify(clean(str(error)), severity="warning", markup=False)
                 return
             self.go(index)
 
@@ -678,7 +679,7 @@ class ReplayScreen(Screen[None]):
             return
         found = self.navigator.search(self.search_query, self.index, forward)
         if found is None:
-            self.notify(f"No match for {self.search_query!r}.", severity="warning",
+            self.notify(f"No match for {clean(repr(self.search_query))}.", severity="warning",
                         markup=False)
             return
         self.go(found)
@@ -695,7 +696,8 @@ class ReplayScreen(Screen[None]):
         turn = self.session.turns[self.index]
         text = turn_plain_text(self.session.full_parts(turn)) or f"(empty turn {turn.id})"
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2)
+        self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2,
+                    markup=False)
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
@@ -795,7 +797,7 @@ class ReplayScreen(Screen[None]):
                 # the view moves.
                 empties = len(self.navigator.empty_indices)
                 self.notify(f"{len(self.session.turns):,} turns, {empties:,} empty: here is the "
-                            "first one not annotated yet.", timeout=4)
+                            "first one not annotated yet.", timeout=4, markup=False)
         elif self.following and not self.indexing:
             self._follow_growth(new_empty, last)
         self.index = min(self.index, last)
@@ -834,4 +836,4 @@ class ReplayScreen(Screen[None]):
         self.index = target
         self.paused_at_empty = True
         self.notify(f"New empty turn #{target + 1}: paused here. f returns to the live end.",
-                    timeout=5)
+                    timeout=5, markup=False)

@@ -10,7 +10,7 @@ from textual.widgets import Input, Static
 from replay.core.annotations import OVERRULE_REASONS, Annotation
 from replay.core.detect import EmptyTurn
 from replay.core.labels import LabelSet
-from replay.core.safe import escape_controls
+from replay.ui.literal import shown
 from replay.ui.repaint import update_static
 
 
@@ -33,7 +33,7 @@ class AnnotationBar(Vertical):
     AnnotationBar > #annotation-labels { height: auto; }
     AnnotationBar > #annotation-help { height: auto; color: $text-muted; text-style: italic; }
     AnnotationBar > #annotation-state { height: 1; color: $text-muted; }
-    AnnotationBar > NoteInput { height: 1; border: none; padding: 0 1; background: $surface; }
+    AnnotationBar > NoteInput.-textual-compact { padding: 0 1; background: $surface; }
     AnnotationBar > NoteInput:focus { background: $boost; }
     """
 
@@ -46,8 +46,9 @@ class AnnotationBar(Vertical):
         yield Static(id="annotation-suggestion", markup=False)
         yield Static(id="annotation-labels", markup=False)
         yield Static(id="annotation-help", markup=False)
+        # Compact: one row with no border; a bordered Input at one row hid what was typed.
         yield NoteInput(placeholder="note: tab to write, enter to save, escape to leave",
-                        id="annotation-note")
+                        id="annotation-note", compact=True)
         yield Static(id="annotation-state", markup=False)
 
     def show(self, empty: EmptyTurn, pending: str | None, confidence: str,
@@ -68,10 +69,11 @@ class AnnotationBar(Vertical):
             label = self.labels.get(empty.suggestion)
             title = label.title if label else empty.suggestion
             suggestion.append("suggested: ", style="bold")
-            suggestion.append(f"{empty.suggestion}", style="bold reverse")
-            suggestion.append(f" ({title}, {empty.suggestion_confidence or 'low'} confidence)")
+            suggestion.append(shown(empty.suggestion), style="bold reverse")
+            suggestion.append(f" ({shown(title)}, {empty.suggestion_confidence or 'low'} "
+                              "confidence)")
             if empty.suggestion_reasons:
-                suggestion.append(" · " + escape_controls("; ".join(empty.suggestion_reasons)),
+                suggestion.append(" · " + shown("; ".join(empty.suggestion_reasons)),
                                   style="italic")
             if not saved or not saved.label:
                 suggestion.append("  · enter accepts", style="dim")
@@ -96,18 +98,18 @@ class AnnotationBar(Vertical):
             chosen = label.name == pending
             committed = saved is not None and saved.label == label.name
             style = "bold reverse" if chosen else ("bold underline" if committed else "")
-            keys.append(f"{label.key} ", style="bold")
-            keys.append(label.name, style=style)
+            keys.append(f"{shown(label.key)} ", style="bold")
+            keys.append(shown(label.name), style=style)
             keys.append("  ")
         update_static(self.query_one("#annotation-labels", Static), keys)
         chosen_label = self.labels.get(pending) if pending else None
         update_static(self.query_one("#annotation-help", Static), 
-            Text(chosen_label.description if chosen_label else ""))
+            Text(shown(chosen_label.description) if chosen_label else ""))
         state = Text()
         state.append(f"confidence: {confidence} (c cycles)  ")
         if saved is not None and saved.label:
-            state.append(f"saved: {saved.label}", style="bold")
-            state.append(f" by {escape_controls(saved.reviewer)}", style="dim")
+            state.append(f"saved: {shown(saved.label)}", style="bold")
+            state.append(f" by {shown(saved.reviewer)}", style="dim")
             if unsaved:
                 state.append("  NOT WRITTEN TO DISK: see notification", style="bold red")
         else:

@@ -1,0 +1,31 @@
+"""Writing case studies (`replay export --format md|html`) to a file or standard output."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from replay.commands._common import EXIT_FAILURE, EXIT_OK, say_error
+from replay.core.atomic import write_text_atomically
+from replay.core.casestudy import CaseStudy, render_html, render_markdown
+
+
+def write_case_studies(studies: Sequence[CaseStudy], kind: str, output: str | None) -> int:
+    """Render the studies as `md` or `html` and write them where `-o` says."""
+    text = render_markdown(studies) if kind == "md" else render_html(studies)
+    if output in (None, "-"):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.flush()
+        where = "standard output"
+    else:
+        try:
+            write_text_atomically(Path(output), text)
+        except OSError as error:
+            say_error(f"cannot write {output}: {error.strerror or error}")
+            return EXIT_FAILURE
+        where = str(output)
+    noun = "case study" if len(studies) == 1 else "case studies"
+    print(f"replay: wrote {len(studies)} {noun} ({kind}) to {where}", file=sys.stderr, flush=True)
+    return EXIT_OK

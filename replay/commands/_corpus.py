@@ -1,0 +1,101 @@
+"""What `scan` and `report` share: `--jobs`/`--dask`, and scanning paths with clean errors."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
+from replay.core.corpus import SessionTask, is_url, plan
+from replay.core.pool import LOCAL, DaskMissing, default_jobs, run_tasks
+from replay.core.readers import ReaderError
+from replay.core.spool import named, spooled
+
+
+def positive_int(text: str) -> int:
+    """An argparse type for a count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add `--jobs` and `--dask`."""
+    parser.add_argument("--jobs", "-j", type=positive_int, metavar="N", default=None,
+                        help="sessions read at once, one process each (default: the number "
+                             f"of cores, {default_jobs()} here; 1 reads them in this process)")
+    parser.add_argument("--dask", metavar="local|ADDRESS",
+                        help=f"run each session as a task of a Dask cluster: '{LOCAL}' starts "
+                             "one on this machine, or the scheduler's address "
+                             "(tcp://host:8786); needs the extra replay[dask]; PATH may then "
+                             "be an fsspec URL (s3://bucket/sessions/)")
+
+
+@dataclass(slots=True)
+class CorpusScan:
+    """Scans the paths of a command, printing one stderr line per unreadable path or session."""
+
+    status: int = EXIT_OK
+    """EXIT_BAD_INPUT once a path, or a file given as a whole, could not be read."""
+    sessions: int = 0
+    """Sessions scanned."""
+    _renames: dict[str, str] = field(default_factory=dict)
+
+    def reports(self, paths: Sequence[str], format: str | None = None,
+                rules: Mapping[str, Any] | None = None, jobs: int | None = None,
+                dask: str | None = None) -> Iterator[dict[str, Any]]:
+        """The `scan --json` object of every session under the paths, in a stable order.
+
+        `rules` changes the default detection rules (`DetectionRules.with_options`).
+        """
+        tasks: list[SessionTask] = []
+        for path in paths:
+            tasks.extend(self._plan(path, format, rules))
+        try:
+            results = run_tasks(tasks, jobs or default_jobs(), dask)
+            for task, result in zip(tasks, results, strict=True):
+                if result.error is not None:
+                    say_error(self._named(result.error))
+                    if task.entry is None and task.required:
+                        self.status = EXIT_BAD_INPUT
+                    continue
+                self.sessions += len(result.reports)
+                yield from result.reports
+        except DaskMissing as error:
+            say_error(str(error))
+            self.status = EXIT_BAD_INPUT
+        except OSError as error:
+            if dask is None:
+                raise
+            # Cannot reach the scheduler: one line, not a traceback.
+            say_error(f"dask scheduler {dask}: {error}")
+            self.status = EXIT_BAD_INPUT
+
+    def _plan(self, path: str, format: str | None,
+              rules: Mapping[str, Any] | None) -> list[SessionTask]:
+        try:
+            source: str | Path = path if is_url(path) else spooled(path)
+        except ReaderError as error:
+            say_error(str(error))
+            self.status = EXIT_BAD_INPUT
+            return []
+        if str(source) != path:
+            self._renames[str(source)] = path
+        try:
+            return plan(source, format, rules)
+        except ReaderError as error:
+            say_error(self._named(str(error)))
+            self.status = EXIT_BAD_INPUT
+            return []
+
+    def _named(self, message: str) -> str:
+        for spool, original in self._renames.items():
+            message = named(message, Path(spool), original)
+        return message

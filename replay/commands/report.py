@@ -1,0 +1,188 @@
+"""`replay report PATH...`: the corpus in numbers, in the terminal and as one HTML file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from replay.commands._common import EXIT_BAD_INPUT, EXIT_FAILURE, journal_records_or_none, say_error
+from replay.commands._corpus import CorpusScan, add_arguments, positive_int
+from replay.core.annotations import journal_path_for
+from replay.core.report import CorpusReport
+from replay.core.safe import escape_controls
+
+NAME = "report"
+HELP = ("the corpus in numbers: sessions, turns and empty turns by format, role, reason and "
+        "suggestion, labels and agreement, the most silent sessions, the gaps before silences")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the report arguments."""
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="session files, directories or databases")
+    parser.add_argument("--annotations", metavar="FILE", action="append",
+                        help="journal file or folder of journals to count labels and agreement "
+                             "from (repeatable; default: each session's own journal)")
+    parser.add_argument("--html", metavar="FILE",
+                        help="also write the report as one self-contained HTML file with "
+                             "charts (charts need the extra replay[report])")
+    parser.add_argument("--top", type=positive_int, default=10, metavar="N",
+                        help="how many of the most silent sessions to list (default: 10)")
+    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
+    parser.add_argument("--tool-only", action="store_true",
+                        help="also count assistant turns that only call tools as empty")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="also count a request that got no reply at all (reason no-reply)")
+    add_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Scan the corpus, attach annotations, print the tables and maybe write the HTML."""
+    corpus = CorpusScan()
+    report = CorpusReport()
+    rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
+    for scanned in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
+        report.add(scanned)
+    records = _records(report, args.annotations)
+    if records is None:
+        return EXIT_BAD_INPUT
+    report.add_annotations(records)
+    print_report(report, args.top)
+    if args.html:
+        from replay.core.report_html import write_report_html
+
+        try:
+            charts = write_report_html(report, args.html, args.top)
+        except OSError as error:
+            say_error(f"cannot write {args.html}: {error.strerror or error}")
+            return EXIT_FAILURE
+        if not charts:
+            say_error('warning: no charts in the HTML (they need: pip install "replay[report]")')
+        say_error(f"wrote {args.html}")
+    return corpus.status
+
+
+def _records(report: CorpusReport, given: list[str] | None) -> list[dict[str, Any]] | None:
+    """Journal records from the files given, else from each session's own journal."""
+    files: list[Path] = []
+    if given:
+        for name in given:
+            path = Path(name)
+            if path.is_dir():
+                files.extend(sorted(path.glob("*.jsonl")))
+            elif path.exists():
+                files.append(path)
+            else:
+                say_error(f"{path}: no such journal file or folder")
+                return None
+    else:
+        files = [path for path in dict.fromkeys(journal_path_for(row.key)
+                                                for row in report.sessions) if path.exists()]
+    records: list[dict[str, Any]] = []
+    for path in files:
+        found = journal_records_or_none(path)
+        if found is None:
+            return None
+        records.extend(found)
+    return records
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "—"
+
+
+def print_report(report: CorpusReport, top: int = 10) -> None:
+    """The report as rich tables on standard output."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False)
+
+    def heading(title: str) -> None:
+        # A line of its own: a table title would wrap to the width of a narrow table.
+        console.print()
+        console.print(Text(title, style="bold"))
+
+    def counted(title: str, column: str, counts: list[tuple[str, int]], whole: int,
+                unit: str = "empty turns") -> None:
+        heading(title)
+        table = Table()
+        table.add_column(column)
+        table.add_column(unit, justify="right")
+        table.add_column("share", justify="right")
+        for name, count in counts:
+            table.add_row(Text(escape_controls(name)), f"{count:,}", _share(count, whole))
+        console.print(table)
+
+    empty = report.empty
+    summary = Text()
+    summary.append(f"{len(report.sessions):,} sessions · {report.turns:,} turns · ", style="bold")
+    summary.append(f"{empty:,} empty turns", style="bold yellow" if empty else "bold")
+    summary.append(f" ({_share(empty, report.turns)} of turns)")
+    if report.skipped_records:
+        summary.append(f" · {report.skipped_records:,} records skipped", style="red")
+    console.print(summary)
+
+    heading("By format")
+    formats = Table()
+    for column in ("format", "sessions", "turns", "empty turns", "per 1,000 turns"):
+        formats.add_column(column, justify="left" if column == "format" else "right")
+    for name, count in sorted(report.formats.items()):
+        per_mille = f"{1000 * count.empty / count.turns:.1f}" if count.turns else "—"
+        formats.add_row(name, f"{count.sessions:,}", f"{count.turns:,}", f"{count.empty:,}",
+                        per_mille)
+    console.print(formats)
+    if not empty:
+        return
+    counted("By role", "role", report.roles.most_common(), empty)
+    counted("By reason", "reason", report.reasons.most_common(), empty)
+    counted("By suggestion", "suggestion", report.suggestions.most_common(), empty)
+    counted("Gap before the empty turn", "gap", report.gap_rows(), empty)
+
+    heading(f"Most silent sessions (top {top})")
+    silent = Table()
+    for column in ("session", "format", "turns", "empty", "rate"):
+        silent.add_column(column, justify="right" if column in ("turns", "empty", "rate")
+                          else "left", overflow="fold")
+    for row in report.silent_sessions(top):
+        silent.add_row(Text(escape_controls(row.label)), row.format, f"{row.turns:,}",
+                       f"{len(row.empty_turns):,}", _share(len(row.empty_turns), row.turns))
+    console.print(silent)
+
+    if not report.labels:
+        console.print()
+        console.print(Text("No annotations yet: label empty turns in the app, or pass "
+                           "--annotations JOURNAL.", style="dim"))
+        return
+    total_labels = sum(report.labels.values())
+    counted(f"Labels ({report.annotated_turns:,} of {empty:,} empty turns annotated)",
+            "label", report.labels.most_common(), total_labels, unit="annotations")
+    _print_agreement(console, report)
+
+
+def _print_agreement(console: Any, report: CorpusReport) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    agreement = report.agreement
+    console.print()
+    if agreement is None:
+        console.print(Text("Agreement: only one reviewer annotated.", style="dim"))
+        return
+    console.print(Text("Agreement", style="bold"))
+    table = Table()
+    for column in ("reviewers", "items", "observed", "Cohen's kappa"):
+        table.add_column(column, justify="left" if column == "reviewers" else "right")
+    for pair in agreement.pairs:
+        table.add_row(Text(escape_controls(f"{pair.first} · {pair.second}")), f"{pair.n:,}",
+                      "—" if pair.observed is None else f"{pair.observed:.3f}",
+                      "—" if pair.kappa is None else f"{pair.kappa:.3f}")
+    console.print(table)
+    alpha = "—" if agreement.alpha is None else f"{agreement.alpha:.3f}"
+    line = Text(f"Krippendorff's alpha: {alpha} over {agreement.alpha_items:,} items")
+    if agreement.alpha_reason:
+        line.append(f" ({escape_controls(agreement.alpha_reason)})", style="dim")
+    line.append(f" · {len(agreement.disagreements):,} disagreements")
+    console.print(line)

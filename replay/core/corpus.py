@@ -1,0 +1,165 @@
+"""A corpus as a list of tasks, one per session, and the one pure function that scans a task.
+
+`replay scan` and `replay report` share this: the parent lists the sessions under the
+paths (cheap: listing reads no session), then a local process pool or a Dask cluster runs
+`scan_task` on each task, and the parent concatenates the results in task order. With one
+job the same function runs in the parent, so one job and many give the same output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from replay.core.detect import DEFAULT_RULES
+from replay.core.readers import (
+    ReaderError,
+    SessionEntry,
+    detect_reader,
+    folder,
+    get_reader,
+    load_sessions,
+    read_entry,
+)
+from replay.core.scan import scan_session
+from replay.core.suggest import default_suggester
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTask:
+    """One unit of work: a session of a listed source, or a whole file (picklable)."""
+
+    source: str
+    """A local path or an fsspec URL (`s3://bucket/a.jsonl`) that the worker reads."""
+    format: str | None = None
+    """The reader to use; None to detect it from the content."""
+    entry: SessionEntry | None = None
+    """The listed session to read, when the source holds many; None to read the whole file."""
+    rules: tuple[tuple[str, Any], ...] = ()
+    """Changes to the default detection rules (`DetectionRules.with_options`), as pairs."""
+    required: bool = True
+    """False for one file of a folder: its failure is said, but the folder was read."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """What scanning one task gave: `scan --json` objects, or the one-line reason it failed."""
+
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    """One `scan --json` object per session read, in the reader's order."""
+    error: str | None = None
+    """Why the task could not be read, as one line for stderr."""
+
+
+def is_url(source: str) -> bool:
+    """True for an fsspec URL other than a plain local path (`s3://`, `gs://`, `memory://`)."""
+    scheme, separator, _ = source.partition("://")
+    return bool(separator) and scheme.isidentifier() and scheme != "file"
+
+
+def scan_task(task: SessionTask) -> TaskResult:
+    """Read one task's session(s) and return their `scan --json` objects (no side effects).
+
+    This is the whole per-session work of `scan` and `report`, whichever runs it: the
+    parent (one job), a worker process (`--jobs N`) or a Dask worker (`--dask`).
+    """
+    rules = DEFAULT_RULES.with_options(**dict(task.rules))
+    suggester = default_suggester()
+    local: Path | None = None
+    try:
+        with _local_copy(task.source) as local:
+            if task.entry is not None:
+                reader = get_reader(task.format) if task.format else detect_reader(local)
+                sessions = [read_entry(reader, task.entry)]
+            else:
+                sessions = load_sessions(local, task.format)
+            reports = [scan_session(session, rules, suggester).to_json() for session in sessions]
+    except ReaderError as error:
+        message = str(error)
+        if local is not None and is_url(task.source):
+            message = message.replace(str(local), task.source)
+        return TaskResult(error=message)
+    if is_url(task.source):
+        for report in reports:
+            report["path"] = task.source
+    return TaskResult(reports=reports)
+
+
+@contextlib.contextmanager
+def _local_copy(source: str) -> Iterator[Path]:
+    """The source as a local path: itself, or a temporary copy of a URL's file."""
+    if not is_url(source):
+        yield Path(source)
+        return
+    import fsspec  # the `replay[dask]` extra; only URLs need it
+
+    directory = tempfile.mkdtemp(prefix="replay-url-")
+    # Readers take facts from the file name (a Codex rollout's date), so keep it.
+    local = Path(directory) / (PurePosixPath(source.split("://", 1)[1]).name or "session")
+    try:
+        try:
+            with fsspec.open(source, "rb") as remote, open(local, "wb") as copy:
+                shutil.copyfileobj(remote, copy, 1 << 20)
+        except OSError as error:
+            raise ReaderError(f"{source}: {error.strerror or error}") from None
+        yield local
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def plan(source: str | Path, format: str | None = None,
+         rules: Mapping[str, Any] | None = None) -> list[SessionTask]:
+    """The tasks for one path or URL, in the order one job has always printed them.
+
+    A source that lists its sessions (a Claude Code project folder, an opencode database)
+    gives one task per session, oldest first; a URL folder gives one task per file; any
+    other path is one task.
+
+    Raises:
+        ReaderError: the path cannot be read or its format is not recognised.
+    """
+    text = str(source)
+    options = tuple(sorted((rules or {}).items()))
+    if is_url(text):
+        return [SessionTask(url, format, None, options) for url in _url_files(text)]
+    path = Path(source)
+    reader = get_reader(format) if format else detect_reader(path)
+    listable = reader.list_sessions is not None and (path.is_dir() or reader.builder is None)
+    entries = reader.list_sessions(path) if listable and reader.list_sessions else None
+    if entries is not None:
+        ordered = sorted(entries, key=lambda e: (e.started is None, e.started or 0.0, e.key))
+        return [SessionTask(text, reader.name, entry, options) for entry in ordered]
+    if reader.name == folder.READER.name:
+        # A folder holding files of many sessions each (chat data sets) cannot be listed
+        # session by session, but each file is still a task of its own.
+        return [dataclasses.replace(task, required=False)
+                for claimed, claimed_reader in folder.claims(path)
+                for task in plan(claimed, claimed_reader.name, rules)]
+    return [SessionTask(text, reader.name, None, options)]
+
+
+def _url_files(url: str) -> list[str]:
+    """Every file under a URL (itself when it is a file), sorted, as full URLs."""
+    try:
+        import fsspec
+    except ImportError:
+        raise ReaderError(f"{url}: reading URLs needs the optional extra: "
+                          'pip install "replay[dask]"') from None
+    try:
+        filesystem, root = fsspec.core.url_to_fs(url)
+        if not filesystem.isdir(root):
+            if not filesystem.exists(root):
+                raise ReaderError(f"{url}: no such file or directory")
+            return [url]
+        found = sorted(filesystem.find(root))
+    except (OSError, ValueError, ImportError) as error:
+        raise ReaderError(f"{url}: {error}") from None
+    return [filesystem.unstrip_protocol(name) for name in found
+            if not os.path.basename(name).startswith(".")]
