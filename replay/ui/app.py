@@ -485,7 +485,7 @@ class ReplayApp(App[None]):
             screen.rules = rules
             screen.turns_added(0, done=False, reset=True)
         state = "on" if rules.missing_replies else "off"
-        self.notify(f"Missing-reply stops {state}.", timeout=2)
+        self.notify(f"Missing-reply stops {state}.", timeout=2, markup=False)
 
     def toggle_tool_only(self) -> None:
         """Switch the rule that also stops at tool-only assistant turns."""

@@ -81,7 +81,7 @@ class AnnotationBar(Vertical):
             suggestion.append("no suggestion: pick a label with its number key", style="dim")
         if others and not hidden:
             suggestion.append("\nother reviewers: ", style="bold")
-            suggestion.append(escape_controls(" · ".join(
+            suggestion.append(shown(" · ".join(
                 f"{name or '(unnamed)'} {label}" for name, label in sorted(others.items()))))
         disagreeing = (not hidden and empty.suggestion and pending
                        and pending != empty.suggestion)
