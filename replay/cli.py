@@ -74,6 +74,20 @@ def command_parser(name: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _closed_pipe() -> int:
+    """The reader of our output went away (`| head`): exit 0 quietly, as `cat` would.
+
+    Standard output is pointed at /dev/null so the flush at exit does not fail again.
+    """
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `replay` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -86,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        return _closed_pipe()
     from replay.ui.launch import launch
 
     return launch(args)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from replay.core.files import FileRefused, read_capped
 from replay.core.paths import config_file
 
 DEFAULT_THEME = "replay-dark"
@@ -54,9 +55,11 @@ def load_settings(path: Path | None = None) -> SettingsLoad:
     path = path or config_file()
     problems: list[str] = []
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_capped(path, "a config file").decode("utf-8"))
     except FileNotFoundError:
         return SettingsLoad(Settings(), problems)
+    except FileRefused as error:
+        return SettingsLoad(Settings(), [f"{error}; using defaults"])
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         return SettingsLoad(Settings(), [f"{path}: not read ({error}); using defaults"])
     known = {f.name: f for f in fields(Settings)}
@@ -85,7 +88,9 @@ def remember(key: str, value: str, path: Path | None = None) -> str | None:
     """Set one top-level string setting in the config file, keeping the rest; returns a problem."""
     path = path or config_file()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        # A FIFO or device as config is refused here (FileRefused), never replaced by a file.
+        lines = read_capped(path, "a config file").decode("utf-8").splitlines() \
+            if path.exists() else []
         escaped = value.replace("\\", "\\\\").replace('"', '\\"')
         entry = f'{key} = "{escaped}"'
         for number, line in enumerate(lines):
@@ -101,6 +106,8 @@ def remember(key: str, value: str, path: Path | None = None) -> str | None:
         temporary = path.with_suffix(".tmp")
         temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
         os.replace(temporary, path)
-    except OSError as error:
-        return f"could not save {key} to {path}: {error.strerror or error}"
+    except FileRefused as error:
+        return f"could not save {key}: {error}"
+    except (OSError, UnicodeDecodeError) as error:
+        return f"could not save {key} to {path}: {getattr(error, 'strerror', None) or error}"
     return None

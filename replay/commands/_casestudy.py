@@ -9,6 +9,7 @@ from pathlib import Path
 from replay.commands._common import EXIT_FAILURE, EXIT_OK, say_error
 from replay.core.atomic import write_text_atomically
 from replay.core.casestudy import CaseStudy, render_html, render_markdown
+from replay.core.safe import show_path
 
 
 def write_case_studies(studies: Sequence[CaseStudy], kind: str, output: str | None) -> int:
@@ -25,7 +26,7 @@ def write_case_studies(studies: Sequence[CaseStudy], kind: str, output: str | No
         except OSError as error:
             say_error(f"cannot write {output}: {error.strerror or error}")
             return EXIT_FAILURE
-        where = str(output)
+        where = show_path(output)
     noun = "case study" if len(studies) == 1 else "case studies"
     print(f"replay: wrote {len(studies)} {noun} ({kind}) to {where}", file=sys.stderr, flush=True)
     return EXIT_OK

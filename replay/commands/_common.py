@@ -5,22 +5,31 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from replay.core.files import regular_file_refusal
 from replay.core.journal import Journal, JournalError
 from replay.core.model import Session
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions, read_entry
 from replay.core.readers.base import Progress
+from replay.core.readers.folder import SKIPPED
+from replay.core.safe import escape_controls, show_path
 from replay.core.spool import named, spooled
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
+EXIT_SKIPPED = 1
+"""Some files of a folder were read and some skipped (each said on stderr)."""
 
 
 def say_error(message: str) -> None:
-    """Print one clear line on stderr."""
-    print(f"replay: {message}", file=sys.stderr, flush=True)
+    """Print one clear line on stderr, every control, bidi or zero-width character escaped
+    (messages name paths and quote transcript text)."""
+    print(f"replay: {escape_controls(message)}", file=sys.stderr, flush=True)
 
 
 def load_or_none(
@@ -50,14 +59,22 @@ def _spooled_or_none(path: str | Path) -> Path | None:
 
 
 def stream_or_none(path: str | Path, format: str | None = None,
-                   progress: Progress | None = None) -> Iterator[Session] | None:
+                   progress: Progress | None = None,
+                   skipped: list[str] | None = None) -> Iterator[Session] | None:
     """The sessions at a path one at a time, or None after printing why it cannot be read.
 
     A source that lists its sessions (a Claude Code project folder, `~/.claude/projects`,
     an opencode database) is read one session at a time, oldest first, each let go before
     the next: memory stays that of one session and the first result comes at once. A
-    session that cannot be read is one line on stderr, and the others still come.
+    session that cannot be read is one line on stderr, and the others still come; so is
+    every file of a folder that is not read. `skipped`, when given, receives those lines.
     """
+    said = skipped if skipped is not None else []
+
+    def skip(line: str) -> None:
+        say_error(line)
+        said.append(line)
+
     source = _spooled_or_none(path)
     if source is None:
         return None
@@ -71,16 +88,28 @@ def stream_or_none(path: str | Path, format: str | None = None,
         return None
     if entries is None:
         sessions = load_or_none(source, reader.name, progress)
-        return iter(sessions) if sessions is not None else None
+        if sessions is None:
+            return None
+        for session in sessions:
+            for warning in session.warnings:
+                if warning.startswith(SKIPPED):
+                    skip(warning)
+        return iter(sessions)
 
     def each() -> Iterator[Session]:
         for entry in sorted(entries, key=lambda e: (e.started is None, e.started or 0.0, e.key)):
             try:
                 yield read_entry(reader, entry)
             except ReaderError as error:
-                say_error(str(error))
+                skip(str(error))
 
     return each()
+
+
+def journal_refusal(path: str | Path | None) -> str | None:
+    """One line refusing a journal named by the user that is not a regular file (a FIFO, a
+    device, a folder), said before anything is read; None when it may be used."""
+    return regular_file_refusal(path, "an annotation journal") if path else None
 
 
 def journal_records_or_none(path: Path) -> list[dict[str, Any]] | None:
@@ -96,10 +125,29 @@ def journal_records_or_none(path: Path) -> list[dict[str, Any]] | None:
     return loaded.records
 
 
+def table_console() -> Console:
+    """A Rich console for the human tables on standard output.
+
+    Rich ends a closed pipe (`| head`) with exit status 1; the CLI treats it as `cat` does
+    (exit 0, quietly), so the console hands the BrokenPipeError back to `replay.cli.main`.
+    """
+    from rich.console import Console
+
+    console = Console(highlight=False)
+
+    def closed_pipe() -> None:
+        console.quiet = True
+        raise BrokenPipeError
+
+    console.on_broken_pipe = closed_pipe  # type: ignore[method-assign]
+    return console
+
+
 def stderr_progress(label: str) -> Progress | None:
     """A progress callback that redraws one stderr line, only when stderr is a terminal."""
     if not sys.stderr.isatty():
         return None
+    label = show_path(label)
 
     def report(done: int, total: int) -> None:
         percent = 100 * done // total if total else 100

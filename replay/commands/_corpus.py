@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
+from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, EXIT_SKIPPED, say_error
 from replay.core.corpus import SessionTask, is_url, plan
 from replay.core.pool import LOCAL, DaskMissing, default_jobs, run_tasks
 from replay.core.readers import ReaderError
+from replay.core.readers.folder import SKIPPED
 from replay.core.spool import named, spooled
 
 
@@ -43,9 +44,13 @@ class CorpusScan:
     """Scans the paths of a command, printing one stderr line per unreadable path or session."""
 
     status: int = EXIT_OK
-    """EXIT_BAD_INPUT once a path, or a file given as a whole, could not be read."""
+    """EXIT_BAD_INPUT once a path, or a file given as a whole, could not be read (or, at the
+    end, when files were skipped and no session was read); EXIT_SKIPPED when some session or
+    file of a folder was skipped and the rest read."""
     sessions: int = 0
     """Sessions scanned."""
+    skipped: int = 0
+    """Sessions or files of a folder that were not read, each said on stderr."""
     _renames: dict[str, str] = field(default_factory=dict)
 
     def reports(self, paths: Sequence[str], format: str | None = None,
@@ -62,12 +67,24 @@ class CorpusScan:
             results = run_tasks(tasks, jobs or default_jobs(), dask)
             for task, result in zip(tasks, results, strict=True):
                 if result.error is not None:
-                    say_error(self._named(result.error))
                     if task.entry is None and task.required:
+                        say_error(self._named(result.error))
                         self.status = EXIT_BAD_INPUT
+                    else:
+                        said = self._named(result.error)
+                        say_error(said if said.startswith(SKIPPED) else SKIPPED + said)
+                        self.skipped += 1
                     continue
                 self.sessions += len(result.reports)
+                for report in result.reports:
+                    # A folder read whole keeps the files it skipped as warnings: say each.
+                    for warning in report.get("warnings", ()):
+                        if warning.startswith(SKIPPED):
+                            say_error(warning)
+                            self.skipped += 1
                 yield from result.reports
+            if self.skipped and self.status == EXIT_OK:
+                self.status = EXIT_SKIPPED if self.sessions else EXIT_BAD_INPUT
         except DaskMissing as error:
             say_error(str(error))
             self.status = EXIT_BAD_INPUT

@@ -7,12 +7,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, journal_records_or_none, say_error
+from replay.commands._common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    journal_records_or_none,
+    journal_refusal,
+    say_error,
+    table_console,
+)
 from replay.core.agree import AgreementReport, SuggesterReport, agreement
 from replay.core.annotations import OVERRULE_REASONS
-from replay.core.safe import escape_controls
+from replay.core.files import why_missing
+from replay.core.safe import escape_controls, json_line, path_text
 
 NAME = "agree"
 HELP = "agreement between reviewers over annotation journals (a table, or JSON with --json)"
@@ -36,13 +42,21 @@ def _journal_files(paths: list[str]) -> list[Path] | None:
     files: list[Path] = []
     for name in paths:
         path = Path(name)
-        if path.is_dir():
-            files.extend(sorted(path.glob("*.jsonl")))
-        elif path.exists():
-            files.append(path)
-        else:
+        missing = why_missing(path)
+        if missing == "no such file or directory":
             say_error(f"{path}: no such journal file or folder")
             return None
+        if missing:
+            say_error(f"{path}: {missing}")
+            return None
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.jsonl")))
+            continue
+        refusal = journal_refusal(path)
+        if refusal:
+            say_error(refusal)
+            return None
+        files.append(path)
     return files
 
 
@@ -59,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
         records.extend(found)
     report = agreement(records)
     if args.json:
-        document = {"journals": [str(path) for path in files], **report.to_json()}
-        sys.stdout.buffer.write(orjson.dumps(document) + b"\n")
+        document = {"journals": [path_text(path) for path in files], **report.to_json()}
+        sys.stdout.buffer.write(json_line(document))
         sys.stdout.flush()
     else:
         print_report(report, len(files), rules=args.suggester)
@@ -77,11 +91,10 @@ def _number(value: float | None) -> str:
 
 def print_report(report: AgreementReport, journals: int, *, rules: bool = False) -> None:
     """A readable agreement report."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False)
+    console = table_console()
     console.print(Text(
         f"{_plural(len(report.reviewers), 'reviewer')} · {_plural(report.items, 'annotated turn')}"
         f" · {_plural(journals, 'journal')}", style="bold"))

@@ -14,6 +14,7 @@ from replay.commands._common import (
     EXIT_FAILURE,
     EXIT_OK,
     journal_records_or_none,
+    journal_refusal,
     load_or_none,
     say_error,
     stderr_progress,
@@ -22,6 +23,7 @@ from replay.commands.label import label_set_or_none, settings_or_defaults
 from replay.core.annotations import annotations_from_records, default_journal_path, session_identity
 from replay.core.casestudy import CaseStudy, case_studies
 from replay.core.export import export_rows, write_csv, write_file, write_jsonl
+from replay.core.safe import escape_controls, show_path
 from replay.core.suggest import suggester_for
 
 NAME = "export"
@@ -69,6 +71,10 @@ def _kind(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Collect the rows of every session at PATH and write them to one output."""
+    refusal = journal_refusal(args.annotations)
+    if refusal:
+        say_error(refusal)
+        return EXIT_BAD_INPUT
     settings = settings_or_defaults()
     labels = label_set_or_none(args.labels or settings.labels)
     if labels is None:
@@ -109,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             say_error(f"cannot write {args.output}: {error.strerror or error}")
             return EXIT_FAILURE
-        where = args.output
+        where = show_path(args.output)
     noun = "row" if count == 1 else "rows"
     print(f"replay: wrote {count} {noun} ({kind}) to {where}", file=sys.stderr, flush=True)
     return EXIT_OK
@@ -118,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
 def _write_stdout(rows: list[dict[str, Any]], kind: str) -> int:
     """Plain UTF-8 on standard output whatever the locale, with CSV line endings kept as written."""
     sys.stdout.flush()
+    if kind == "csv" and sys.stdout.isatty():
+        # A person reads it: no cell may drive the terminal (a file or pipe gets the text).
+        rows = [{key: escape_controls(value) if isinstance(value, str) else value
+                 for key, value in row.items()} for row in rows]
     stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
     try:
         return write_csv(rows, stream) if kind == "csv" else write_jsonl(rows, stream)

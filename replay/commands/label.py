@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from replay.commands._common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, load_or_none, say_error
+from replay.commands._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    EXIT_OK,
+    journal_refusal,
+    load_or_none,
+    say_error,
+)
 from replay.config import Settings, load_settings
 from replay.core.annotations import (
     CONFIDENCE,
@@ -17,7 +24,7 @@ from replay.core.annotations import (
 from replay.core.detect import DEFAULT_RULES, DetectionRules, is_empty, reason_for
 from replay.core.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
 from replay.core.model import Session, Turn
-from replay.core.safe import escape_controls
+from replay.core.safe import escape_controls, show_path
 from replay.core.turn_ref import TurnReferenceError, nearest_empty, reference_number, resolve_turn
 
 NAME = "label"
@@ -116,6 +123,10 @@ def not_empty_refusal(session: Session, turn: Turn, rules: DetectionRules) -> st
 
 def run(args: argparse.Namespace) -> int:
     """Append one annotation to the session's journal and say what was saved."""
+    refusal = journal_refusal(args.annotations)
+    if refusal:
+        say_error(refusal)
+        return EXIT_BAD_INPUT
     settings = settings_or_defaults()
     labels = label_set_or_none(args.labels or settings.labels)
     if labels is None:
@@ -154,10 +165,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     state = f"empty: {reason_for(turn).code}" if is_empty(turn, rules) \
         else "not an empty turn"
-    print(
+    print(escape_controls(
         f"saved {saved.label} ({saved.confidence}) on #{turn.index + 1} "
-        f"{escape_controls(turn.id)} ({turn.role}, {state}) by {escape_controls(reviewer)} "
-        f"in {store.journal.path}"
-    )
+        f"{turn.id} ({turn.role}, {state}) by {reviewer} in {show_path(store.journal.path)}"
+    ))
     sys.stdout.flush()
     return EXIT_OK

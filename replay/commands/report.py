@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from replay.commands._common import EXIT_BAD_INPUT, EXIT_FAILURE, journal_records_or_none, say_error
+from replay.commands._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    journal_records_or_none,
+    say_error,
+    table_console,
+)
 from replay.commands._corpus import CorpusScan, add_arguments, positive_int
 from replay.core.annotations import journal_path_for
 from replay.core.report import CorpusReport
@@ -94,11 +100,10 @@ def _share(part: int, whole: int) -> str:
 
 def print_report(report: CorpusReport, top: int = 10) -> None:
     """The report as rich tables on standard output."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False)
+    console = table_console()
 
     def heading(title: str) -> None:
         # A line of its own: a table title would wrap to the width of a narrow table.

@@ -6,10 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-import orjson
-
+from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
-from replay.core.safe import escape_controls
+from replay.core.safe import escape_controls, json_line
 from replay.core.scan import report_label
 
 NAME = "scan"
@@ -31,12 +30,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Scan every path; exit 2 if any could not be read, after scanning the rest."""
+    """Scan every path; exit 2 if any could not be read (or nothing could), 1 if some file of a
+    folder was skipped, after scanning the rest."""
     corpus = CorpusScan()
     rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
     for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
         if args.json:
-            sys.stdout.buffer.write(orjson.dumps(report) + b"\n")
+            sys.stdout.buffer.write(json_line(report))
             sys.stdout.flush()
         else:
             print_table(report)
@@ -45,12 +45,11 @@ def run(args: argparse.Namespace) -> int:
 
 def print_table(report: dict[str, Any]) -> None:
     """A readable summary of one session's empty turns, from its `scan --json` object."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     empty_turns = report["empty_turns"]
-    console = Console(highlight=False)
+    console = table_console()
     heading = Text()
     heading.append(escape_controls(report_label(report)), style="bold")
     heading.append(f"  {report['format']} · {report['turns']:,} turns · ")
@@ -58,7 +57,7 @@ def print_table(report: dict[str, Any]) -> None:
     heading.append(f"{len(empty_turns)} empty", style=count_style)
     if report["skipped"]:
         heading.append(f" · {report['skipped']} records skipped", style="red")
-    heading.append(f"\n{report['path']}", style="dim")
+    heading.append(f"\n{escape_controls(report['path'])}", style="dim")
     console.print(heading)
     for warning in report["warnings"][:5]:
         console.print(Text(f"  warning: {escape_controls(warning)}", style="dim red"))

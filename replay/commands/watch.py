@@ -10,12 +10,12 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-import orjson
-
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
 from replay.core.detect import DEFAULT_RULES, EmptyTurn
+from replay.core.files import why_missing
 from replay.core.follow import FollowUpdate, SessionFollower
 from replay.core.readers import ReaderError
+from replay.core.safe import json_line, json_path
 from replay.core.spool import follow_refusal
 from replay.core.suggest import default_suggester
 
@@ -50,9 +50,9 @@ def empty_line(update: FollowUpdate, empty: EmptyTurn) -> bytes:
     """One output line: the scan --json element plus where it comes from."""
     session = update.session
     record = empty.to_json()
-    record["path"] = session.path if session is not None else None
+    record.update(json_path(session.path if session is not None else None))
     record["session_id"] = session.session_id if session is not None else None
-    return orjson.dumps(record) + b"\n"
+    return json_line(record)
 
 
 def _print(update: FollowUpdate) -> None:
@@ -73,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
         say_error(refusal)
         return EXIT_BAD_INPUT
     path = Path(args.path)
-    if not path.exists() or not (path.is_dir() or path.is_file()):
-        say_error(f"{path}: no such file or directory")
+    missing = why_missing(path)
+    if missing or not (path.is_dir() or path.is_file()):
+        say_error(f"{path}: {missing or 'not a file or folder that can be followed'}")
         return EXIT_BAD_INPUT
     rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
     try:

@@ -139,9 +139,13 @@ def plan(source: str | Path, format: str | None = None,
     if reader.name == folder.READER.name:
         # A folder holding files of many sessions each (chat data sets) cannot be listed
         # session by session, but each file is still a task of its own.
-        return [dataclasses.replace(task, required=False)
-                for claimed, claimed_reader in folder.claims(path)
-                for task in plan(claimed, claimed_reader.name, rules)]
+        skipped: list[tuple[Path, str]] = []
+        tasks = [dataclasses.replace(task, required=False)
+                 for claimed, claimed_reader in folder.claims(path, skipped)
+                 for task in plan(claimed, claimed_reader.name, rules)]
+        # A file no reader takes is a task that fails: said on stderr, counted as skipped.
+        return tasks + [SessionTask(str(file), None, None, options, required=False)
+                        for file, _ in skipped]
     return [SessionTask(text, reader.name, None, options)]
 
 

@@ -312,6 +312,16 @@ def _evidence_gap(session: Session, turn: Turn, rules: DetectionRules) -> list[s
     return [f"gap before: {format_duration(gap)}"]
 
 
+def _evidence_run_end(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    """How an agent run ended (trajectories), beside an empty turn with no step after it."""
+    status = session.meta.get("exit_status")
+    if status is None or any(other.role != "system"
+                             for other in session.turns[turn.index + 1:]):
+        return []
+    size = int(session.meta.get("submission", "0") or 0)
+    return [f"run ended: {status}", f"submission: {size:,} chars" if size else "no submission"]
+
+
 def _evidence_flags(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     found = []
     if turn.is_meta:
@@ -382,6 +392,7 @@ EVIDENCE: tuple[Evidence, ...] = (
     _evidence_open_for,
     _evidence_completion,
     _evidence_gap,
+    _evidence_run_end,
     _evidence_flags,
 )
 """Evidence collectors in display order; each returns zero or more short phrases."""

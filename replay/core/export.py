@@ -7,20 +7,17 @@ in a pipe would corrupt the first column name for `csvkit`, `awk` and friends.
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from replay.core.annotations import Annotation, session_identity
 from replay.core.detect import EmptyTurn, Suggester, find_empty_turns, is_visible
+from replay.core.files import output_stream
 from replay.core.labels import LabelSet
 from replay.core.model import Kind, Session, Turn
+from replay.core.safe import json_line, path_text
 from replay.core.text import one_line
 
 CSV_COLUMNS: tuple[str, ...] = (
@@ -86,7 +83,8 @@ def _row(
     label = labels.get(annotation.label) if annotation else None
     return {
         "session_id": session_identity(session),
-        "source_path": session.path,
+        # A file name that is not UTF-8 is written with those bytes as \xNN (README).
+        "source_path": path_text(session.path),
         "format": session.format,
         "turn_index": index,
         "turn_id": turn.id if turn is not None else (annotation.turn_id if annotation else ""),
@@ -166,8 +164,8 @@ def write_jsonl(rows: Iterable[Row], stream: IO[str]) -> int:
     """Write one JSON object per row, columns in CSV order; returns the row count."""
     count = 0
     for row in rows:
-        stream.write(orjson.dumps({column: row.get(column) for column in CSV_COLUMNS}).decode())
-        stream.write("\n")
+        # json_line: C1, bidi and zero-width characters as \u escapes, the same text decoded.
+        stream.write(json_line({column: row.get(column) for column in CSV_COLUMNS}).decode())
         count += 1
     return count
 
@@ -175,32 +173,13 @@ def write_jsonl(rows: Iterable[Row], stream: IO[str]) -> int:
 def write_file(rows: Iterable[Row], path: str | Path, kind: str = "csv") -> int:
     """Write rows to a file as `csv` (UTF-8 with BOM) or `jsonl`; returns the row count.
 
-    The file is written beside its destination and renamed over it, so a failed export never
-    leaves a half-written file in place of a good one.
+    A regular file is written beside its destination and renamed over it, so a failed export
+    never leaves a half-written file in place of a good one; a symbolic link is written
+    through to its target, a FIFO or a device is written into (see `output_stream`).
 
     Raises:
         OSError: the file cannot be written.
     """
-    path = Path(path)
     encoding = "utf-8-sig" if kind == "csv" else "utf-8"
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with open(fd, "w", encoding=encoding, newline="") as stream:
-            count = write_csv(rows, stream) if kind == "csv" else write_jsonl(rows, stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, _mode_for(path))
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    return count
-
-
-def _mode_for(path: Path) -> int:
-    """Keep the permissions of a file being replaced; a new file gets rw-r--r--."""
-    try:
-        return path.stat().st_mode & 0o777
-    except OSError:
-        return 0o644
+    with output_stream(path, encoding) as stream:
+        return write_csv(rows, stream) if kind == "csv" else write_jsonl(rows, stream)

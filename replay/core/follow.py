@@ -59,7 +59,7 @@ Builders only change recent turns (a reply growing line by line, a tool result j
 call); re-checking a whole 100,000-turn session on every wake-up would cost far more.
 """
 
-COMPLETION_FORMATS = frozenset({"opencode", "opencode-storage", "opencode-db"})
+COMPLETION_FORMATS = frozenset({"opencode", "opencode-storage", "opencode-db", "opencode-run"})
 """Formats whose `Turn.completed` is only set once the reply has ended (absent in flight)."""
 
 READ_ERRORS = (ReaderError, OSError, ValueError, TypeError, KeyError, AttributeError,

@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from replay.core.files import kind_of
+
 FORMAT_VERSION = 1
 """Value of the `v` field of records this version writes."""
 
@@ -106,7 +108,8 @@ class Journal:
                 f"cannot create the folder for annotations {self.path.parent}: {_describe(error)}"
             ) from None
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+                         | os.O_NONBLOCK, 0o644)
         except OSError as error:
             raise self._error("cannot write annotations to", error) from None
         try:
@@ -160,11 +163,17 @@ class Journal:
             JournalError: the file exists but cannot be read.
         """
         try:
-            with open(self.path, "rb") as handle:
+            # Opened without blocking: a FIFO would wait for a writer before any check ran.
+            descriptor = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with open(descriptor, "rb") as handle:
                 # A device or pipe could stream forever (/dev/zero): only files are journals.
-                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                mode = os.fstat(handle.fileno()).st_mode
+                if stat.S_ISDIR(mode):
+                    raise IsADirectoryError
+                if not stat.S_ISREG(mode):
                     raise JournalError(
-                        f"cannot read annotations from {self.path}: not a regular file")
+                        f"cannot read annotations from {self.path}: not a regular file "
+                        f"(a {kind_of(mode)})")
                 data = handle.read()
         except (FileNotFoundError, NotADirectoryError):
             # Not there (or a parent is a file, so it cannot be): an empty journal; `append`

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from replay.core.files import FileRefused, read_capped
+
 
 class LabelSetError(Exception):
     """A label file that cannot be used; the message is one line naming the file."""
@@ -122,7 +124,9 @@ def load_label_set(path: str | Path) -> LabelSet:
     """
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_capped(path, "a label file").decode("utf-8"))
+    except FileRefused as error:
+        raise LabelSetError(str(error)) from None
     except OSError as error:
         raise LabelSetError(f"{path}: cannot read label file: {error.strerror or error}") from None
     except UnicodeDecodeError:

@@ -240,9 +240,30 @@ class Session:
 
     @property
     def label(self) -> str:
-        """A short name for lists and headers."""
+        """A short name for lists and headers: the source's title, else the first real
+        prompt, else the id, else the file name."""
         if self.title:
             return self.title
+        prompt = first_prompt(self.turns)
+        if prompt:
+            return prompt
         if self.session_id:
             return self.session_id
         return self.path.rsplit("/", 1)[-1]
+
+
+def first_prompt(turns: list[Turn], limit: int = 70) -> str | None:
+    """The first line a person typed (not injected context, not a line opening with a tag
+    such as `<command-name>` or `<pr_description>`), cut to `limit` characters; None when
+    the session has none."""
+    for turn in turns[:500]:
+        if turn.role != "user" or turn.is_meta:
+            continue
+        for part in turn.parts:
+            if part.kind != Kind.TEXT or part.synthetic:
+                continue
+            line = next((line.strip() for line in part.text.splitlines()
+                         if line.strip() and not line.lstrip().startswith("<")), "")
+            if line:
+                return line if len(line) <= limit else line[: limit - 1] + "…"
+    return None

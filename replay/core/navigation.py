@@ -136,6 +136,14 @@ class Navigator:
                 return index
         return None
 
+    def matches(self, query: str) -> list[int]:
+        """Every turn whose text contains `query`, case-insensitively, in order."""
+        needle = query.casefold()
+        if not needle:
+            return []
+        return [turn.index for turn in self.session.turns
+                if needle in turn_search_text(turn).casefold()]
+
     def delay_after(self, index: int, speed: float, idle_cap: float) -> float:
         """Seconds to wait before showing the turn after `index` during playback.
 

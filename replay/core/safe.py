@@ -1,11 +1,28 @@
-"""Make untrusted transcript text safe for a terminal: control characters become visible."""
+"""Make untrusted text safe for a terminal, and paths safe for text and JSON.
+
+One helper (`escape_controls`) for every line shown to a person: in the app, and every line
+the CLI prints to a terminal. Data written to files and pipes (CSV, JSONL, `--json`) keeps
+the text as it is; `json_line` only spells the dangerous characters as JSON `\\u` escapes,
+which decode to the same text.
+"""
 
 from __future__ import annotations
 
+import base64
+import os
 import re
+from typing import Any
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-"""C0 (but tab and newline), DEL, C1, and the bidi overrides that can disguise text."""
+import orjson
+
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f"
+    "\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    "\ud800-\udfff]"
+)
+"""C0 (but tab and newline), DEL, C1; bidi marks, embeddings, overrides and isolates that can
+disguise text; zero-width characters that hide in it; lone surrogates (bytes of a file name
+that are not UTF-8, as Python decodes them)."""
 
 _NAMES = {"\x1b": "ESC", "\x07": "BEL", "\x9b": "CSI", "\x9d": "OSC", "\r": "CR", "\x00": "NUL"}
 
@@ -15,14 +32,100 @@ def _visible(match: re.Match[str]) -> str:
     name = _NAMES.get(char)
     if name:
         return f"␛[{name}]" if char == "\x1b" else f"[{name}]"
-    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        # surrogateescape's stand-in for one undecodable byte: show the byte itself.
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def escape_controls(text: str) -> str:
-    """Replace every terminal control character with a visible escape.
+    """Replace every terminal control character, bidi control and zero-width character with a
+    visible escape.
 
-    ESC becomes `␛[ESC]`, BEL `[BEL]`, other C0/C1 characters `\\xNN`; tab and newline stay.
+    ESC becomes `␛[ESC]`, BEL `[BEL]`, other C0/C1 characters `\\xNN`, U+202E `\\u202e`, an
+    undecodable file-name byte `\\xNN`; tab and newline stay. Escaping twice changes nothing.
     """
     if not _CONTROL.search(text):
         return text
     return _CONTROL.sub(_visible, text)
+
+
+def path_text(path: str | bytes | os.PathLike[str]) -> str:
+    """A path as valid Unicode text: bytes that are not UTF-8 become `\\xNN`, the rest is kept.
+
+    Lossy only for names that are not UTF-8 (`json_path` keeps those exactly).
+    """
+    if isinstance(path, bytes):
+        return path.decode("utf-8", "backslashreplace")
+    return text_of(os.fspath(path))
+
+
+def show_path(path: str | bytes | os.PathLike[str]) -> str:
+    """A path for a person at a terminal: undecodable bytes and control characters escaped."""
+    return escape_controls(path_text(path))
+
+
+def json_path(path: str | bytes | os.PathLike[str] | None, key: str = "path") -> dict[str, Any]:
+    """The JSON fields for a path: `key` as text, plus `key_base64` when the name is not UTF-8.
+
+    `key` is the name decoded as UTF-8 with any other byte written `\\xNN`; `key_base64`
+    (only then) is the exact bytes, base64-encoded: `base64 -d` gives the name back.
+    """
+    if path is None:
+        return {key: None}
+    try:
+        raw = path if isinstance(path, bytes) else os.fsencode(path)
+    except UnicodeEncodeError:
+        return {key: text_of(os.fspath(path))}
+    try:
+        return {key: raw.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {key: raw.decode("utf-8", "backslashreplace"),
+                f"{key}_base64": base64.b64encode(raw).decode("ascii")}
+
+
+_JSON_UNSAFE = re.compile(
+    rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe1\xa0\x8e|\xe2\x80[\x8b-\x8f\xa8-\xae]"
+    rb"|\xe2\x81[\xa0-\xa4\xa6-\xa9]|\xef\xbb\xbf"
+)
+"""UTF-8 encodings of the characters `escape_controls` escapes above ASCII (orjson already
+writes C0 as `\\u00NN`)."""
+
+
+def _json_escape(match: re.Match[bytes]) -> bytes:
+    return f"\\u{ord(match.group(0).decode('utf-8')):04x}".encode("ascii")
+
+
+def json_line(value: Any) -> bytes:
+    """One JSON line that is safe to show on a terminal and decodes to exactly `value`.
+
+    C1 controls, bidi controls and zero-width characters are written as `\\uNNNN` escapes
+    (JSON's own spelling, so any decoder gets the same text back). A text holding a lone
+    surrogate (a file name that is not UTF-8, met where `json_path` was not used) is written
+    with that byte as `\\xNN` rather than failing.
+    """
+    try:
+        encoded = orjson.dumps(value)
+    except TypeError:
+        encoded = orjson.dumps(_valid(value))
+    return _JSON_UNSAFE.sub(_json_escape, encoded) + b"\n"
+
+
+def _valid(value: Any) -> Any:
+    """`value` with every text made valid UTF-8 (see `text_of`), containers walked."""
+    if isinstance(value, str):
+        return text_of(value)
+    if isinstance(value, dict):
+        return {text_of(str(key)): _valid(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_valid(item) for item in value]
+    return value
+
+
+def text_of(value: str) -> str:
+    """Text that encodes as UTF-8: a byte of a file name that is not UTF-8 becomes `\\xNN`."""
+    try:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -14,6 +14,7 @@ from replay.core.detect import (
     is_stop,
 )
 from replay.core.model import Session
+from replay.core.safe import json_path
 
 
 @dataclass(slots=True)
@@ -29,7 +30,8 @@ class ScanReport:
         """The JSON object of PRODUCT.md's `scan --json` contract."""
         session = self.session
         return {
-            "path": session.path,
+            # Lossless for any file name: `path` text, plus `path_base64` when not UTF-8.
+            **json_path(session.path),
             "format": session.format,
             "title": session.title,
             "session_id": session.session_id,

@@ -265,16 +265,32 @@ def test_results_without_a_known_call(tmp_path: Path) -> None:
                                              "content": "mixed"}])
             .write(tmp_path / "s.jsonl"))
     session = read_one(path)
+    # A result whose call is not in the session is harness output of its own (a system turn),
+    # never attached to an unrelated reply; a line that also holds text stays the person's.
     assert [(t.id, t.role) for t in session.turns] == [
-        ("u0", "user"), ("msg_1", "assistant"), ("u2", "user")]
+        ("u0", "system"), ("msg_1", "assistant"), ("u1", "system"), ("u2", "user")]
     orphan = session.turns[0].parts[0]
     assert (orphan.kind, orphan.text, orphan.call_id) == (
         Kind.TOOL_RESULT, "orphan at the start", "call_before")
-    late = session.turns[1].parts[1:]
+    assert session.turns[0].is_meta and session.turns[2].is_meta
+    assert [p.kind for p in session.turns[1].parts] == [Kind.TEXT]
+    late = session.turns[2].parts
     assert [(p.kind, p.text, p.status) for p in late] == [
-        (Kind.TOOL_RESULT, "late result", "error"), (Kind.TOOL_RESULT, "mixed", "completed")]
-    assert [p.text for p in session.turns[2].parts] == ["and this"]
-    assert not find_empty_turns(session)
+        (Kind.TOOL_RESULT, "late result", "error")]
+    mixed = session.turns[3].parts
+    assert [(p.kind, p.text) for p in mixed] == [(Kind.TEXT, "and this"),
+                                                  (Kind.TOOL_RESULT, "mixed")]
+
+
+def test_an_orphan_result_after_compaction_leaves_the_empty_reply_before_it_empty(
+        tmp_path: Path) -> None:
+    path = (Lines()
+            .assistant("a1", "msg_1", text(""))
+            .result("u1", "call_from_before_the_compaction", "output")
+            .write(tmp_path / "s.jsonl"))
+    session = read_one(path)
+    assert [(t.id, t.role) for t in session.turns] == [("msg_1", "assistant"), ("u1", "system")]
+    assert [e.id for e in find_empty_turns(session)] == ["msg_1"]
 
 
 def test_bookkeeping_compaction_and_meta(tmp_path: Path) -> None:

@@ -209,11 +209,12 @@ def test_label_when_the_journal_cannot_be_written_exits_1(
     assert status == 1 and out == ""
     assert err.startswith(f"replay: cannot create the folder for annotations {blocker}: ")
     assert err.endswith("; the annotation was not saved\n") and err.count("\n") == 1
+    # A device as journal is bad input, refused before the session or the device is read.
     status, out, err = _label(capsys, str(chat), "--turn", "m2", "--label", "approval",
                               "--annotations", "/dev/zero")
-    assert status == 1
-    assert err == ("replay: cannot read annotations from /dev/zero: not a regular file; "
-                   "the annotation was not saved\n")
+    assert status == 2
+    assert err == ("replay: /dev/zero: cannot use a character device as an annotation journal; "
+                   "expected a regular file\n")
 
 
 def _annotate(chat: Path, capsys: pytest.CaptureFixture[str]) -> None:

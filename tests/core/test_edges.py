@@ -41,12 +41,16 @@ FILES: dict[str, tuple[str, bytes]] = {
         {"from": "human", "value": "hi"}, {"from": "gpt", "value": ""}]})),
     "chat-jsonl": ("chat.jsonl", _lines({"role": "user", "content": "hi"},
                                         {"role": "assistant", "content": ""})),
+    "mini-swe-agent": ("run.traj.json",
+                       (SAMPLES / "paginate-fix.mini-swe-agent.traj.json").read_bytes()),
+    "swe-agent": ("run.traj", (SAMPLES / "cache-expiry.swe-agent.traj").read_bytes()),
+    "opencode-run": ("run.jsonl", (SAMPLES / "dry-run-flag.opencode-run.jsonl").read_bytes()),
     "aider": ("history.md", b"# aider chat started at 2024-05-01 10:20:30\n\n#### hi\n\n"
                             b"hello there\n\n#### go on\n\n"),
 }
 """A small real-shaped file of every format (name → file name, content)."""
 
-DOCUMENTS = ["opencode", "chat-json", "gemini", "sharegpt"]
+DOCUMENTS = ["opencode", "chat-json", "gemini", "sharegpt", "mini-swe-agent", "swe-agent"]
 """The formats that are one JSON document per file."""
 
 
@@ -155,3 +159,19 @@ def test_a_first_message_larger_than_the_head_is_still_recognised(tmp_path: Path
         content = orjson.dumps(first) + b"\n" + b"".join(lines[1:])
     path = _write(tmp_path, name, content)
     assert [s.format for s in load_sessions(path)] == [name]
+
+
+@pytest.mark.parametrize("indent", [False, True])
+@pytest.mark.parametrize(("name", "document"), [
+    ("chat-json", lambda big: {"messages": [{"role": "user", "content": big},
+                                            {"role": "assistant", "content": "ok"}]}),
+    ("sharegpt", lambda big: {"conversations": [{"from": "human", "value": big},
+                                                {"from": "gpt", "value": "ok"}]}),
+])
+def test_a_document_whose_first_message_is_larger_than_the_head_is_recognised(
+        tmp_path: Path, name: str, document: object, indent: bool) -> None:
+    value = document("x" * (3 * HEAD_BYTES))  # type: ignore[operator]
+    path = tmp_path / "big.json"
+    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0))
+    (session,) = load_sessions(path)
+    assert (session.format, len(session.turns)) == (name, 2)

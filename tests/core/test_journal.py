@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -206,7 +207,13 @@ def test_default_reviewer(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_only_regular_files_are_read_as_journals(tmp_path: Path) -> None:
     with pytest.raises(JournalError) as caught:
         Journal("/dev/zero").load()
-    assert str(caught.value) == "cannot read annotations from /dev/zero: not a regular file"
+    assert str(caught.value) == ("cannot read annotations from /dev/zero: not a regular file "
+                                 "(a character device)")
+    # A FIFO with no writer: refused at once, where a plain open() would wait forever.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(JournalError, match=r"not a regular file \(a FIFO \(named pipe\)\)$"):
+        Journal(fifo).load()
     with pytest.raises(JournalError, match="it is a folder$"):
         Journal(tmp_path).load()
     blocker = tmp_path / "file"

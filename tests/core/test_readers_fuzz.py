@@ -358,6 +358,7 @@ def _detect(directory: Path, name: str, data: bytes) -> None:
 
 
 REGRESSIONS: list[bytes] = [
+    b"\x0b",
     b'{"type": []}\n',
     b'{"type": {}, "payload": []}\n',
     b"[]", b"{}", b"null", b'"x"', b"\n\n",

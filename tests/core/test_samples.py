@@ -52,6 +52,15 @@ SAMPLE_FILES = (
     Sample("support-bot.chat.json", "chat-json", 16, (
         (10, "m15", "assistant", "blank-text"),
     )),
+    Sample("paginate-fix.mini-swe-agent.traj.json", "mini-swe-agent", 11, (
+        (5, "m8", "assistant", "blank-text"),
+    )),
+    Sample("cache-expiry.swe-agent.traj", "swe-agent", 8, (
+        (6, "step-4", "assistant", "blank-text"),
+    )),
+    Sample("dry-run-flag.opencode-run.jsonl", "opencode-run", 4, (
+        (3, "msg_1398974b2001o8K2tRw49kKgNA", "assistant", "markers-only"),
+    )),
 )
 
 OPENCODE = [sample.name for sample in SAMPLE_FILES if sample.format == "opencode"]

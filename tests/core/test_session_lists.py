@@ -117,7 +117,8 @@ def test_scan_reads_a_listed_folder_one_session_at_a_time(
         return session
 
     monkeypatch.setattr(corpus, "read_entry", reading)
-    assert main(["scan", "--json", "--jobs", "1", str(project)]) == 0
+    # Some sessions read, one skipped (said on stderr): exit status 1.
+    assert main(["scan", "--json", "--jobs", "1", str(project)]) == 1
     out, err = capsys.readouterr()
     reports = [orjson.loads(line) for line in out.splitlines()]
     assert {r["session_id"]: r["turns"] for r in reports} == {

@@ -83,7 +83,7 @@ async def test_a_session_that_cannot_be_read_leaves_the_list_up(
         picker = app.screen
         assert isinstance(picker, SessionPicker) and picker.rows[0].entry is not None
         assert picker.rows[0].entry.key == newest and picker.rows[0].error
-        assert cells(picker.query_one(DataTable), 0)[4].startswith("unreadable: ")
+        assert cells(picker.query_one(DataTable), 0)[4].startswith(f"{newest} · unreadable: ")
         await pilot.press("enter")
         await pilot.pause(0.3)
         assert app.screen is picker and app.is_running
@@ -114,3 +114,26 @@ async def test_s_sorts_by_empty_turns_then_turns_and_enter_opens_the_row_shown(
         await pilot.press("enter")  # the first row shown: the longest session
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
         assert len(app.screen.session.turns) == turns[0]  # type: ignore[attr-defined]
+
+
+async def test_files_that_cannot_be_read_are_listed_greyed_with_the_reason(
+        tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "loop.jsonl").symlink_to("loop.jsonl")
+    (project / "foreign.jsonl").write_text('{"hello": "world"}\n')
+    app = build_app(project)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and all(row.summary or row.problem for row in app.screen.rows))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        table = picker.query_one(DataTable)
+        shown = {cells(table, row)[4] for row in range(table.row_count)}
+        assert "loop.jsonl · unreadable: symbolic link loop" in shown
+        assert "foreign.jsonl · unreadable: not a Claude Code session file" in shown
+        # Greyed: the whole row is dim, the reason in italics.
+        row = next(number for number in range(table.row_count)
+                   if "loop" in cells(table, number)[4])
+        reason = table.get_row_at(row)[4]
+        assert "dim" in str(reason.style)
+        assert "counting" not in str(picker.query_one("#picker-title").render())

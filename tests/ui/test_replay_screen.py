@@ -187,7 +187,7 @@ async def test_timeline_click_jumps(chat_file: Path) -> None:
 
 async def test_narrow_terminal_stacks_the_panes(chat_file: Path) -> None:
     app = build_app(chat_file)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(100, 40)) as pilot:  # 80x24 folds them (test_keymap_and_search)
         await ready(pilot, app)
         screen = screen_of(app)
         assert screen.has_class("narrow")
@@ -230,8 +230,9 @@ async def test_multi_session_directory_shows_the_picker(tmp_path: Path) -> None:
     write_chat(folder / "b.json", turns=8, empty_at=(), title="second")
     app = build_app(folder)
     async with app.run_test(size=(120, 30)) as pilot:
+        # query, not query_one: the picker may be on the stack before its table is composed.
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and app.screen.query_one(DataTable).row_count == 2)
+                         and any(t.row_count == 2 for t in app.screen.query(DataTable)))
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
         assert len(screen_of(app).session.turns) in (6, 8)

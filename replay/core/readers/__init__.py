@@ -9,12 +9,15 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import stat
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from replay.core.files import kind_of, why_missing
 from replay.core.model import Session
 from replay.core.readers.base import (
+    FIRST_LINE_BYTES,
     Progress,
     Reader,
     ReaderError,
@@ -41,7 +44,8 @@ __all__ = [
 
 SNIFF_ORDER: tuple[str, ...] = (
     "opencode_sqlite", "claude_code", "opencode_export", "opencode_storage", "codex",
-    "gemini", "aider", "sharegpt", "chat_json", "chat_jsonl", "folder",
+    "gemini", "opencode_run", "aider", "mini_swe_agent", "swe_agent", "sharegpt", "chat_json",
+    "chat_jsonl", "folder",
 )
 """Reader modules in `priority` order, so detection imports only the modules it tries.
 
@@ -91,10 +95,16 @@ def get_reader(name: str) -> Reader:
 
 
 def _check_path(path: Path) -> None:
-    if not path.exists():
-        raise UnreadablePath(f"{path}: no such file or directory")
-    if path.is_dir():
+    missing = why_missing(path)
+    if missing:
+        raise UnreadablePath(f"{path}: {missing}")
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
         return
+    if not stat.S_ISREG(mode):
+        # A FIFO in a folder would block the first read, a device never end; a pipe named on
+        # the command line was copied to a file before it got here (`spooled`).
+        raise UnreadablePath(f"{path}: a {kind_of(mode)}, not a transcript file")
     try:
         with open(path, "rb"):
             pass
@@ -144,7 +154,15 @@ def _sniff_tolerant(path: Path, head: bytes) -> Reader | None:
     except OSError:
         return None
     tolerant = tolerant_head(head, whole)
-    return None if tolerant is None else _sniff_all(path, tolerant, False)
+    found = None if tolerant is None else _sniff_all(path, tolerant, False)
+    if found is None and not whole and head.lstrip()[:1] in (b"{", b"["):
+        # A JSON document whose first message is larger than the head: judge a longer one.
+        try:
+            longer = read_head(path, FIRST_LINE_BYTES)
+        except OSError:
+            return None
+        found = _sniff_all(path, longer, False)
+    return found
 
 
 EMPTY_BY_SUFFIX: dict[str, str] = {".json": "chat-json", ".md": "aider"}
@@ -179,6 +197,8 @@ def load_sessions(
 
 def read_entry(reader: Reader, entry: SessionEntry) -> Session:
     """Read one listed session; ReaderError when it cannot be read or is gone."""
+    if entry.problem is not None:
+        raise UnreadablePath(entry.problem)
     if entry.format is not None:
         reader = get_reader(entry.format)
     if entry.own_file:

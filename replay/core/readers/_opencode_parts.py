@@ -138,7 +138,7 @@ def _subtask_part(raw: dict[str, Any]) -> Part:
 
 def _retry_part(raw: dict[str, Any]) -> Part:
     error = raw.get("error")
-    name, message = _error_words(error)
+    name, message = error_words(error)
     attempt = _number(raw.get("attempt"))
     prefix = f"attempt {attempt:.0f}" if attempt is not None else "retry"
     return Part(Kind.RETRY, name=name, text=f"{prefix}: {message}" if message else prefix)
@@ -161,7 +161,7 @@ PART_MAPPERS: dict[str, PartMapper] = {
 """opencode part type → mapper; a type not listed becomes `Kind.OTHER` named after it."""
 
 
-def _error_words(error: object) -> tuple[str | None, str]:
+def error_words(error: object) -> tuple[str | None, str]:
     """(name, message) of an opencode error object (`{name, data: {message}}`) or string."""
     if isinstance(error, str):
         return error or None, ""
@@ -290,7 +290,7 @@ def turn_from_message(
     )
     error = info.get("error")
     if error is not None and error is not False:
-        name, message = _error_words(error)
+        name, message = error_words(error)
         turn.parts.append(Part(Kind.ERROR, name=name or "error", text=message))
     return turn
 

@@ -306,7 +306,7 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     if progress is not None:
         progress(0, len(data))
     sessions = parse_history(data, str(path))
-    if not sessions and not data.strip(b" \t\r\n" + BOM):
+    if not sessions and not data.removeprefix(BOM).strip():
         empty = Session(path=str(path), format=NAME)
         empty.warn(EMPTY_FILE, skipped=False)
         sessions = [empty]

@@ -86,6 +86,9 @@ class SessionEntry:
     """When it started (epoch seconds), as far as a glance at the source tells."""
     format: str | None = None
     """The reader that reads it, when not the one that listed it (a folder of many kinds)."""
+    problem: str | None = None
+    """Why this file of the folder cannot be read as a session, found while listing (one line
+    naming it); listed anyway so that no file is dropped without a word."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,14 +162,16 @@ def iter_lines(
         data = pending + chunk if pending else chunk
         if offset == 0 and data.startswith(BOM):
             data, offset = data[len(BOM):], len(BOM)
-        if b"\r" not in data:
-            # The common case, at the speed of `split`.
+        crlf_only = b"\r" in data and data.count(b"\r") == data.count(b"\r\n")
+        if crlf_only or b"\r" not in data:
+            # LF or CRLF line ends (the common cases), at the speed of `split`.
             lines = data.split(b"\n")
             pending = lines.pop()
             for line in lines:
                 lineno += 1
                 if line.strip():
-                    yield line, offset, lineno
+                    yield line[:-1] if crlf_only and line.endswith(b"\r") else line, \
+                        offset, lineno
                 offset += len(line) + 1
             continue
         done = 0
@@ -221,21 +226,21 @@ def read_spans(path: str, spans: tuple[tuple[int, int], ...]) -> list[bytes]:
         os.close(fd)
 
 
-def read_head(path: Path) -> bytes:
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     """What `sniff` sees of a file (b"" for a directory): see `normal_head`.
 
-    The first HEAD_BYTES after a byte-order mark, and more while the first line is not
+    The first `size` bytes after a byte-order mark, and more while the first line is not
     complete (up to FIRST_LINE_BYTES), so a first message over HEAD_BYTES is seen whole.
     """
     if path.is_dir():
         return b""
     with open(path, "rb") as handle:
-        head = handle.read(HEAD_BYTES + len(BOM))
+        head = handle.read(size + len(BOM))
         if head.startswith(BOM):
             head = head[len(BOM):]
         else:
-            head = head[:HEAD_BYTES]
-            handle.seek(HEAD_BYTES)
+            head = head[:size]
+            handle.seek(size)
         size = HEAD_BYTES
         while len(head) >= HEAD_BYTES and len(head) < FIRST_LINE_BYTES and not _has_line(head):
             more = handle.read(size)
@@ -453,7 +458,7 @@ def load_document(path: Path, expected: str) -> Document:
         data = path.read_bytes()
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
-    if not data.strip(b" \t\r\n" + BOM):
+    if not data.removeprefix(BOM).strip():
         return Document(None, 0, len(data), empty=True)
     try:
         return parse_document(data)

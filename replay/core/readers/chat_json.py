@@ -70,7 +70,8 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
 def _sniff(path: Path, head: bytes) -> bool:
     if not starts_like_json(head):
         return False
-    if len(head) >= HEAD_BYTES and isinstance(first_record(head), (dict, list)):
+    if len(head) >= HEAD_BYTES and b"\n" in head.strip() \
+            and isinstance(first_record(head), (dict, list)):
         return False  # a cut file whose first line is a whole record: JSON lines, not one document
     return sniff_document(head, find_conversations, is_message)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import stat
 from collections.abc import Container, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -281,7 +282,40 @@ def list_sessions(path: Path) -> list[SessionEntry]:
         if file.name.startswith("agent-") and session_id in main_ids:
             continue
         entries.append(SessionEntry(key=file.name, path=file, own_file=True, started=started))
-    return entries
+    return entries + _skipped_files(path, files)
+
+
+def _skipped_files(directory: Path, sessions: Iterable[Path]) -> list[SessionEntry]:
+    """The `.jsonl` files of a project folder not read as sessions, each with the reason:
+    listed, so that an unreadable or foreign file is said, never silently dropped."""
+    from replay.core.files import kind_of, why_missing
+
+    kept = set(sessions)
+    skipped: list[SessionEntry] = []
+    try:
+        names = sorted(entry.name for entry in os.scandir(directory)
+                       if entry.name.endswith(".jsonl"))
+    except OSError:
+        return []
+    for name in names:
+        file = directory / name
+        if file in kept:
+            continue
+        problem = why_missing(file)
+        if problem is None:
+            mode = os.stat(file).st_mode
+            if stat.S_ISDIR(mode):
+                continue
+            problem = None if stat.S_ISREG(mode) else f"a {kind_of(mode)}, not a session file"
+        if problem is None:
+            try:
+                _head(file)
+                problem = "not a Claude Code session file"
+            except OSError as error:
+                problem = error.strerror or str(error)
+        skipped.append(SessionEntry(key=name, path=file, own_file=True,
+                                    problem=f"skipped {file}: {problem}"))
+    return skipped
 
 
 def _started(session: Session) -> tuple[bool, float, str]:

@@ -56,6 +56,12 @@ _QUOTE = ord('"')
 _fromisoformat = datetime.fromisoformat
 
 
+TITLE_RECORDS: dict[str, int] = {"summary": 0, "ai-title": 1, "custom-title": 2}
+"""Record types that name the session, by precedence."""
+TITLE_KEYS: tuple[str, ...] = ("customTitle", "aiTitle", "title", "summary")
+"""Fields of those records that hold the name."""
+
+
 def prompt_key(text: str) -> bytes:
     """A compact, stable key for a subagent prompt, to link a sidechain to its call."""
     return hashlib.blake2b(text.strip().encode("utf-8", "replace"), digest_size=16).digest()
@@ -143,6 +149,7 @@ class ClaudeCodeBuilder:
         self._last_assistant: Turn | None = None
         self._need_meta = True
         self._meta_lines = _META_LINES
+        self._title_rank = -1
 
     # -- reading records -------------------------------------------------------------------
 
@@ -174,9 +181,30 @@ class ClaudeCodeBuilder:
             # Summaries, snapshots, progress, hooks, system notes and types added by newer
             # versions: bookkeeping, never turns.
             self.session.events += 1
+            if kind in TITLE_RECORDS:
+                self._title(kind, line)
 
     def finish(self) -> None:
         """Nothing is pending between records; kept for the `LineBuilder` protocol."""
+
+    def _title(self, kind: str, line: bytes) -> None:
+        """A title record: one the person set beats the generated one, which beats a summary
+        (summaries at the top of a file may describe an earlier session); the latest of a
+        kind wins, except summaries, where the first does."""
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return
+        rank = TITLE_RECORDS[kind]
+        if not isinstance(record, dict) or rank < self._title_rank or (
+                kind == "summary" and rank == self._title_rank):
+            return
+        for key in TITLE_KEYS:
+            value = record.get(key)
+            if isinstance(value, str) and value.strip():
+                self.session.title = value.strip()
+                self._title_rank = rank
+                return
 
     def _lenient(self, line: bytes, lineno: int) -> Entry | None:
         try:
@@ -385,9 +413,11 @@ class ClaudeCodeBuilder:
                 return
             if self.first_prompt is None and parts and parts[0].kind == Kind.TEXT:
                 self.first_prompt = prompt_key(_first_text(content))
-        turn = self._new_turn(entry.uuid or f"line-{lineno}", "user", entry, lineno, span)
+        orphaned = bool(parts) and all(part.kind == Kind.TOOL_RESULT for part in parts)
+        turn = self._new_turn(entry.uuid or f"line-{lineno}", "system" if orphaned else "user",
+                              entry, lineno, span)
         turn.parts = parts
-        turn.is_meta = synthetic
+        turn.is_meta = synthetic or orphaned
         turn.is_summary = bool(entry.isCompactSummary)
 
     def _attach(self, block: Block, entry: Entry, orphans: list[Part]) -> Turn | None:
@@ -396,12 +426,10 @@ class ClaudeCodeBuilder:
         # A call has one result: forget it once answered, so big sessions stay small.
         found = self._calls.pop(call_id, None) if call_id else None
         if found is None:
-            part = self._result_part(block)
-            if self._last_assistant is None:
-                orphans.append(part)
-                return None
-            self._last_assistant.parts.append(part)
-            return self._last_assistant
+            # Its call is not in the session (after compaction a result can come first): it
+            # is the harness's output on its own, never part of an unrelated reply.
+            orphans.append(self._result_part(block))
+            return None
         turn, part = found
         part.status = "error" if block.is_error else "completed"
         if part.name in AGENT_TOOLS:

@@ -42,6 +42,7 @@ import orjson
 
 from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers.base import (
+    HEAD_BYTES,
     Progress,
     Reader,
     as_list,
@@ -244,6 +245,10 @@ class CodexBuilder:
         self._events_mode = False
         self._model: str | None = None
         self._ids: set[str] = set()
+        self._forked_at: float | None = None
+        """When this rollout was forked from another (its history up to then is a copy)."""
+        self._fork_turn: Turn | None = None
+        self._inherited = 0
 
     # -- the LineBuilder protocol -------------------------------------------------------
 
@@ -256,6 +261,8 @@ class CodexBuilder:
         kind = record.get("type")
         payload = record.get("payload")
         stamp = record.get("timestamp")
+        if self._forked_at is not None and self._inherited_record(stamp):
+            return
         if isinstance(payload, dict) and isinstance(kind, str):
             self._dispatch(kind, payload, stamp, span, lineno)
         elif isinstance(kind, str) and kind in RESPONSE_ITEM_TYPES:
@@ -269,6 +276,22 @@ class CodexBuilder:
             self.session.events += 1
         else:
             self.session.warn(f"line {lineno}: no record type")
+
+    def _inherited_record(self, stamp: Any) -> bool:
+        """True for a record a fork copied from its parent (stamped before the fork): it is
+        the parent's history, read there; here it is only counted."""
+        seconds = parse_time(stamp)[1]
+        if seconds is None or self._forked_at is None or seconds >= self._forked_at:
+            return False
+        self._inherited += 1
+        self.session.events += 1
+        if self._fork_turn is not None:
+            parent = self.session.meta.get("forked_from", "?")
+            self._fork_turn.parts[0].text = (
+                f"Forked from session {parent}: its {self._inherited:,} earlier records are "
+                "the parent's history, read with the parent and not repeated here.")
+        self.session.meta["inherited_records"] = str(self._inherited)
+        return True
 
     def finish(self) -> None:
         """Write the spans of every turn that grew since the last call."""
@@ -287,6 +310,7 @@ class CodexBuilder:
             self._event(payload, stamp, span, lineno)
         elif kind == "session_meta":
             self._meta(payload)
+            self._lineage(payload, stamp, span, lineno)
         elif kind == "turn_context":
             self.session.events += 1
             model = payload.get("model")
@@ -297,6 +321,31 @@ class CodexBuilder:
             self._compacted(payload, stamp, span, lineno)
         else:
             self.session.events += 1
+
+    def _lineage(self, payload: dict[str, Any], stamp: Any, span: tuple[int, int],
+                 lineno: int) -> None:
+        """A fork names its parent (`forked_from_id`), a subagent thread the thread that
+        spawned it (`source.subagent.thread_spawn.parent_thread_id`)."""
+        meta = self.session.meta
+        source = payload.get("source")
+        subagent = source.get("subagent") if isinstance(source, dict) else None
+        spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+        if isinstance(spawn, dict) and isinstance(spawn.get("parent_thread_id"), str):
+            meta.setdefault("parent_thread", spawn["parent_thread_id"])
+            role = spawn.get("agent_role")
+            if isinstance(role, str):
+                meta.setdefault("agent_role", role)
+        forked = payload.get("forked_from_id")
+        if not isinstance(forked, str) or not forked or "forked_from" in meta \
+                or self.session.turns:
+            return
+        meta["forked_from"] = forked
+        self._forked_at = parse_time(payload.get("timestamp", stamp))[1] or parse_time(stamp)[1]
+        turn = self._new_turn("system", lineno, stamp)
+        turn.is_meta = True
+        self._extend(turn, [Part(Kind.TEXT, synthetic=True, text=(
+            f"Forked from session {forked}: nothing of its history is repeated here."))], span)
+        self._fork_turn = turn
 
     def _meta(self, payload: dict[str, Any]) -> None:
         self.session.events += 1
@@ -359,6 +408,11 @@ class CodexBuilder:
             self._close()
         elif kind == "task_complete":
             self._close()
+        elif kind == "thread_name_updated":
+            # The name the person (or Codex) gave the thread; the latest one wins.
+            name = payload.get("thread_name", payload.get("name"))
+            if isinstance(name, str) and name.strip():
+                self.session.title = name.strip()
 
     def _compacted(self, payload: dict[str, Any], stamp: Any, span: tuple[int, int],
                    lineno: int) -> None:
@@ -568,10 +622,65 @@ def sniff(path: Path, head: bytes) -> bool:
     )
 
 
+SPAWN_WORDS = ("spawn", "agent")
+"""A tool call whose name holds one of these may start a subagent thread."""
+MAX_SIBLINGS = 2_000
+"""Rollout files looked at beside a session for its subagent threads."""
+
+
+def _thread_parent(path: Path) -> str | None:
+    """The `parent_thread_id` a rollout's first record names, if it is a subagent thread."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(HEAD_BYTES)
+        record = orjson.loads(first)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    payload = record.get("payload") if isinstance(record, dict) else None
+    source = payload.get("source") if isinstance(payload, dict) else None
+    subagent = source.get("subagent") if isinstance(source, dict) else None
+    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    return parent if isinstance(parent, str) else None
+
+
+def link_threads(path: Path, session: Session) -> None:
+    """Hang the subagent threads this session spawned (their own rollouts, in the same
+    folder, naming it as `parent_thread_id`) under the tool call that started each: the call
+    whose input or output names the thread, else the spawning calls in order."""
+    calls = [part for turn in session.turns for part in turn.parts
+             if part.kind == Kind.TOOL_CALL and part.call_id
+             and any(word in (part.name or "").lower() for word in SPAWN_WORDS)]
+    if not calls or session.session_id is None:
+        return
+    try:
+        siblings = sorted(path.parent.glob("rollout-*.jsonl"))[:MAX_SIBLINGS]
+    except OSError:
+        return
+    children = []
+    for sibling in siblings:
+        if sibling != path and _thread_parent(sibling) == session.session_id:
+            children.append(read_line_session(sibling, CodexBuilder(str(sibling))))
+    children.sort(key=lambda child: child.started or 0.0)
+    free = list(calls)
+    for child in children:
+        named = next((call for call in calls if child.session_id and child.session_id in
+                      f"{call.input or ''}{call.output or ''}"), None)
+        call = named or (free[0] if free else None)
+        if call is None:
+            continue
+        if call in free:
+            free.remove(call)
+        child.parent_call = call.call_id
+        session.sidechains.append(child)
+
+
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
-    """Read one rollout file into one session."""
+    """Read one rollout file into one session, with the subagent threads it spawned."""
     builder = CodexBuilder(str(path))
-    return [read_line_session(path, builder, progress)]
+    session = read_line_session(path, builder, progress)
+    link_threads(path, session)
+    return [session]
 
 
 READER = Reader(

@@ -19,6 +19,10 @@ from replay.core.readers.base import (
     glance_started,
 )
 
+SKIPPED = "skipped "
+"""How the line about a file of the folder that is not read starts (a session's warning, a
+listed entry's problem, a line on stderr)."""
+
 MAX_DEPTH = 4
 """How deep sub-directories are searched."""
 
@@ -36,8 +40,13 @@ def _entries(directory: Path) -> list[Path]:
         return []
 
 
-def _claims(path: Path, depth: int) -> list[tuple[Path, Reader]]:
-    """Every (path, reader) pair under a directory, without descending into claimed ones."""
+def _claims(path: Path, depth: int,
+            skipped: list[tuple[Path, str]] | None = None) -> list[tuple[Path, Reader]]:
+    """Every (path, reader) pair under a directory, without descending into claimed ones.
+
+    `skipped`, when given, receives (file, line) for each file no reader takes (hidden files aside:
+    tool state such as `.DS_Store` is no transcript that went missing).
+    """
     from replay.core.readers import all_readers, detect_reader
 
     found: list[tuple[Path, Reader]] = []
@@ -47,18 +56,22 @@ def _claims(path: Path, depth: int) -> list[tuple[Path, Reader]]:
             if specific is not None:
                 found.append((entry, specific))
             elif depth < MAX_DEPTH:
-                found.extend(_claims(entry, depth + 1))
+                found.extend(_claims(entry, depth + 1, skipped))
             continue
         try:
             found.append((entry, detect_reader(entry)))
-        except ReaderError:
+        except ReaderError as error:
+            if skipped is not None and not entry.name.startswith("."):
+                skipped.append((entry, f"{SKIPPED}{error}"))
             continue
     return found
 
 
-def claims(path: Path) -> list[tuple[Path, Reader]]:
-    """Every transcript under a directory with its reader, in the order `read` reads them."""
-    return _claims(path, 0)
+def claims(path: Path,
+           skipped: list[tuple[Path, str]] | None = None) -> list[tuple[Path, Reader]]:
+    """Every transcript under a directory with its reader, in the order `read` reads them;
+    `skipped` receives each file no reader takes, with the line that says why."""
+    return _claims(path, 0, skipped)
 
 
 def _specific_directory_reader(path: Path, readers: tuple[Reader, ...]) -> Reader | None:
@@ -80,7 +93,8 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
     """Read every recognised transcript under the directory, in path order."""
-    claims = _claims(path, 0)
+    skipped: list[tuple[Path, str]] = []
+    claims = _claims(path, 0, skipped)
     if not claims:
         raise ReaderError(f"{path}: no transcript found in this directory")
     sessions: list[Session] = []
@@ -92,11 +106,13 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
             problems.append(str(error))
         if progress is not None:
             progress(number + 1, len(claims))
-    if sessions and problems:
-        for problem in problems[:20]:
-            sessions[0].warnings.append(f"not read: {problem}")
+    if sessions:
+        sessions[0].warnings.extend(f"{SKIPPED}{problem}" for problem in problems)
+        sessions[0].warnings.extend(line for _, line in skipped)
     if not sessions:
-        raise ReaderError(f"{path}: no transcript could be read ({problems[0]})")
+        # A recognised file may hold no session at all: then there is no problem to quote.
+        why = f" ({problems[0]})" if problems else ""
+        raise ReaderError(f"{path}: no transcript could be read{why}")
     return sessions
 
 
@@ -105,7 +121,8 @@ def list_sessions(path: Path) -> list[SessionEntry] | None:
     Claude Code project, an opencode database) and one per file of single-session formats.
     None when a file may hold several sessions (chat datasets): then it is read whole."""
     entries: list[SessionEntry] = []
-    for entry, reader in _claims(path, 0):
+    skipped: list[tuple[Path, str]] = []
+    for entry, reader in _claims(path, 0, skipped):
         if reader.list_sessions is not None and (entry.is_dir() or not reader.single_session):
             try:
                 listed = reader.list_sessions(entry)
@@ -120,7 +137,9 @@ def list_sessions(path: Path) -> list[SessionEntry] | None:
                                         started=glance_started(reader, entry)))
         else:
             return None
-    return entries
+    # Listed with the reason, so a session list shows them and a scan says each one.
+    return entries + [SessionEntry(key=file.name, path=file, own_file=True, problem=line)
+                      for file, line in skipped]
 
 
 READER = Reader(

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.model import Kind, Part, Session, Source, Turn, first_prompt, parse_time
 from replay.core.readers.base import (
     Progress,
     Reader,
@@ -309,6 +309,9 @@ class GeminiBuilder:
             self._used.add(turn_id)
         turn.role = role
         turn.parts = parts
+        if role == "user" and not meta and self.session.title is None:
+            # Gemini CLI names a session by its first prompt (a `summary` replaces it).
+            self.session.title = first_prompt([turn])
         turn.timestamp, turn.time = timestamp, seconds
         turn.model = message.get("model") if isinstance(message.get("model"), str) else None
         turn.tokens = _tokens(message.get("tokens"))

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from replay.core.labels import LabelSet
+from replay.ui.keymap import effective_keys
 from replay.ui.literal import shown
 
 INTRO = (
@@ -30,12 +31,13 @@ def bindings_table(bindings: list[Binding], keymap: dict[str, str],
     table.add_column("keys")
     table.add_column("does")
     table.add_column("id (config keymap)", style="dim")
+    effective = effective_keys(bindings, keymap)
     for binding in bindings:
         if binding.id and binding.id.startswith("pick-label-"):
             continue
-        keys = keymap.get(binding.id or "", binding.key)
-        shown = "  ".join(display(Binding(key.strip(), "")) for key in keys.split(","))
-        table.add_row(Text(shown), Text(binding.tooltip or binding.description),
+        keys = effective.get(binding.id or "", binding.key.split(","))
+        key_text = "  ".join(display(Binding(key.strip(), "")) for key in keys) or "(no key)"
+        table.add_row(Text(key_text), Text(binding.tooltip or binding.description),
                       Text(binding.id or ""))
     table.add_row(Text("1 … 9, 0"), Text("pick the label with that key"),
                   Text("pick-label-N"))

@@ -44,6 +44,13 @@ class PickerRow:
     """Why it could not be read, if it could not."""
 
     @property
+    def problem(self) -> str | None:
+        """Why it cannot be read: found when it was read, or already when it was listed."""
+        if self.error is not None:
+            return self.error
+        return self.entry.problem if self.entry is not None else None
+
+    @property
     def started(self) -> float | None:
         if self.summary is not None and self.summary.started is not None:
             return self.summary.started
@@ -70,10 +77,15 @@ def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
     if summary is None:
         entry = row.entry
         label = (entry.title or entry.key) if entry is not None else "?"
-        if row.error:
-            problem = Text(f"unreadable: {shown(row.error)}"[:70], style="red")
-            return (_when(row.started), Text(""), Text(""), Text(""), problem,
-                    Text(format_name), _folder(row, root))
+        if row.problem:
+            # Greyed: listed so nothing is dropped unsaid, but nothing there to open.
+            reason = row.problem
+            if entry is not None:
+                reason = reason.removeprefix("skipped ").removeprefix(f"{entry.path}: ")
+            named = f"{entry.key} · " if entry is not None else ""
+            problem = Text(f"{shown(named)}unreadable: {shown(reason)}"[:70], style="dim italic")
+            return (Text(_when(row.started).plain, style="dim"), Text(""), Text(""), Text(""),
+                    problem, Text(format_name, style="dim"), _folder(row, root))
         return (_when(row.started), PENDING, PENDING, Text(""),
                 Text(shown(label)[:70]), Text(format_name), _folder(row, root))
     return (_when(row.started), Text(f"{summary.turns:,}", justify="right"),
@@ -120,7 +132,7 @@ class SessionPicker(Screen[None]):
         """The column the list is sorted by."""
         self._number_of = {id(row.entry): number for number, row in enumerate(self.rows)
                            if row.entry is not None}
-        self._waiting = sum(row.summary is None and row.error is None for row in self.rows)
+        self._waiting = sum(row.summary is None and row.problem is None for row in self.rows)
         """Listed sessions whose counts are not in yet."""
 
     @classmethod
@@ -180,7 +192,7 @@ class SessionPicker(Screen[None]):
     def on_screen_resume(self) -> None:
         # Shown, or back from a session: read on the sessions whose counts are missing.
         waiting = [row.entry for row in self.rows
-                   if row.entry is not None and row.summary is None and row.error is None]
+                   if row.entry is not None and row.summary is None and row.problem is None]
         if waiting and self.reader is not None:
             from replay.ui.app import ReplayApp
 
@@ -194,7 +206,7 @@ class SessionPicker(Screen[None]):
         if number is None:
             return
         row = self.rows[number]
-        if row.summary is None and row.error is None:
+        if row.summary is None and row.problem is None:
             self._waiting -= 1
         row.summary, row.error = summary, error
         table = self.query_one(DataTable)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from replay.core.detect import (
 )
 from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
-from replay.core.model import Session, Turn
+from replay.core.model import Kind, Session, Turn
 from replay.core.navigation import Navigator, faster, slower
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.repaint import update_static
@@ -102,6 +103,9 @@ class ReplayScreen(Screen[None]):
         Binding("tab", "note", "Note", id="edit-note", show=False, tooltip="Write a note"),
         Binding("c", "cycle_confidence", "Confidence", id="cycle-confidence", show=False,
                 tooltip="Cycle confidence: low, medium, high"),
+        Binding("vertical_line", "switch_context", "Before/After", id="switch-context",
+                show=False,
+                tooltip="On a small terminal, show the After pane instead of Before, or back"),
         Binding("d", "cycle_overrule", "Why not", id="overrule-reason", show=False,
                 tooltip="Say why the label differs from the suggestion (cycles the reasons)"),
         Binding("z,ctrl+z", "undo", "Undo", id="undo-annotation", show=False,
@@ -169,6 +173,12 @@ class ReplayScreen(Screen[None]):
         """Other reviewers' labels by turn id (label by reviewer), from the journal."""
         self.search_query = ""
         """Last search."""
+        self.folded = False
+        """Before and After are shown one at a time (a small terminal)."""
+        self.context_shown = "before"
+        """The context pane shown when they are folded."""
+        self._search_key: tuple[str, int, int] = ("", 0, 0)
+        self._search_hits: list[int] = []
         self.expanded = False
         """Tool calls, reasoning and attachments of the current turn are all unfolded."""
         self.unfolded: set[int] = set()
@@ -229,14 +239,23 @@ class ReplayScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self._apply_width(self.app.size.width)
+        if self.session.turns:
+            update_static(self.query_one("#status", Static), self.status_text())
+            self._fill_context()
 
     def on_screen_resume(self) -> None:
         # Back from a subagent's screen: this session is the one on screen again.
         self.replay_app.replay_screen = self
 
     def _apply_width(self, width: int) -> None:
-        self.set_class(width < NARROW_WIDTH, "narrow")
-        self.set_class(self.app.size.height < SHORT_HEIGHT, "short")
+        narrow, short = width < NARROW_WIDTH, self.app.size.height < SHORT_HEIGHT
+        self.set_class(narrow, "narrow")
+        self.set_class(short, "short")
+        # Stacked on a small terminal, Before and After got two lines each: show one at a
+        # time, full height, and let `|` switch.
+        self.folded = narrow and short
+        self.query_one("#before").display = not self.folded or self.context_shown == "before"
+        self.query_one("#after").display = not self.folded or self.context_shown == "after"
 
     # ---------------------------------------------------------------- state shown
 
@@ -258,33 +277,67 @@ class ReplayScreen(Screen[None]):
         return {i for i in self.navigator.empty_indices if turns[i].id in ids}
 
     def status_text(self, annotated: set[int] | None = None) -> Text:
-        """The header line (`annotated`: indices of annotated empty turns, if known)."""
+        """The header line (`annotated`: indices of annotated empty turns, if known).
+
+        On a narrow terminal the session name gives way first, then the format and the
+        app's name: position, play state, speed and the annotated count stay.
+        """
         session = self.session
         total = len(session.turns)
-        status = Text(no_wrap=True, overflow="ellipsis")
-        status.append(" replay", style="bold")
-        status.append(f" · {clean(session.label)[:40]} · {session.format} · ")
-        status.append(f"turn {self.index + 1:,} / {total:,}" if total else "no turns", style="bold")
+        state = Text()
+        state.append(f"turn {self.index + 1:,} / {total:,}" if total else "no turns", style="bold")
         if self.paused_at_empty:
-            status.append(" · paused at empty turn", style="bold reverse")
+            state.append(" · paused at empty turn", style="bold reverse")
         elif self.playing:
-            status.append(" · ▶ playing", style="bold")
+            state.append(" · ▶ playing", style="bold")
         else:
-            status.append(" · paused")
-        status.append(f" · {self.speed:g}x")
+            state.append(" · paused")
+        state.append(f" · {self.speed:g}x")
         empties = len(self.navigator.empty_indices)
         if annotated is None:
             annotated = self.annotated_indices()
-        status.append(f" · {len(annotated)} / {empties} annotated")
+        state.append(f" · {len(annotated)} / {empties} annotated")
+        match = self.search_position()
+        if match is not None:
+            state.append(f" · match {match[0]:,} / {match[1]:,}", style="bold")
         if self.role_filter:
-            status.append(f" · {self.role_filter} only")
+            state.append(f" · {self.role_filter} only")
         if self.indexing:
-            status.append(f" · indexing {self.load_percent}%", style="italic")
+            state.append(f" · indexing {self.load_percent}%", style="italic")
         if self.following:
-            status.append(" · following" if self.at_live_end else " · following (paused)")
+            state.append(" · following" if self.at_live_end else " · following (paused)")
             if self.new_turns:
-                status.append(f" · +{self.new_turns} new turns (f)", style="bold reverse")
+                state.append(f" · +{self.new_turns} new turns (f)", style="bold reverse")
+        room = (self.app.size.width if self.is_mounted else 200) - state.cell_len - 1
+        name = clean(session.label)[:40]
+        fmt = f" · {session.format} · "
+        head = Text()
+        if room >= len(" replay · ") + len(fmt) + 8:
+            if len(" replay · ") + len(name) + len(fmt) > room:
+                name = name[:room - len(" replay · ") - len(fmt) - 1] + "…"
+            head.append(" replay", style="bold")
+            head.append(f" · {name}{fmt}")
+        elif room >= len(fmt) + 6:
+            head.append(f" {name[:room - len(fmt) - 2]}… · ")
+        else:
+            head.append(" ")
+        status = Text(no_wrap=True, overflow="ellipsis")
+        status.append_text(head)
+        status.append_text(state)
         return status
+
+    def search_position(self) -> tuple[int, int] | None:
+        """`(k, n)` when the current turn is the k-th of the n turns matching the search."""
+        if not self.search_query or not self.session.turns:
+            return None
+        key = (self.search_query, len(self.session.turns), self._generation)
+        if self._search_key != key:
+            self._search_key, self._search_hits = key, self.navigator.matches(self.search_query)
+        hits = self._search_hits
+        position = bisect.bisect_left(hits, self.index)
+        if position < len(hits) and hits[position] == self.index:
+            return position + 1, len(hits)
+        return None
 
     def banner_text(self, turn: Turn, empty: EmptyTurn | None) -> Text:
         """The line above the current turn; an alarm at an empty turn."""
@@ -303,7 +356,11 @@ class ReplayScreen(Screen[None]):
         ordinal = self.navigator.empty_ordinal(turn.index) or 0
         banner.append(f" EMPTY TURN {ordinal} / {len(self.navigator.empty_indices)}: ",
                       style="bold reverse")
-        banner.append(f" the {turn.role} {reason.phrase if reason else 'sent nothing'}",
+        phrase = reason.phrase if reason else "sent nothing"
+        if empty.reason == "compaction-request" and any(
+                part.kind == Kind.COMPACTION and part.name == "auto" for part in turn.parts):
+            phrase = "turn is an automatic compaction (nobody asked for it)"
+        banner.append(f" the {turn.role} {phrase}",
                       style="bold")
         banner.append(f" ({empty.reason})")
         if gap:
@@ -367,7 +424,8 @@ class ReplayScreen(Screen[None]):
         self.query_one("#current", TurnLines).show_turns(
             self.session, [turn.index], compact=False, is_empty=lambda _: empty,
             expanded=lambda part: self.expanded != (part in self.unfolded), full=True,
-            keep_scroll=keep_scroll)
+            keep_scroll=keep_scroll,
+            highlight=self.search_query if self.search_position() is not None else "")
 
     def sidechains_of(self, turn: Turn) -> list[Session]:
         """Subagent sessions started by a tool call of this turn."""
@@ -384,26 +442,33 @@ class ReplayScreen(Screen[None]):
         for pane_id, indices, title in (("before", before_range, "Before"),
                                         ("after", after_range, "After")):
             pane = self.query_one(f"#{pane_id}", TurnLines)
-            pane.border_title = f"{title} ({len(indices)} turns)"
+            count = len(indices)
+            pane.border_title = f"{title} ({count} turn{'' if count == 1 else 's'})"
+            if self.folded:
+                other = "After" if pane_id == "before" else "Before"
+                pane.border_title += f" · | shows {other}"
             pane.show_turns(self.session, indices, compact=True,
                             is_empty=self.navigator.is_empty_at, at_end=pane_id == "before")
 
     def watch_index(self) -> None:
-        self.pending_label = None
-        self.overrule = ""
         self.unfolded.clear()
         self.paused_at_empty = self.paused_at_empty and self.playing is False
-        turn = self.session.turns[self.index] if self.session.turns else None
-        saved = self.store.get(turn.id) if turn is not None else None
-        self.confidence = saved.confidence if saved is not None else "medium"
-        self.overrule = saved.overrule if saved is not None else ""
-        annotation = self.query_one(AnnotationBar)
-        annotation.set_note(saved.note if saved is not None else "")
+        self._load_bar()
         if self.following:
             self.at_live_end = self.index >= len(self.session.turns) - 1
             if self.at_live_end:
                 self.new_turns = 0
         self.show()
+
+    def _load_bar(self) -> None:
+        """Put the current turn's saved annotation (or nothing) into the bar: label, note,
+        confidence and overrule reason, with nothing picked yet."""
+        self.pending_label = None
+        turn = self.session.turns[self.index] if self.session.turns else None
+        saved = self.store.get(turn.id) if turn is not None else None
+        self.confidence = saved.confidence if saved is not None else "medium"
+        self.overrule = saved.overrule if saved is not None else ""
+        self.query_one(AnnotationBar).set_note(saved.note if saved is not None else "")
 
     def watch_speed(self) -> None:
         update_static(self.query_one("#status", Static), self.status_text())
@@ -485,6 +550,14 @@ class ReplayScreen(Screen[None]):
     def action_context(self, delta: int) -> None:
         self.context_turns = max(1, min(20, self.context_turns + delta))
 
+    def action_switch_context(self) -> None:
+        if not self.folded:
+            self.notify("Before and After are both on screen.", timeout=2)
+            return
+        self.context_shown = "after" if self.context_shown == "before" else "before"
+        self._apply_width(self.app.size.width)
+        self._fill_context()
+
     def action_cycle_role(self) -> None:
         position = ROLE_FILTERS.index(self.role_filter)
         self.role_filter = ROLE_FILTERS[(position + 1) % len(ROLE_FILTERS)]
@@ -515,9 +588,10 @@ class ReplayScreen(Screen[None]):
             return
         if self.index >= len(self.session.turns) - 1:
             self.playing = False
+            self.played_to_end()
             return
         next_index = self.navigator.step(self.index, 1, self.role_filter)
-        if self.navigator.is_empty_at(next_index):
+        if self.stops_at(next_index):
             self.paused_at_empty = True
             self.set_reactive(ReplayScreen.playing, False)
             self.index = next_index
@@ -525,6 +599,13 @@ class ReplayScreen(Screen[None]):
             return
         self.index = next_index
         self._schedule_next()
+
+    def stops_at(self, index: int) -> bool:
+        """True when playback pauses by itself at this turn (a review queue narrows it)."""
+        return self.navigator.is_empty_at(index)
+
+    def played_to_end(self) -> None:
+        """Playback reached the last turn (a review queue carries on into its next session)."""
 
     # ---------------------------------------------------------------- annotating
 
@@ -641,6 +722,10 @@ class ReplayScreen(Screen[None]):
             return
         self.go(restored.turn_index if 0 <= restored.turn_index < len(self.session.turns)
                 else self.index)
+        # Already on that turn, `go` does not reload the bar: the removed note stayed in the
+        # field, and enter saved it again.
+        self._load_bar()
+        self.show()
         what = f"restored {restored.label}" if restored.label else "annotation removed"
         self.notify(f"Undone: #{restored.turn_index + 1} {what}.", timeout=3, markup=False)
 
@@ -683,6 +768,9 @@ class ReplayScreen(Screen[None]):
                         markup=False)
             return
         self.go(found)
+        position = self.search_position()
+        if position is not None:
+            self.notify(f"match {position[0]:,} / {position[1]:,}", timeout=2, markup=False)
 
     def action_raw(self) -> None:
         from replay.ui.screens.raw import RawScreen
@@ -735,24 +823,22 @@ class ReplayScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False,
           description="Exporting annotations")
     def export_annotations(self, directory: Path) -> None:
-        """Write this reviewer's annotations (and unannotated empty turns) as CSV."""
-        from replay.core.export import export_rows, write_csv
+        """Write this reviewer's annotations (and unannotated empty turns) to a new CSV file."""
+        from replay.ui.export_file import export_name, export_session
 
-        rows = export_rows(self.session, list(self.store.all().values()), self.labels,
-                           all_empty=True, suggester=self.suggester)
-        name = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.session.label)
-        target = directory / f"{name[:60]}-annotations.csv"
         try:
-            with open(target, "w", encoding="utf-8-sig", newline="") as stream:
-                write_csv(rows, stream)
+            target, count = export_session(self.session, self.store, self.labels,
+                                           self.suggester, directory)
         except OSError as error:
             self.app.call_from_thread(
-                self.notify, f"Could not write {target}: {error.strerror or error}",
-                severity="error", markup=False)
+                self.notify, clean(f"Could not export to {directory}: {error.strerror or error}"),
+                title="Export failed", severity="error", markup=False, timeout=10)
             return
+        kept = "" if target.name == export_name(self.session) else \
+            f"\n(an earlier {export_name(self.session)} is kept)"
         self.app.call_from_thread(
-            self.notify, f"Exported {len(rows)} rows to {target}", title="Export",
-            markup=False, timeout=6)
+            self.notify, clean(f"Exported {count} rows to {target}{kept}"), title="Export",
+            markup=False, timeout=8)
 
     # ---------------------------------------------------------------- growth
 

@@ -165,6 +165,38 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
     return [_indent(marker_line(part))]
 
 
+MATCH_STYLE = Style(reverse=True, bold=True)
+"""How a search match is marked in the current turn."""
+
+
+def mark_matches(line: list[Segment], needle: str, style: Style = MATCH_STYLE) -> list[Segment]:
+    """The line with every case-insensitive occurrence of `needle` restyled."""
+    text = "".join(segment.text for segment in line)
+    lowered = text.lower()
+    if not needle or len(lowered) != len(text):
+        return line
+    ranges = []
+    start = lowered.find(needle)
+    while start >= 0:
+        ranges.append((start, start + len(needle)))
+        start = lowered.find(needle, start + len(needle))
+    if not ranges:
+        return line
+    marked: list[Segment] = []
+    position = 0
+    for segment in line:
+        end = position + len(segment.text)
+        cuts = sorted({position, end, *(edge for match in ranges for edge in match
+                                        if position < edge < end)})
+        for cut_start, cut_end in zip(cuts, cuts[1:], strict=False):
+            piece = segment.text[cut_start - position:cut_end - position]
+            inside = any(a <= cut_start and cut_end <= b for a, b in ranges)
+            seg_style = segment.style or Style()
+            marked.append(Segment(piece, seg_style + style if inside else segment.style))
+        position = end
+    return marked
+
+
 class TurnLines(ScrollView, can_focus=False):
     @dataclass
     class BlockClicked(Message):
@@ -194,13 +226,17 @@ class TurnLines(ScrollView, can_focus=False):
         self._keys: list[int | None] = []
         self._rendered_width = -1
         self._line_style = Style()
+        self._highlight = ""
 
     def show_turns(self, session: Session, indices: Sequence[int], *, compact: bool,
                    is_empty: Callable[[int], bool],
                    expanded: bool | Callable[[int], bool] = False,
-                   full: bool = False, at_end: bool = False, keep_scroll: bool = False) -> None:
-        """Draw the turns at `indices` (with full parts when `full`), scrolled to the top or end."""
+                   full: bool = False, at_end: bool = False, keep_scroll: bool = False,
+                   highlight: str = "") -> None:
+        """Draw the turns at `indices` (with full parts when `full`), scrolled to the top or end,
+        with the occurrences of `highlight` marked."""
         self.indices = list(indices)
+        self._highlight = highlight.lower()
         variables = self.app.theme_variables
         blocks: list[Block] = []
         for index in indices:
@@ -248,6 +284,8 @@ class TurnLines(ScrollView, can_focus=False):
         self._lines, self._keys = [], []
         for key, renderable in self._blocks:
             rendered = console.render_lines(renderable, options, pad=True)
+            if self._highlight:
+                rendered = [mark_matches(line, self._highlight) for line in rendered]
             self._lines.extend(rendered)
             self._keys.extend([key] * len(rendered))
         self._rendered_width = width

@@ -1,0 +1,167 @@
+"""mini-swe-agent trajectories: `{"info": {...}, "messages": [...], "trajectory_format":
+"mini-swe-agent-1"}` (`.traj.json`; v2 writes `mini-swe-agent-1.1`).
+
+`messages` is an OpenAI-style chat between the agent and its environment, so a chat reader
+would show every command output as a person's turn. Read as a trajectory instead (see
+`_trajectory.py`): the system prompt is a system turn, the first user message is the task
+(the one user turn), each assistant message is a model step whose fenced bash block (or
+`tool_calls`, with tool-calling models) is a `bash` tool call, and every later user or
+`tool` message is that call's output (the environment speaking; a reply to a step with no
+command, such as a format error, is a system turn). `info.exit_status` and
+`info.submission` close the session.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.readers._trajectory import (
+    close_with_info,
+    command_in,
+    load,
+    run_id,
+    sniff_keys,
+    tail,
+    text_of,
+)
+from replay.core.readers.base import Progress, Reader, ReaderError
+from replay.core.readers.chat import scalar_id, tool_call_parts
+
+NAME = "mini-swe-agent"
+EXPECTED = "a mini-swe-agent trajectory ({info, messages, trajectory_format})"
+_FORMAT = re.compile(rb'"trajectory_format"\s*:\s*"mini-swe-agent')
+_HEAD_SIGNS = (re.compile(rb'"messages"\s*:\s*\['),
+               re.compile(rb'"mini_version"|minisweagent\.|"trajectory_format"'))
+
+
+def _accept(document: object) -> bool:
+    return (isinstance(document, dict) and isinstance(document.get("messages"), list)
+            and str(document.get("trajectory_format", "")).startswith("mini-swe-agent"))
+
+
+def _sniff(path: Path, head: bytes) -> bool:
+    if sniff_keys(head, _HEAD_SIGNS, _accept, path):
+        return True
+    # The format name is written last: a large file shows it only at its end.
+    return (head.lstrip().startswith(b"{") and b'"messages"' in head
+            and _FORMAT.search(tail(path)) is not None)
+
+
+class _Steps:
+    """Turns of one trajectory, message by message."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.task_seen = False
+        self.step: Turn | None = None
+
+    def add(self, message: object, index: int) -> None:
+        where = f"/messages/{index}"
+        if not isinstance(message, dict):
+            self.session.warn(f"message {index}: a {type(message).__name__}, expected an object")
+            return
+        role = message.get("role")
+        source = Source(self.session.path, record=where)
+        text = text_of(message.get("content"))
+        timestamp, seconds = parse_time(message.get("timestamp"))
+        if role == "assistant":
+            self._step(message, text, index, source)
+        elif role == "system" or (role == "user" and self.task_seen):
+            if role == "user" and self._answer(text, None):
+                return
+            self._turn(index, "system", [Part(Kind.TEXT, text, synthetic=role == "user")],
+                       source, is_meta=role == "user")
+        elif role == "user":
+            self.task_seen = True
+            self._turn(index, "user", [Part(Kind.TEXT, text)], source)
+        elif role == "tool":
+            if not self._answer(text, scalar_id(message.get("tool_call_id"))):
+                self._turn(index, "system", [Part(Kind.TOOL_RESULT, text)], source)
+        else:
+            # v2 ends with an `exit` message (its `extra` holds the exit status): harness.
+            self.session.events += 1
+            return
+        if self.session.turns:
+            last = self.session.turns[-1]
+            if last.timestamp is None and timestamp is not None:
+                last.timestamp, last.time = timestamp, seconds
+
+    def _step(self, message: dict[str, Any], text: str, index: int, source: Source) -> None:
+        parts: list[Part] = []
+        reasoning = message.get("reasoning_content")
+        if isinstance(reasoning, str) and reasoning:
+            parts.append(Part(Kind.REASONING, reasoning))
+        parts.append(Part(Kind.TEXT, text))
+        calls = tool_call_parts(message, self.session, f"message {index}")
+        if not calls and (command := command_in(text)) is not None:
+            calls = [Part(Kind.TOOL_CALL, name="bash", input=command, status="pending")]
+        parts.extend(calls)
+        turn = self._turn(index, "assistant", parts, source)
+        turn.model = message.get("model") if isinstance(message.get("model"), str) else None
+        self.step = turn
+
+    def _answer(self, text: str, call_id: str | None) -> bool:
+        """Give the environment's reply to the step's open call; False when none is open."""
+        if self.step is None or not self.session.turns or self.session.turns[-1] is not self.step:
+            return False
+        for part in self.step.parts:
+            if part.kind == Kind.TOOL_CALL and part.output is None and (
+                    call_id is None or part.call_id in (None, call_id)):
+                part.output, part.status = text, _status(text)
+                return True
+        return False
+
+    def _turn(self, index: int, role: str, parts: list[Part], source: Source,
+              *, is_meta: bool = False) -> Turn:
+        return self.session.add(Turn(id=f"m{index}", role=role, parts=parts, source=source,
+                                     is_meta=is_meta))
+
+
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+
+
+def _status(output: str) -> str:
+    """`error` when the observation reports a non-zero return code."""
+    found = _RETURNCODE.search(output[:200])
+    return "error" if found and found.group(1) != "0" else "completed"
+
+
+def read(path: Path, progress: Progress | None = None) -> list[Session]:
+    """The one session of a trajectory file."""
+    document, session = load(path, NAME, EXPECTED)
+    value = document.value
+    if value is None:
+        return [session]
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        raise ReaderError(f"{path}: no `messages` list; expected {EXPECTED}")
+    info = value.get("info")
+    if isinstance(info, dict):
+        config = info.get("config")
+        model = config.get("model") if isinstance(config, dict) else None
+        name = model.get("model_name") if isinstance(model, dict) else None
+        if isinstance(name, str):
+            session.meta["model"] = name
+        for key in ("mini_version", "instance_id"):
+            if isinstance(info.get(key), str):
+                session.meta[key] = info[key]
+    session.session_id = run_id(path, value)
+    steps = _Steps(session)
+    for index, message in enumerate(value["messages"]):
+        steps.add(message, index)
+    close_with_info(session, info, str(path), "/info")
+    if progress is not None:
+        progress(1, 1)
+    return [session]
+
+
+READER = Reader(
+    name=NAME,
+    title="mini-swe-agent trajectory",
+    sniff=_sniff,
+    read=read,
+    single_session=True,
+    priority=80,
+)

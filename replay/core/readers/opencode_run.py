@@ -1,0 +1,143 @@
+"""opencode's event stream: what `opencode run --format json` prints, one JSON event a line.
+
+Shape (`packages/opencode/src/cli/cmd/run.ts`, `emit`): `{"type", "timestamp" (ms),
+"sessionID", ...}` where `type` is `step_start`, `step_finish`, `text` (a text part once it
+is complete), `reasoning` (with `--thinking`), `tool_use` (a tool part once completed or
+failed), each with the opencode `part` (`id`, `messageID`, `sessionID`, `type`, ...), or
+`error` with `error: {name, data: {message}}`. The prompt itself is not in the stream.
+
+A different shape from `opencode export`, detected by content. Every event's part belongs
+to an assistant message (`part.messageID`): one message is one turn, its parts mapped as for
+the export (`_opencode_parts.py`); a `step_finish` completes the turn at its time. An
+`error` event is an error part of the turn it interrupted (a system turn when none).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.readers._opencode_parts import error_words, part_from_opencode
+from replay.core.readers.base import (
+    Progress,
+    Reader,
+    first_json_line,
+    json_object_line,
+    read_line_session,
+)
+
+NAME = "opencode-run"
+EVENT_TYPES = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})
+"""The `type` of every event `opencode run --format json` writes."""
+
+
+class RunBuilder:
+    """Builds one session from the events of a run, fed line by line (follow mode too)."""
+
+    def __init__(self, path: str) -> None:
+        """Start an empty session for `path`."""
+        self.session = Session(path=path, format=NAME)
+        self._turns: dict[str, Turn] = {}
+
+    def feed(self, line: bytes, offset: int, lineno: int) -> None:
+        """Take one event; lines that are not events are counted and skipped."""
+        event = json_object_line(self.session, line, lineno)
+        if event is None:
+            return
+        kind = event.get("type")
+        if not isinstance(kind, str) or kind not in EVENT_TYPES:
+            self.session.events += 1
+            return
+        if self.session.session_id is None and isinstance(event.get("sessionID"), str):
+            self.session.session_id = event["sessionID"]
+        span = (offset, len(line))
+        timestamp = event.get("timestamp")
+        if kind == "error":
+            self._error(event.get("error"), timestamp, span, lineno)
+            return
+        part = event.get("part")
+        if not isinstance(part, dict):
+            self.session.warn(f"line {lineno}: a {kind} event without a part object")
+            return
+        message_id = part.get("messageID")
+        turn = self._turn(message_id if isinstance(message_id, str) and message_id
+                          else f"line-{lineno}", timestamp, span, lineno)
+        if kind == "step_finish":
+            turn.completed = parse_time(timestamp)[1] or turn.time
+        mapped = part_from_opencode(part)
+        if kind == "tool_use" and mapped.kind == Kind.TOOL_CALL:
+            for index, known in enumerate(turn.parts):
+                # A tool event is written when the call completes; keep one part per call.
+                if known.kind == Kind.TOOL_CALL and known.call_id == mapped.call_id \
+                        and known.call_id:
+                    turn.parts[index] = mapped
+                    return
+        turn.parts.append(mapped)
+
+    def _turn(self, message_id: str, timestamp: object, span: tuple[int, int],
+              lineno: int) -> Turn:
+        turn = self._turns.get(message_id)
+        if turn is None:
+            iso, seconds = parse_time(timestamp)
+            turn = self.session.add(Turn(
+                id=message_id, role="assistant", timestamp=iso, time=seconds,
+                source=Source(self.session.path, line=lineno, spans=(span,))))
+            self._turns[message_id] = turn
+        elif turn.source is not None and span not in turn.source.spans:
+            turn.source.spans = (*turn.source.spans, span)
+        return turn
+
+    def _error(self, error: object, timestamp: object, span: tuple[int, int],
+               lineno: int) -> None:
+        name, message = error_words(error)
+        part = Part(Kind.ERROR, name=name or "error", text=message)
+        last = self.session.turns[-1] if self.session.turns else None
+        if last is not None and last.completed is None:
+            last.parts.append(part)
+            if last.source is not None:
+                last.source.spans = (*last.source.spans, span)
+            return
+        iso, seconds = parse_time(timestamp)
+        self.session.add(Turn(id=f"error-{lineno}", role="system", parts=[part], timestamp=iso,
+                              time=seconds, source=Source(self.session.path, line=lineno,
+                                                          spans=(span,))))
+
+    def finish(self) -> None:
+        """Nothing is pending between lines."""
+
+
+def _looks_like_event(value: Any) -> bool:
+    return (isinstance(value, dict) and isinstance(value.get("type"), str)
+            and value["type"] in EVENT_TYPES
+            and isinstance(value.get("sessionID"), str)
+            and (isinstance(value.get("part"), dict) or isinstance(value.get("error"), dict)))
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """True when the first line is an `opencode run --format json` event."""
+    line = first_json_line(head)
+    if line is None or b'"sessionID"' not in line:
+        return False
+    try:
+        return _looks_like_event(orjson.loads(line))
+    except orjson.JSONDecodeError:
+        return False
+
+
+def read(path: Path, progress: Progress | None = None) -> list[Session]:
+    """The one session of a captured event stream."""
+    return [read_line_session(path, RunBuilder(str(path)), progress)]
+
+
+READER = Reader(
+    name=NAME,
+    title="opencode run event stream (JSON lines)",
+    sniff=sniff,
+    read=read,
+    builder=RunBuilder,
+    single_session=True,
+    priority=32,
+)

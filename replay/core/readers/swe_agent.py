@@ -1,0 +1,125 @@
+"""SWE-agent trajectories (`.traj`): `{"trajectory": [{action, observation, thought,
+response, execution_time, ...}], "history": [{role, content, message_type, ...}], "info":
+{exit_status, submission, ...}}`.
+
+Read as a trajectory (see `_trajectory.py`): the system prompt and the task come from
+`history` (its first system message and its first non-demonstration user message), then
+each `trajectory` step is an assistant turn whose text is the `thought` and whose tool call
+is the `action` (named by its first word, as SWE-agent's commands are: `open`, `edit`,
+`submit`, or a shell command), with the `observation` as its output and `execution_time`
+as its duration. A step with neither thought nor action is an empty turn. `info` closes
+the session.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from replay.core.model import Kind, Part, Session, Source, Turn
+from replay.core.readers._trajectory import close_with_info, load, run_id, sniff_keys, text_of
+from replay.core.readers.base import Progress, Reader, ReaderError
+
+NAME = "swe-agent"
+EXPECTED = "a SWE-agent trajectory ({trajectory: [{action, observation, ...}], history, info})"
+_HEAD_SIGNS = (re.compile(rb'"trajectory"\s*:\s*\['), re.compile(rb'"action"\s*:'),
+               re.compile(rb'"observation"\s*:'))
+
+
+def _accept(document: object) -> bool:
+    if not isinstance(document, dict) or not isinstance(document.get("trajectory"), list):
+        return False
+    steps = document["trajectory"]
+    return all(isinstance(step, dict) and ("action" in step or "observation" in step)
+               for step in steps[:5]) and ("history" in document or "info" in document)
+
+
+def _sniff(path: Path, head: bytes) -> bool:
+    return sniff_keys(head, _HEAD_SIGNS, _accept, path)
+
+
+def _opening(session: Session, history: object) -> None:
+    """The system prompt and the task, from the history's first messages."""
+    if not isinstance(history, list):
+        session.warn("no `history` list: the task is not known", skipped=False)
+        return
+    wanted = {"system": True, "user": True}
+    for index, message in enumerate(history):
+        if not any(wanted.values()):
+            break
+        if not isinstance(message, dict) or message.get("is_demo") is True:
+            continue
+        role = message.get("role")
+        if role in wanted and wanted[role]:
+            wanted[role] = False
+            text = text_of(message.get("content"))
+            if role == "user":
+                session.title = _issue_title(text)
+            session.add(Turn(id=f"history-{index}", role=str(role),
+                             parts=[Part(Kind.TEXT, text)], is_meta=role == "system",
+                             source=Source(session.path, record=f"/history/{index}")))
+
+
+def _issue_title(task: str) -> str | None:
+    """The first line of the issue in SWE-agent's task template (after `ISSUE:`)."""
+    lines = task.splitlines()
+    for number, line in enumerate(lines):
+        if line.strip() == "ISSUE:":
+            found = next((rest.strip() for rest in lines[number + 1:] if rest.strip()), "")
+            return found[:69] + "…" if len(found) > 70 else found or None
+    return None
+
+
+def _step(session: Session, step: object, index: int) -> None:
+    source = Source(session.path, record=f"/trajectory/{index}")
+    if not isinstance(step, dict):
+        session.warn(f"step {index}: a {type(step).__name__}, expected an object")
+        return
+    thought = step.get("thought")
+    if not isinstance(thought, str):
+        thought = text_of(step.get("response"))
+    parts = [Part(Kind.TEXT, thought)]
+    action = step.get("action")
+    if isinstance(action, str) and action.strip():
+        observation = step.get("observation")
+        duration = step.get("execution_time")
+        parts.append(Part(
+            Kind.TOOL_CALL, name=action.split(None, 1)[0], input=action,
+            output=observation if isinstance(observation, str) else text_of(observation),
+            status="completed",
+            duration=float(duration) if isinstance(duration, (int, float))
+            and not isinstance(duration, bool) else None,
+        ))
+    session.add(Turn(id=f"step-{index}", role="assistant", parts=parts, source=source))
+
+
+def read(path: Path, progress: Progress | None = None) -> list[Session]:
+    """The one session of a `.traj` file."""
+    document, session = load(path, NAME, EXPECTED)
+    value: Any = document.value
+    if value is None:
+        return [session]
+    if not isinstance(value, dict) or not isinstance(value.get("trajectory"), list):
+        raise ReaderError(f"{path}: no `trajectory` list; expected {EXPECTED}")
+    session.session_id = run_id(path, value)
+    info = value.get("info")
+    if isinstance(info, dict) and isinstance(info.get("swe_agent_version"), str):
+        session.meta["swe_agent_version"] = info["swe_agent_version"]
+    _opening(session, value.get("history"))
+    for index, step in enumerate(value["trajectory"]):
+        _step(session, step, index)
+    close_with_info(session, info, str(path), "/info")
+    if progress is not None:
+        progress(1, 1)
+    return [session]
+
+
+READER = Reader(
+    name=NAME,
+    title="SWE-agent trajectory",
+    sniff=_sniff,
+    read=read,
+    single_session=True,
+    priority=81,
+)
