@@ -38,8 +38,11 @@ from replay.core.scan import summarize
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.literal import literal, shown
 from replay.ui.messages import (
+    CountRequested,
     LoadFailed,
     LoadProgress,
+    OpenEntryRequested,
+    OpenSessionRequested,
     SessionsListed,
     SessionsLoaded,
     SessionStarted,
@@ -422,6 +425,18 @@ class ReplayApp(App[None]):
     def _collect_garbage(self) -> None:
         self._idle_collect = None
         gc.collect()
+
+    @on(OpenSessionRequested)
+    def open_requested_session(self, event: OpenSessionRequested) -> None:
+        self.open_session(event.session)
+
+    @on(OpenEntryRequested)
+    def open_requested_entry(self, event: OpenEntryRequested) -> None:
+        self.open_entry(event.reader, event.entry)
+
+    @on(CountRequested)
+    def count_requested(self, event: CountRequested) -> None:
+        self.summarize_sessions(event.reader, event.entries)
 
     @on(LoadFailed)
     def stop_on_failure(self, event: LoadFailed) -> None:

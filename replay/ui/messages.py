@@ -64,6 +64,29 @@ class LoadProgress(Message):
 
 
 @dataclass
+class OpenSessionRequested(Message):
+    """A screen asks for a session already read to be shown (a picked row, a subagent)."""
+
+    session: Session
+
+
+@dataclass
+class OpenEntryRequested(Message):
+    """The picker asks for a listed session to be read and shown."""
+
+    reader: Reader
+    entry: SessionEntry
+
+
+@dataclass
+class CountRequested(Message):
+    """The picker asks for listed sessions to be read one by one for their counts."""
+
+    reader: Reader
+    entries: list[SessionEntry]
+
+
+@dataclass
 class LoadFailed(Message):
     """The path could not be read; one clear line."""
 

@@ -502,8 +502,11 @@ class ReviewApp(ReplayApp):
             self.notify(str(error), title="Annotations not loaded", severity="error",
                         markup=False, timeout=10)
         self.current = number
-        if isinstance(self.screen, QueueScreen):
-            self.screen.take_session(session, store, number=number, target=index, play=play)
+        # The queue's screen may be under help, a prompt or a subagent's screen when
+        # playback crosses: it takes the session there, and shows it once uncovered.
+        queued = next((s for s in self.screen_stack if isinstance(s, QueueScreen)), None)
+        if queued is not None:
+            queued.take_session(session, store, number=number, target=index, play=play)
             self._evict()
             return
         screen = QueueScreen(session, store, number=number, target=index, play=play,

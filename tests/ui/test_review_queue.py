@@ -236,3 +236,39 @@ async def test_blind_queue_hides_suggestions_and_others_in_every_session(corpus:
     async with seeing.run_test(size=(160, 40)) as pilot:
         screen = await at(pilot, seeing, 0, 9)
         assert "bo resumption" in bar_text(screen)
+
+
+async def test_sessions_walked_past_are_let_go(corpus: Path) -> None:
+    import gc
+
+    from replay.core.model import Session
+
+    def alive() -> set[str]:
+        gc.collect()
+        return {o.label for o in gc.get_objects()
+                if isinstance(o, Session) and o.label in LAYOUT}
+
+    app = review([corpus])
+    async with app.run_test(size=(160, 40)) as pilot:
+        await at(pilot, app, 0, 9)
+        for number, index in ((0, 20), (1, 5), (2, 3), (2, 12), (3, 7), (4, 2)):
+            await pilot.press("right_square_bracket")
+            await at(pilot, app, number, index)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        # The one on screen and the one before it; alpha, beta and gamma are gone.
+        assert alive() <= {"delta", "epsilon"}
+
+
+async def test_crossing_under_the_help_screen_keeps_one_queue_screen(corpus: Path) -> None:
+    app = review([corpus])
+    async with app.run_test(size=(160, 40)) as pilot:
+        await at(pilot, app, 0, 9)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        app.open_position(2)  # what playback does at a session's end
+        await wait_until(pilot, lambda: app.current == 1)
+        await pilot.pause()
+        assert sum(isinstance(s, QueueScreen) for s in app.screen_stack) == 1
+        await pilot.press("escape")
+        await at(pilot, app, 1, 5)

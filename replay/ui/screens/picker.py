@@ -24,6 +24,7 @@ from replay.core.model import Session
 from replay.core.readers.base import Reader, SessionEntry
 from replay.core.scan import SessionSummary, summarize
 from replay.ui.literal import shown
+from replay.ui.messages import CountRequested, OpenEntryRequested, OpenSessionRequested
 
 COLUMNS = ("started", "turns", "empty", "subagents", "session", "format", "folder")
 """Counts before the long session name: on a narrow terminal they stay in sight."""
@@ -194,10 +195,7 @@ class SessionPicker(Screen[None]):
         waiting = [row.entry for row in self.rows
                    if row.entry is not None and row.summary is None and row.problem is None]
         if waiting and self.reader is not None:
-            from replay.ui.app import ReplayApp
-
-            assert isinstance(self.app, ReplayApp)
-            self.app.summarize_sessions(self.reader, waiting)
+            self.post_message(CountRequested(self.reader, waiting))
 
     def show_summary(self, entry: SessionEntry, summary: SessionSummary | None,
                      error: str | None) -> None:
@@ -214,16 +212,16 @@ class SessionPicker(Screen[None]):
                                 strict=True):
             table.update_cell(str(number), column, cell, update_width=True)
         self.query_one("#picker-title", Static).update(self._title())
-        if self.sorted_by != "started" and not self._waiting:
-            self.sort_by(self.sorted_by)  # every count is in: sort them once more
+        if not self._waiting:
+            # Every count is in, and with them the start of sessions a glance could not
+            # date: sort once more, so the list is newest first without pressing s.
+            self.sort_by(self.sorted_by)
 
     @on(DataTable.RowSelected)
     def open_selected(self, event: DataTable.RowSelected) -> None:
-        from replay.ui.app import ReplayApp
-
-        assert isinstance(self.app, ReplayApp)
+        # Loading is the app's business: the picker only says what was picked.
         row = self.rows[int(str(event.row_key.value))]
         if row.session is not None:
-            self.app.open_session(row.session)
+            self.post_message(OpenSessionRequested(row.session))
         elif row.entry is not None and self.reader is not None:
-            self.app.open_entry(self.reader, row.entry)
+            self.post_message(OpenEntryRequested(self.reader, row.entry))

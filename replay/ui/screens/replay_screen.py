@@ -6,7 +6,7 @@ import bisect
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import events, on, work
@@ -32,6 +32,7 @@ from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
 from replay.core.model import Kind, Session, Turn
 from replay.core.navigation import Navigator, faster, slower
+from replay.ui.messages import OpenSessionRequested
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.repaint import update_static
 from replay.ui.widgets.annotation_bar import AnnotationBar
@@ -191,11 +192,8 @@ class ReplayScreen(Screen[None]):
 
     @property
     def replay_app(self) -> ReplayApp:
-        """The app, typed."""
-        from replay.ui.app import ReplayApp
-
-        assert isinstance(self.app, ReplayApp)
-        return self.app
+        """The app, typed (imported for type checking only: the app imports this screen)."""
+        return cast("ReplayApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status", markup=False)
@@ -808,7 +806,7 @@ class ReplayScreen(Screen[None]):
             return
         sidechains = self.sidechains_of(self.session.turns[self.index])
         if sidechains:
-            self.replay_app.open_session(sidechains[0])
+            self.post_message(OpenSessionRequested(sidechains[0]))
             return
         self.notify("No subagent was started from this turn.", timeout=2)
 
