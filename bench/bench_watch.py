@@ -1,15 +1,23 @@
 """How fast `replay watch` reports a new empty turn, whether it keeps up, and what it costs idle.
 
-Run: `python bench/bench_watch.py [--events 100] [--duration 30] [--rate 1000] [--idle 5]`.
+Run: `python bench/bench_watch.py [--events 100] [--duration 30] [--rate 1000] [--idle 5]
+[--think-pause 10] [--think-rounds 2] [--stall 2] [--stalls 5]`.
 
-1. Latency: from the write of a complete record pair (an empty turn and the turn after it,
-   which makes it complete) to `replay watch` printing it; p50/p95 over `--events` writes.
-   The baseline is a bare watchfiles loop with the same debounce, started the same way,
-   printing a line per change: the ratio is what replay adds over being woken up.
+1. Latency: from the write of an empty user line that ends the file (complete the moment it
+   is written: nothing follows it) to `replay watch` printing it; p50/p95 over `--events`
+   writes. The baseline is a bare watchfiles loop with the same debounce, started the same
+   way, printing a line per change: the ratio is what replay adds over being woken up.
 2. Throughput: a writer appends `--rate` lines per second for `--duration` seconds; reported
    are the empty turns printed against those written, the lag between the last write and
    its line, and the growth of the watch process's resident memory.
 3. Idle: CPU time the watch process uses over `--idle` seconds with no change at all.
+4. A reply still being written: a thinking line, `--think-pause` seconds of nothing, then
+   the text of the same message, `--think-rounds` times, followed at once by `replay watch`
+   and by the app (`--follow`, headless, sampled every 50 ms): false empty turns printed and
+   false stops must both be zero.
+5. Stalls: `replay watch --stall S` on a session whose last line is a prompt with no reply;
+   from the moment the threshold passes (last write + S) to the `stalled` line, over
+   `--stalls` silences (target: within 1 s).
 """
 
 from __future__ import annotations
@@ -129,9 +137,9 @@ def append(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
-def start_watch(path: Path) -> tuple[subprocess.Popen[bytes], Lines]:
+def start_watch(path: Path, *options: str) -> tuple[subprocess.Popen[bytes], Lines]:
     """`replay watch PATH`, once its first read is done and it is watching."""
-    process = subprocess.Popen([sys.executable, "-m", "replay", "watch", str(path)],
+    process = subprocess.Popen([sys.executable, "-m", "replay", "watch", str(path), *options],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     lines = Lines(process)
     probe = 0
@@ -153,7 +161,7 @@ def latencies_watch(path: Path, events: int) -> list[float]:
     found: list[float] = []
     try:
         for n in range(events):
-            data = empty_pair(10_000 + n)
+            data = record("user", 10_000 + n, "   ")  # the last line: nothing completes it
             started = time.perf_counter()
             append(path, data)
             line = lines.next(10.0)
@@ -222,6 +230,10 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--rate", type=float, default=1000.0)
     parser.add_argument("--idle", type=float, default=5.0)
+    parser.add_argument("--think-pause", type=float, default=10.0)
+    parser.add_argument("--think-rounds", type=int, default=2)
+    parser.add_argument("--stall", type=float, default=2.0)
+    parser.add_argument("--stalls", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as folder:
         base = Path(folder)
@@ -269,7 +281,7 @@ def main() -> int:
         deadline = time.monotonic() + args.duration * 2 + 30
         while seen_last_at is None and time.monotonic() < deadline:
             line = lines.next(1.0)
-            if line is not None:
+            if line is not None and orjson.loads(line)["event"] == "empty":
                 printed.append(orjson.loads(line)["id"])
                 if printed[-1] == last_id:
                     seen_last_at = time.perf_counter()
@@ -302,7 +314,108 @@ def main() -> int:
         print(f"   CPU {idle_cpu * 1000:.0f} ms over {args.idle:.0f} s "
               f"({100 * idle_cpu / args.idle:.2f}% of one core; clock tick {1000 / TICKS:.0f} ms)")
         stop(process)
+
+        print(f"4. a reply still being written: thinking, {args.think_pause:g} s of nothing, "
+              f"then its text; {args.think_rounds} rounds")
+        false_reports, false_stops, samples = thinking_pauses(
+            base / f"think-{SESSION}.jsonl", args.think_pause, args.think_rounds)
+        print(f"   replay watch: {false_reports} false empty turns printed (target 0)")
+        print(f"   app --follow: {false_stops} false stops over {samples:,} samples "
+              f"(target 0)")
+
+        print(f"5. stalls, --stall {args.stall:g}, {args.stalls} silences")
+        delays = stall_delays(base / f"stall-{SESSION}.jsonl", args.stall, args.stalls)
+        print(f"   threshold -> stalled line: p50 {percentile(delays, 0.5) * 1000:.0f} ms, "
+              f"max {max(delays) * 1000:.0f} ms "
+              f"(target <= 1000 ms: {'met' if max(delays) <= 1.0 else 'MISSED'})")
     return 0
+
+
+def thinking_lines(n: int) -> tuple[bytes, bytes]:
+    """A prompt and the thinking line of its reply; then the reply's text and the next prompt."""
+    first = record("user", n, f"request {n}") + record(
+        "assistant", n, [{"type": "thinking", "thinking": "t" * 300, "signature": "s"}],
+        f"msg_{n}")
+    second = record("assistant", n, [{"type": "text", "text": "Here it is."}], f"msg_{n}")
+    return first, second
+
+
+def thinking_pauses(path: Path, pause: float, rounds: int) -> tuple[int, int, int]:
+    """(empty lines `watch` printed, app samples stopped at an empty turn, app samples)."""
+    import asyncio
+
+    from replay.config import Settings
+    from replay.ui.app import make_app
+
+    path.write_bytes(record("user", 0, "start"))
+    process, lines = start_watch(path)
+    printed: list[bytes] = []
+    stops = samples = 0
+
+    async def run() -> None:
+        nonlocal stops, samples
+        app = make_app(path, settings=Settings(animations=False), follow=True)
+        async with app.run_test(size=(120, 36)) as pilot:
+            while app.replay_screen is None or app.replay_screen.indexing:
+                await pilot.pause(0.05)
+            screen = app.replay_screen
+            known = list(screen.navigator.empty_indices)  # the probes' empty turns
+
+            def stopped() -> bool:
+                return screen.paused_at_empty or screen.navigator.empty_indices != known
+
+            for n in range(rounds):
+                first, second = thinking_lines(50_000 + n)
+                append(path, first)
+                until = time.monotonic() + pause
+                while time.monotonic() < until:
+                    await pilot.pause(0.05)
+                    samples += 1
+                    stops += stopped()
+                    while (line := lines.next(0.001)) is not None:
+                        printed.append(line)
+                append(path, second + record("user", 60_000 + n, "thanks"))
+                until = time.monotonic() + 1.0
+                while time.monotonic() < until:
+                    await pilot.pause(0.05)
+                    samples += 1
+                    stops += stopped()
+
+    try:
+        asyncio.run(run())
+        while (line := lines.next(0.5)) is not None:
+            printed.append(line)
+    finally:
+        stop(process)
+    empties = [line for line in printed if orjson.loads(line)["event"] == "empty"]
+    return len(empties), stops, samples
+
+
+def stall_delays(path: Path, threshold: float, count: int) -> list[float]:
+    """Seconds from each silence passing the threshold to the `stalled` line."""
+    path.write_bytes(record("user", 0, "start") + record(
+        "assistant", 0, [{"type": "text", "text": "Ready."}], "msg_0"))
+    process, lines = start_watch(path, "--stall", str(threshold))
+    delays: list[float] = []
+    try:
+        for n in range(count):
+            # The prompt that gets no reply for a while (records after the probes' pairs).
+            append(path, record("user", 70_000 + n, f"question {n}"))
+            written = time.time()
+            while True:
+                line = lines.next(threshold + 10)
+                assert line is not None, "no stalled line"
+                event = orjson.loads(line)
+                if event["event"] == "stalled":
+                    break
+            delays.append(time.time() - (written + threshold))
+            append(path, record("assistant", 70_000 + n, [{"type": "text", "text": "Yes."}],
+                                f"msg_{70_000 + n}"))
+            line = lines.next(10)
+            assert line is not None and orjson.loads(line)["event"] == "resumed", line
+    finally:
+        stop(process)
+    return delays
 
 
 if __name__ == "__main__":

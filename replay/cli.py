@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from replay import __version__
 from replay.commands import command_module, command_modules, command_names
+from replay.core.completion import DEFAULT_SETTLE, DEFAULT_STALL
 
 DESCRIPTION = """\
 Step through an AI coding-agent transcript, stop at every empty turn, see the turns
@@ -35,6 +36,12 @@ class _AppParser(argparse.ArgumentParser):
         return super().format_help()
 
 
+def _seconds(text: str) -> float:
+    from replay.commands.watch import seconds
+
+    return seconds(text)
+
+
 def app_parser() -> argparse.ArgumentParser:
     """The parser for opening the app."""
     parser = _AppParser(
@@ -47,6 +54,12 @@ def app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
     parser.add_argument("--follow", action="store_true",
                         help="keep reading as the file grows; stop at new empty turns")
+    parser.add_argument("--stall", metavar="SECONDS", type=_seconds, default=DEFAULT_STALL,
+                        help="with --follow: silence, while a reply is due, shown as a stall "
+                             f"(default {DEFAULT_STALL:g})")
+    parser.add_argument("--settle", metavar="SECONDS", type=_seconds, default=DEFAULT_SETTLE,
+                        help="with --follow: quiet time that completes a user message written "
+                             f"as several records (default {DEFAULT_SETTLE:g})")
     parser.add_argument("--reviewer", metavar="NAME",
                         help="name recorded with annotations (default: config, then login name)")
     parser.add_argument("--annotations", metavar="FILE",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,9 @@ STEP_MS = 50
 IDLE_POLL_MS = 2000
 """With no event at all, the follower is still polled this often (a stat or two: no cost)."""
 
+TICK_MS = 100
+"""With no event, the clock is checked this often: quiet times and stalls end on time."""
+
 Changes = set[tuple["Change", str]]
 """What watchfiles reports: (change kind, path) pairs; empty on an idle timeout."""
 
@@ -47,7 +51,9 @@ class WatchPlan:
     sidechain_dir: str | None
     """A Claude Code `<session>/` directory whose subagent files belong to the session."""
     idle_poll: bool = True
-    """Also wake on the idle timeout; off for directory trees, where a look walks every file."""
+    """Also look on the idle timeout (a directory tree too: a follower stamps only the
+    followed session's own files, and notifications for folders created a moment ago can
+    be missed)."""
 
     def accepts(self, change: object, changed_path: str) -> bool:
         """True when a change concerns the followed session (its file, journal or subagents)."""
@@ -82,11 +88,11 @@ def plan_watch(path: str | Path) -> WatchPlan:
     """
     target = Path(path).absolute()
     if target.is_dir():
-        return WatchPlan((str(target),), True, str(target), None, idle_poll=False)
+        return WatchPlan((str(target),), True, str(target), None)
     storage = target.parent.parent.parent
     if target.parent.parent.name == "session" and (storage / "message").is_dir():
         # One session file of an opencode storage tree: its messages and parts live elsewhere.
-        return WatchPlan((str(storage),), True, str(storage), None, idle_poll=False)
+        return WatchPlan((str(storage),), True, str(storage), None)
     sidechain_dir = None
     recursive = False
     if target.suffix == ".jsonl":
@@ -102,14 +108,18 @@ async def watch_path(
     *,
     debounce_ms: int = DEBOUNCE_MS,
     idle_poll_ms: int = IDLE_POLL_MS,
+    on_tick: Callable[[], Awaitable[Any] | Any] | None = None,
 ) -> None:
     """Call `on_change` whenever the followed session may have changed, until stopped.
 
     `on_change` may be a plain function or a coroutine function; it gets the set of changes,
-    empty on an idle timeout. Cancelling the task stops watching cleanly.
+    empty on an idle timeout. With `on_tick`, quiet spells wake every `TICK_MS` and call it
+    instead (and `on_change` with no changes once per `idle_poll_ms`, as without it).
+    Cancelling the task stops watching cleanly.
     """
     from watchfiles import awatch
 
+    last_look = time.monotonic()
     while stop_event is None or not stop_event.is_set():
         plan = plan_watch(path)
         async for changes in awatch(
@@ -118,11 +128,17 @@ async def watch_path(
             debounce=debounce_ms,
             step=STEP_MS,
             stop_event=stop_event,
-            rust_timeout=idle_poll_ms,
-            yield_on_timeout=plan.idle_poll,
+            rust_timeout=idle_poll_ms if on_tick is None else TICK_MS,
+            yield_on_timeout=plan.idle_poll or on_tick is not None,
             recursive=plan.recursive,
         ):
-            outcome = on_change(changes)
+            now = time.monotonic()
+            if on_tick is not None and not changes and (
+                    not plan.idle_poll or now - last_look < idle_poll_ms / 1000):
+                outcome = on_tick()
+            else:
+                last_look = now
+                outcome = on_change(changes)
             if inspect.isawaitable(outcome):
                 await outcome
             if plan_watch(path) != plan:
@@ -136,16 +152,25 @@ async def follow_async(
     on_update: Callable[[FollowUpdate], Awaitable[Any] | Any],
     stop_event: asyncio.Event | None = None,
 ) -> None:
-    """Poll `follower` in a thread on every wake-up and pass each non-empty update on."""
+    """Poll `follower` in a thread on every wake-up and pass each non-empty update on.
 
-    async def wake(changes: Changes) -> None:
-        update = await asyncio.to_thread(follower.poll)
+    Quiet spells tick the follower's clock (no reading), so a quiet time or a stall is
+    reported on time.
+    """
+
+    async def deliver(update: FollowUpdate) -> None:
         if update.has_news:
             outcome = on_update(update)
             if inspect.isawaitable(outcome):
                 await outcome
 
-    await watch_path(follower.path, wake, stop_event)
+    async def wake(changes: Changes) -> None:
+        await deliver(await asyncio.to_thread(follower.poll))
+
+    async def tick() -> None:
+        await deliver(follower.tick())
+
+    await watch_path(follower.path, wake, stop_event, on_tick=tick)
 
 
 def follow_forever(
@@ -158,25 +183,32 @@ def follow_forever(
 ) -> None:
     """Block, polling `follower` on every wake-up and calling `callback` with news, until `stop`.
 
-    Signals are left to the caller: a handler that sets `stop` ends the loop within one
-    watchfiles step.
+    Quiet spells tick the follower's clock every `TICK_MS` (no reading) so quiet times and
+    stalls are reported on time. Signals are left to the caller: a handler that sets `stop`
+    ends the loop within one watchfiles step.
     """
     from watchfiles import watch
 
+    last_look = time.monotonic()
     while not stop.is_set():
         plan = plan_watch(follower.path)
-        for _changes in watch(
+        for changes in watch(
             *plan.roots,
             watch_filter=plan.accepts,
             debounce=debounce_ms,
             step=STEP_MS,
             stop_event=stop,
-            rust_timeout=idle_poll_ms,
-            yield_on_timeout=plan.idle_poll,
+            rust_timeout=TICK_MS,
+            yield_on_timeout=True,
             recursive=plan.recursive,
             raise_interrupt=False,
         ):
-            update = follower.poll()
+            now = time.monotonic()
+            if not changes and (not plan.idle_poll or now - last_look < idle_poll_ms / 1000):
+                update = follower.tick()
+            else:
+                last_look = now
+                update = follower.poll()
             if update.has_news:
                 callback(update)
             if stop.is_set():

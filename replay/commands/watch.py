@@ -9,25 +9,45 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
 from replay.core.detect import DEFAULT_RULES, EmptyTurn
 from replay.core.files import why_missing
-from replay.core.follow import FollowUpdate, SessionFollower
+from replay.core.follow import (
+    DEFAULT_SETTLE,
+    DEFAULT_STALL,
+    FollowUpdate,
+    SessionFollower,
+    iso_time,
+    turn_brief,
+)
 from replay.core.readers import ReaderError
 from replay.core.safe import json_line, json_path
 from replay.core.spool import follow_refusal
 from replay.core.suggest import default_suggester
 
 NAME = "watch"
-HELP = "follow a growing session and print one JSON line per new empty turn"
+HELP = "follow a growing session: one JSON line per new empty turn, stall and resumption"
 
 EPILOG = """\
-Each line is an element of `replay scan --json`'s empty_turns (index from 0, number = the
-#N the app shows, id, role, timestamp, reason, evidence, suggestion) plus "path" and
-"session_id". A turn is printed once it is
-complete: when a later turn exists, or (opencode) when its reply has a completion time; so
-an empty last turn waits for what follows it. Stops quietly on Ctrl-C or SIGTERM."""
+One JSON line per event, each with "event", "path" and "session_id":
+
+  empty     an empty turn, once complete: the fields of an element of `replay scan --json`'s
+            empty_turns (index from 0, number = the #N the app shows, id, role,
+            timestamp, reason, evidence, suggestion)
+  retract   a turn printed as empty now shows content (index, number, id, role)
+  stalled   nothing was written for --stall seconds while a reply was due: "since" (time
+            of the last write) and "last_turn" (index, number, id, role, timestamp)
+  resumed   writing began again after a stall: "since", "duration" (seconds), "last_turn"
+
+A turn is complete when its format says so: a Claude Code user line at once, an assistant
+message once it has a stop reason or another record follows it, opencode on its completion
+time or an error, Codex by its own closing records, a user message written as several
+records after --settle seconds of quiet. A message still being written (a thinking line
+with nothing after it yet) is never printed as empty, however long the pause: if nothing
+follows it, that is a stall. On Ctrl-C or SIGTERM the empty turns already complete are
+printed first, then watch stops."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -44,23 +64,66 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "to follow (default: the newest when watching starts)")
     parser.add_argument("--tool-only", action="store_true",
                         help="also count assistant turns that only call tools as empty")
+    parser.add_argument("--stall", metavar="SECONDS", type=seconds, default=DEFAULT_STALL,
+                        help="silence, while a reply is due, reported as a stall "
+                             f"(default {DEFAULT_STALL:g})")
+    parser.add_argument("--settle", metavar="SECONDS", type=seconds, default=DEFAULT_SETTLE,
+                        help="quiet time that completes a user message written as several "
+                             f"records (default {DEFAULT_SETTLE:g})")
 
 
-def empty_line(update: FollowUpdate, empty: EmptyTurn) -> bytes:
-    """One output line: the scan --json element plus where it comes from."""
+def seconds(text: str) -> float:
+    """A non-negative number of seconds, for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
+def _line(update: FollowUpdate, event: str, fields: dict[str, Any]) -> bytes:
     session = update.session
-    record = empty.to_json()
+    record: dict[str, Any] = {"event": event, **fields}
     record.update(json_path(session.path if session is not None else None))
     record["session_id"] = session.session_id if session is not None else None
     return json_line(record)
 
 
-def _print(update: FollowUpdate) -> None:
-    if not update.new_empty:
+def empty_line(update: FollowUpdate, empty: EmptyTurn) -> bytes:
+    """One `empty` line: the scan --json element plus where it comes from."""
+    return _line(update, "empty", empty.to_json())
+
+
+def event_lines(update: FollowUpdate) -> list[bytes]:
+    """Every line an update gives, in the order things happened."""
+    lines: list[bytes] = []
+    resumed = update.resumed
+    if resumed is not None:
+        lines.append(_line(update, "resumed", {
+            "since": iso_time(resumed.since), "duration": round(resumed.duration, 3),
+            "last_turn": turn_brief(resumed.turn)}))
+    for taken in update.retracted:
+        lines.append(_line(update, "retract", {
+            "index": taken.index, "number": taken.index + 1, "id": taken.id,
+            "role": taken.role}))
+    lines.extend(empty_line(update, empty) for empty in update.new_empty)
+    stalled = update.stalled
+    if stalled is not None:
+        lines.append(_line(update, "stalled", {
+            "since": iso_time(stalled.since), "last_turn": turn_brief(stalled.turn)}))
+    return lines
+
+
+def _print(update: FollowUpdate, *, empties: bool = True) -> None:
+    if not empties:
+        update.new_empty = []
+    lines = event_lines(update)
+    if not lines:
         return
     out = sys.stdout.buffer
-    for empty in update.new_empty:
-        out.write(empty_line(update, empty))
+    out.write(b"".join(lines))
     out.flush()
 
 
@@ -80,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
     rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
     try:
         follower = SessionFollower(path, args.format, rules=rules, suggester=default_suggester(),
-                                   session_id=args.session)
+                                   session_id=args.session, settle=args.settle,
+                                   stall=args.stall)
         first = follower.poll()
     except ReaderError as error:
         say_error(str(error))
@@ -96,13 +160,10 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
     try:
-        if args.from_start:
-            _print(first)
-
-        def report(update: FollowUpdate) -> None:
-            _print(update)
-
-        follow_forever(follower, report, stop)
+        _print(first, empties=args.from_start)
+        follow_forever(follower, _print, stop)
+        # Stopped: what was written since the last wake-up may complete an empty turn.
+        _print(follower.poll())
     except ReaderError as error:
         say_error(str(error))
         return EXIT_BAD_INPUT

@@ -205,6 +205,17 @@ def default_reviewer(configured: str | None = None) -> str:
     return name.strip() or "reviewer"
 
 
+def _without_id(session: Session) -> Session:
+    """The same source as it was known before its session id was read."""
+    return Session(path=session.path, format=session.format)
+
+
+def _fingerprint(record: dict[str, Any]) -> tuple[object, ...]:
+    """What makes two journal records the same commit (to copy each one only once)."""
+    return tuple(record.get(name) for name in (
+        "session_id", "turn_id", "label", "note", "confidence", "reviewer", "time"))
+
+
 @dataclass(frozen=True, slots=True)
 class _Change:
     """One commit of this process, remembered so it can be undone."""
@@ -240,7 +251,66 @@ class AnnotationStore:
     ) -> AnnotationStore:
         """A store for a loaded session, on `path` or the session's default journal."""
         journal = Journal(path if path is not None else default_journal_path(session))
-        return cls(journal, session_identity(session), reviewer)
+        store = cls(journal, session_identity(session), reviewer)
+        if path is None and session.session_id:
+            # Annotations made while the session had no id yet (a followed file that started
+            # empty) were filed under its path: take over any the move did not finish.
+            store._adopt(Journal(default_journal_path(_without_id(session))),
+                         session_identity(_without_id(session)))
+        return store
+
+    def rekey(self, session: Session, *, keep_journal: bool = False) -> int:
+        """File this store under the session's identity now that it is known (a followed
+        file that started empty learns its session id from its first records).
+
+        Every record filed under the old identity, any reviewer's, is copied under the new
+        one (the old records stay where they were: nothing is dropped); with `keep_journal`
+        the copies go to the same journal (an `--annotations` file), else to the session's
+        default journal. Returns how many records were copied.
+
+        Raises:
+            JournalError: a journal cannot be read or written; the store is unchanged.
+        """
+        old_journal, old_id = self.journal, self.session_id
+        new_id = session_identity(session)
+        if new_id == old_id:
+            return 0
+        journal = old_journal if keep_journal else Journal(default_journal_path(session))
+        self.journal, self.session_id = journal, new_id
+        try:
+            moved = self._adopt(old_journal, old_id)
+        except JournalError:
+            self.journal, self.session_id = old_journal, old_id
+            raise
+        self._current = {turn_id: replace(note, session_id=new_id)
+                         for turn_id, note in self._current.items()}
+        self.unsaved = [replace(note, session_id=new_id) for note in self.unsaved]
+        return moved
+
+    def _adopt(self, journal: Journal, old_id: str) -> int:
+        """Copy records filed under `old_id` in `journal` into this store's journal, once."""
+        if journal.path == self.journal.path and old_id == self.session_id:
+            return 0
+        try:
+            records = [record for record in journal.load().records
+                       if record["session_id"] == old_id]
+        except JournalError:
+            if journal.path == self.journal.path:
+                raise
+            return 0
+        if not records:
+            return 0
+        present = {_fingerprint(record) for record in self.journal.load().records
+                   if record["session_id"] == self.session_id}
+        copied = 0
+        for record in records:
+            moved = {**record, "session_id": self.session_id}
+            if _fingerprint(moved) in present:
+                continue
+            self.journal.append(moved)
+            present.add(_fingerprint(moved))
+            copied += 1
+        return copied
 
     def load(self) -> list[str]:
         """Read this reviewer's latest annotations of the session from the journal.

@@ -28,7 +28,8 @@ from replay.core.readers import (
     load_sessions,
     read_entry,
 )
-from replay.core.scan import scan_session
+from replay.core.readers.base import Reader
+from replay.core.scan import scan_file, scan_session
 from replay.core.suggest import default_suggester
 
 
@@ -75,12 +76,19 @@ def scan_task(task: SessionTask) -> TaskResult:
     local: Path | None = None
     try:
         with _local_copy(task.source) as local:
-            if task.entry is not None:
-                reader = get_reader(task.format) if task.format else detect_reader(local)
-                sessions = [read_entry(reader, task.entry)]
+            windowed = _windowed(local, task)
+            if windowed is not None:
+                # One session in a file of its own: scanned through a window of turns, so
+                # memory stays bounded whatever the file's size or the size of its records.
+                reports = [scan_file(windowed[0], windowed[1], rules).to_json()]
             else:
-                sessions = load_sessions(local, task.format)
-            reports = [scan_session(session, rules, suggester).to_json() for session in sessions]
+                if task.entry is not None:
+                    reader = get_reader(task.format) if task.format else detect_reader(local)
+                    sessions = [read_entry(reader, task.entry)]
+                else:
+                    sessions = load_sessions(local, task.format)
+                reports = [scan_session(session, rules, suggester).to_json()
+                           for session in sessions]
     except ReaderError as error:
         message = str(error)
         if local is not None and is_url(task.source):
@@ -90,6 +98,23 @@ def scan_task(task: SessionTask) -> TaskResult:
         for report in reports:
             report["path"] = task.source
     return TaskResult(reports=reports)
+
+
+def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:
+    """The reader and file of a task that is one whole file of a windowed format
+    (`Reader.windowed`: one session, turns only appended), else None (read it whole)."""
+    if task.entry is not None:
+        # A listed session is read by `read_entry`, whole: sessions of a folder stay as
+        # they were read (memory: the largest session).
+        return None
+    path, name = local, task.format
+    try:
+        if not path.is_file():
+            return None
+        reader = get_reader(name) if name else detect_reader(path)
+    except (OSError, ReaderError):
+        return None  # the whole read says why, as before
+    return (reader, path) if reader.windowed and reader.builder is not None else None
 
 
 @contextlib.contextmanager

@@ -302,7 +302,7 @@ def _evidence_completion(session: Session, turn: Turn, rules: DetectionRules) ->
     records_completion = any(
         other.completed is not None for other in session.turns if other.role == "assistant"
     )
-    return ["no completion time"] if records_completion else []
+    return [NO_COMPLETION] if records_completion else []
 
 
 def _evidence_gap(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
@@ -398,11 +398,24 @@ EVIDENCE: tuple[Evidence, ...] = (
 """Evidence collectors in display order; each returns zero or more short phrases."""
 
 
-def evidence_for(session: Session, turn: Turn, rules: DetectionRules = DEFAULT_RULES) -> list[str]:
-    """Every piece of evidence shown beside an empty turn."""
+NO_COMPLETION = "no completion time"
+"""The evidence of an unfinished assistant turn in a session that records completions."""
+
+
+def evidence_for(session: Session, turn: Turn, rules: DetectionRules = DEFAULT_RULES,
+                 records_completion: bool | None = None) -> list[str]:
+    """Every piece of evidence shown beside an empty turn.
+
+    `records_completion` says whether the session records completion times, when the
+    caller knows better than the turns in `session` (a streamed scan holds only some).
+    """
     found: list[str] = []
     for collect in EVIDENCE:
-        found.extend(collect(session, turn, rules))
+        if collect is _evidence_completion and records_completion is not None:
+            unfinished = turn.role == "assistant" and turn.completed is None
+            found.extend([NO_COMPLETION] if unfinished and records_completion else [])
+        else:
+            found.extend(collect(session, turn, rules))
     return found
 
 
@@ -455,16 +468,16 @@ Suggester = Callable[
 
 def describe_empty(
     session: Session, turn: Turn, rules: DetectionRules = DEFAULT_RULES,
-    suggester: Suggester | None = None,
+    suggester: Suggester | None = None, records_completion: bool | None = None,
 ) -> EmptyTurn:
-    """Build the report for one empty turn."""
+    """Build the report for one empty turn (`records_completion` as in `evidence_for`)."""
     found = EmptyTurn(
         index=turn.index,
         id=turn.id,
         role=turn.role,
         timestamp=turn.timestamp,
         reason=reason_for(turn).code if is_empty(turn, rules) else NO_REPLY.code,
-        evidence=evidence_for(session, turn, rules),
+        evidence=evidence_for(session, turn, rules, records_completion),
         gap_before=gap_before(session, turn.index),
     )
     if suggester is not None:

@@ -11,25 +11,36 @@ starting over whenever `reset` is true and forgetting the last `dropped` ones) a
 fresh `load_sessions` of the same content gives, in order; and no empty turn id is reported
 twice.
 
-When is an empty turn reported? Only once it is complete, since a turn that looks empty
-now may still be receiving its content (Claude Code writes one reply over several lines):
-a turn is complete when a later turn exists, or, for formats whose completion time is set
-only once a reply has ended (opencode's `time.completed`, see `COMPLETION_FORMATS`), when
-`Turn.completed` is set. Elsewhere `completed` only says when the last record so far was
-written (Claude Code sets it from each line of a reply), so it proves nothing. The last turn
-of a session, if empty and not complete, waits for the next turn, or for `settle()`, which a
-caller may use when it knows the writer has stopped.
+When is an empty turn reported? As soon as its source says it is complete
+(`replay.core.completion`): a Claude Code user line at once, an assistant message once it
+carries a fitting stop reason or another record follows it, opencode on `time.completed` or
+an error, Codex by its own closing records, a multi-record user message after `settle`
+seconds of quiet. A message still being written is never reported, however long the pause:
+if nothing follows it for `stall` seconds, that is a stall (`FollowUpdate.stalled`), not an
+empty turn. A turn reported empty that later shows content is taken back (`retracted`).
+`tick()` judges what only the clock can change (quiet time, stalls) without reading.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
+from replay.core.completion import (
+    COMPLETION_FORMATS,
+    DEFAULT_SETTLE,
+    DEFAULT_STALL,
+    TurnCompletion,
+    file_reader,
+    last_conversation_index,
+    waiting_for_reply,
+)
 from replay.core.detect import (
     DEFAULT_RULES,
     DetectionRules,
@@ -38,7 +49,7 @@ from replay.core.detect import (
     describe_empty,
     is_empty,
 )
-from replay.core.model import Session, Turn
+from replay.core.model import Session, Turn, parse_time
 from replay.core.readers import detect_reader, get_reader
 from replay.core.readers.base import (
     CHUNK_BYTES,
@@ -59,12 +70,51 @@ Builders only change recent turns (a reply growing line by line, a tool result j
 call); re-checking a whole 100,000-turn session on every wake-up would cost far more.
 """
 
-COMPLETION_FORMATS = frozenset({"opencode", "opencode-storage", "opencode-db", "opencode-run"})
-"""Formats whose `Turn.completed` is only set once the reply has ended (absent in flight)."""
-
 READ_ERRORS = (ReaderError, OSError, ValueError, TypeError, KeyError, AttributeError,
                IndexError, RecursionError)
 """What reading a half-written document may raise; all mean "try again on the next change"."""
+
+
+def turn_brief(turn: Turn) -> dict[str, Any]:
+    """What a live event says about a turn: where it is and what it is."""
+    return {"index": turn.index, "number": turn.index + 1, "id": turn.id, "role": turn.role,
+            "timestamp": turn.timestamp}
+
+
+def iso_time(seconds: float) -> str:
+    """Epoch seconds as the ISO 8601 UTC form the readers use."""
+    return parse_time(seconds)[0] or ""
+
+
+@dataclass(frozen=True, slots=True)
+class Retraction:
+    """A turn reported empty that now shows content: the report is taken back."""
+
+    index: int
+    id: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """Nothing was written for `stall` seconds while a reply was due."""
+
+    since: float
+    """Epoch seconds of the last write."""
+    turn: Turn
+    """The turn waiting for its reply (a user turn or an unfinished assistant turn)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resumption:
+    """Something was written again after a stall."""
+
+    since: float
+    """Epoch seconds of the last write before the silence."""
+    duration: float
+    """Seconds the silence lasted."""
+    turn: Turn
+    """The turn that was waiting."""
 
 
 @dataclass(slots=True)
@@ -89,12 +139,23 @@ class FollowUpdate:
     """Empty turns that just became complete; each id appears once over the whole follow."""
     sidechains_changed: bool = False
     """A subagent session was attached or grew."""
+    retracted: list[Retraction] = field(default_factory=list)
+    """Turns reported empty before that now show content."""
+    resumed: Resumption | None = None
+    """A stall ended with this poll's write (reported before anything else of the poll)."""
+    stalled: Stall | None = None
+    """The session just went silent while a reply was due."""
+    pending: int | None = None
+    """Index of the last turn while it is still being written (never to be stopped at)."""
+    completed: bool = False
+    """The last turn just became complete without any new write (its quiet time passed)."""
 
     @property
     def has_news(self) -> bool:
         """True when anything at all changed."""
         return bool(self.new_turns or self.changed or self.reset or self.dropped
-                    or self.new_empty or self.sidechains_changed)
+                    or self.new_empty or self.sidechains_changed or self.retracted
+                    or self.resumed or self.stalled or self.completed)
 
 
 Signature = tuple[object, ...]
@@ -167,6 +228,13 @@ class _LineSource:
         self.builder: LineBuilder = reader.builder(str(path))
         self.fed = False
         """The last `read` fed lines (or rebuilt the session)."""
+        self.wrote = False
+        """The last `read` found bytes written, even a line still without its newline."""
+
+    @property
+    def consumed(self) -> int:
+        """Bytes of complete records read so far."""
+        return self.tail.offset
 
     @property
     def session(self) -> Session:
@@ -180,6 +248,7 @@ class _LineSource:
         was_reset = False
         fed = False
         self.fed = False
+        before = (self.tail.position, self.tail.resets)
         while True:
             batch = self.tail.read_new(max_bytes=CHUNK_BYTES)
             if batch.reset:
@@ -198,6 +267,7 @@ class _LineSource:
         if fed or was_reset:
             self.builder.finish()
         self.fed = fed or was_reset
+        self.wrote = self.fed or (self.tail.position, self.tail.resets) != before
         return was_reset
 
 
@@ -238,7 +308,14 @@ class _DocumentSource:
         self.session_id = session_id
         self.session: Session | None = None
         self.last_error: str | None = None
+        self.wrote = False
+        """The last `read` found the source changed (even if it did not parse yet)."""
         self._stamp: tuple[object, ...] | None = None
+
+    @property
+    def consumed(self) -> int | None:
+        """Whole documents have no byte position."""
+        return None
 
     def _stamp_now(self) -> tuple[object, ...]:
         if self.reader.session_sources is not None:
@@ -253,6 +330,7 @@ class _DocumentSource:
     def read(self, final: bool = False) -> bool:
         """Read again if anything changed; True when a new session object was read."""
         stamp = self._stamp_now()
+        self.wrote = stamp != self._stamp and self._stamp is not None
         if stamp == self._stamp:
             return False
         # Stamp before reading: a write during the read changes the stamp, so it is read again.
@@ -361,6 +439,9 @@ class SessionFollower:
         rules: what counts as an empty turn.
         suggester: fills `EmptyTurn.suggestion` for reported empty turns.
         session_id: for sources holding several sessions, the one to follow (default: newest).
+        settle: seconds of quiet after which a multi-record user message is complete.
+        stall: seconds without a write, while a reply is due, before a stall is reported.
+        clock: epoch seconds now (tests pass their own).
     """
 
     def __init__(
@@ -371,6 +452,9 @@ class SessionFollower:
         rules: DetectionRules = DEFAULT_RULES,
         suggester: Suggester | None = None,
         session_id: str | None = None,
+        settle: float = DEFAULT_SETTLE,
+        stall: float = DEFAULT_STALL,
+        clock: Any = time.time,
     ) -> None:
         self.path = Path(path)
         """The followed path."""
@@ -388,6 +472,32 @@ class SessionFollower:
         self._sidechains: _ClaudeSidechains | None = None
         self._detected = False
         self._switched = False
+        self.settle_seconds = settle
+        """Quiet time that completes a multi-record user message."""
+        self.stall_seconds = stall
+        """Silence, while a reply is due, that counts as a stall."""
+        self._clock = clock
+        self._completion: TurnCompletion | None = None
+        self._reported_at: dict[str, int] = {}
+        self._last_write = clock()
+        self._stalled: Stall | None = None
+        self._pending: int | None = None
+        self._first_read = True
+
+    @property
+    def last_write(self) -> float:
+        """Epoch seconds of the last write seen (the file's time when following began)."""
+        return self._last_write
+
+    @property
+    def stalled(self) -> Stall | None:
+        """The stall going on now, if any."""
+        return self._stalled
+
+    @property
+    def pending(self) -> int | None:
+        """Index of the last turn while it is still being written."""
+        return self._pending
 
     @property
     def session(self) -> Session | None:
@@ -422,6 +532,12 @@ class SessionFollower:
         else:
             self._source = _DocumentSource(reader, self.path, self._session_id)
         self._sidechains = _sidechain_hook(reader, self._source)
+        read_at = file_reader(self.path) if isinstance(self._source, _LineSource) else None
+        self._completion = TurnCompletion(reader.name, read_at, self.settle_seconds)
+        try:
+            self._last_write = min(self._clock(), os.stat(self.path).st_mtime)
+        except OSError:
+            pass
 
     def _redetect(self) -> bool:
         """After a failed re-read, check whether the content now reads as another format.
@@ -461,10 +577,20 @@ class SessionFollower:
             rebuilt = self._redetect() or rebuilt
             source = self._source
             assert source is not None
+        now = self._clock()
+        resumed: Resumption | None = None
+        first_read, self._first_read = self._first_read, False
+        # What the first read finds was written before following began: the file's time.
+        if (source.wrote or rebuilt) and not first_read:
+            if self._stalled is not None:
+                stall = self._stalled
+                resumed = Resumption(stall.since, max(0.0, now - stall.since), stall.turn)
+                self._stalled = None
+            self._last_write = now
         session = source.session
         if session is None:
-            return FollowUpdate(None)
-        update = FollowUpdate(session)
+            return FollowUpdate(None, resumed=resumed)
+        update = FollowUpdate(session, resumed=resumed)
         window = CHANGE_WINDOW if isinstance(source, _LineSource) else None
         if rebuilt and (isinstance(source, _LineSource) or self._switched):
             self._switched = False
@@ -480,7 +606,19 @@ class SessionFollower:
             self._judged = min(self._judged, known - update.dropped)
         if self._sidechains is not None:
             update.sidechains_changed = self._sidechains.poll()
-        update.new_empty = self._complete_empty(session, settle=final)
+        update.retracted = self._retractions(session, update.changed)
+        self._judge(update, session, now, settle=final)
+        return update
+
+    def tick(self) -> FollowUpdate:
+        """Judge what only time changes (quiet time, stalls) without reading the source."""
+        session = self.session
+        if session is None:
+            return FollowUpdate(None)
+        update = FollowUpdate(session)
+        pending = self._pending
+        self._judge(update, session, self._clock(), settle=False)
+        update.completed = pending is not None and self._pending is None
         return update
 
     def settle(self) -> FollowUpdate:
@@ -491,22 +629,56 @@ class SessionFollower:
         """
         return self.poll(final=True)
 
-    def _complete_empty(self, session: Session, *, settle: bool) -> list[EmptyTurn]:
-        """Empty turns that became complete since the last call, never the same id twice."""
+    def _judge(self, update: FollowUpdate, session: Session, now: float, *,
+               settle: bool) -> None:
+        """Report empty turns that became complete, and a stall that just began."""
+        last_complete = self._complete_empty(update, session, now, settle=settle)
+        update.pending = self._pending
+        if self._stalled is not None:
+            return
+        waiting = waiting_for_reply(session, last_complete)
+        if waiting is not None and now - self._last_write >= self.stall_seconds:
+            self._stalled = update.stalled = Stall(self._last_write, waiting)
+
+    def _retractions(self, session: Session, changed: list[int]) -> list[Retraction]:
+        """Turns reported empty that now show content."""
+        found: list[Retraction] = []
         turns = session.turns
-        end = len(turns) - 1
-        marks_end = self.reader is not None and self.reader.name in COMPLETION_FORMATS
-        if turns and (settle or (marks_end and turns[-1].completed is not None)):
-            end = len(turns)
-        found: list[EmptyTurn] = []
+        for index in changed:
+            turn = turns[index]
+            if self._reported_at.get(turn.id) is not None and not is_empty(turn, self.rules):
+                del self._reported_at[turn.id]
+                found.append(Retraction(index, turn.id, turn.role))
+        return found
+
+    def _complete_empty(self, update: FollowUpdate, session: Session, now: float, *,
+                        settle: bool) -> bool:
+        """Report empty turns that became complete, never the same id twice.
+
+        Returns whether the last user or assistant turn is complete.
+        """
+        turns = session.turns
+        last = last_conversation_index(session)
+        last_complete = True
+        if last is not None:
+            completion = self._completion
+            assert completion is not None
+            source = self._source
+            consumed = source.consumed if source is not None else None
+            last_complete = settle or completion.complete(
+                session, last, consumed=consumed, quiet=now - self._last_write)
+        self._pending = None if last_complete or last is None else last
+        end = len(turns) if self._pending is None else self._pending
+        found = update.new_empty
         for index in range(self._judged, max(end, self._judged)):
             turn = turns[index]
             if turn.id in self._reported_empty or not is_empty(turn, self.rules):
                 continue
             self._reported_empty.add(turn.id)
+            self._reported_at[turn.id] = index
             found.append(describe_empty(session, turn, self.rules, self.suggester))
         self._judged = max(self._judged, end)
-        return found
+        return last_complete
 
     def close(self) -> None:
         """Release open files."""
@@ -561,4 +733,6 @@ class _ClaudeSidechains:
         return bool(files)
 
 
-__all__ = ["FollowUpdate", "SessionFollower", "UnknownFormat", "content_signature"]
+__all__ = ["COMPLETION_FORMATS", "DEFAULT_SETTLE", "DEFAULT_STALL", "FollowUpdate",
+           "Resumption", "Retraction", "SessionFollower", "Stall", "UnknownFormat",
+           "content_signature", "iso_time", "turn_brief"]

@@ -58,9 +58,11 @@ class Navigator:
         """Number of turns."""
         return len(self.session.turns)
 
-    def refresh(self, changed_from: int | None = None) -> list[int]:
+    def refresh(self, changed_from: int | None = None, upto: int | None = None) -> list[int]:
         """Index turns added (or changed from `changed_from`) since the last call.
 
+        `upto` leaves the turns from that index on unindexed (a live turn still being
+        written is no empty turn yet); the next call looks at them again.
         Returns the indices of empty turns newly found.
         """
         start = self._indexed if changed_from is None else min(changed_from, self._indexed)
@@ -75,9 +77,10 @@ class Navigator:
                 known = set(self.empty_indices[cut:])  # looked at again, not changed
             del self.empty_indices[cut:]
         turns = self.session.turns
-        found = [i for i in range(start, len(turns)) if is_stop(self.session, i, self.rules)]
+        end = len(turns) if upto is None else max(0, min(upto, len(turns)))
+        found = [i for i in range(start, end) if is_stop(self.session, i, self.rules)]
         self.empty_indices.extend(found)
-        self._indexed = len(turns)
+        self._indexed = max(start, end)
         return [i for i in found if i not in known]
 
     def is_empty_at(self, index: int) -> bool:

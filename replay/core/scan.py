@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
+import gc
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, overload
 
 from replay.core.detect import (
     DEFAULT_RULES,
+    NO_COMPLETION,
+    REPLY_WINDOW,
     DetectionRules,
     EmptyTurn,
     Suggester,
+    describe_empty,
     find_empty_turns,
     is_stop,
 )
-from replay.core.model import Session
+from replay.core.model import Session, Turn
+from replay.core.readers.base import EMPTY_FILE, Progress, Reader, UnreadablePath, iter_lines
 from replay.core.safe import json_path
+from replay.core.suggest.rules import suggest_from
+from replay.core.suggest.signals import (
+    USER_LOOKBACK_TURNS,
+    WINDOW,
+    SessionStats,
+    Signals,
+    StatsTally,
+    read_signals,
+)
 
 
 @dataclass(slots=True)
@@ -79,3 +96,183 @@ def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> Sessio
         label=session.label, started=session.started, turns=len(session.turns),
         empty=sum(1 for turn in session.turns if is_stop(session, turn.index, rules)),
         subagents=len(session.sidechains), format=session.format)
+
+
+# ---------------------------------------------------------------- streamed scan
+
+LOOK_AHEAD = max(WINDOW, REPLY_WINDOW) + 2
+"""Turns read past a turn before it is judged: the signals look `WINDOW` turns ahead (a
+missing reply `REPLY_WINDOW`), and a turn is judged only once the turns after it can no
+longer grow (a response's lines come together; one more turn of margin)."""
+
+LOOK_BACK = max(USER_LOOKBACK_TURNS, WINDOW, 50) + 1
+"""Turns kept behind the one being judged: the longest look back of a signal (earlier user
+messages for a repeat) or of the evidence (the gap before)."""
+
+_PROVISIONAL = SessionStats(turns=0, median_gap=None, median_text=None,
+                            records_completion=True)
+"""Stand-in figures while the session is still being read; `Signals.settled` and the
+completion evidence replace them at its end."""
+
+
+class TurnWindow:
+    """The turns of a session being scanned: every index counts, only the latest are kept.
+
+    Reads by index and slice as a list does, in the session's own numbering; reading a turn
+    that was let go is an error (IndexError), never a silent wrong answer.
+    """
+
+    __slots__ = ("_base", "_turns", "append")
+
+    def __init__(self) -> None:
+        self._turns: list[Turn] = []
+        self._base = 0
+        self.append = self._turns.append
+        """Add the next turn (the list's own method: this runs once per turn)."""
+
+    def __len__(self) -> int:
+        return self._base + len(self._turns)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __iter__(self) -> Iterator[Turn]:
+        """The turns still kept (not the whole session)."""
+        return iter(self._turns)
+
+    @overload
+    def __getitem__(self, key: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> list[Turn]: ...
+
+    def __getitem__(self, key: int | slice) -> Turn | list[Turn]:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(self))
+            if stop > start and start < self._base:
+                raise IndexError(f"turns before {self._base} were let go")
+            return self._turns[max(start - self._base, 0):max(stop - self._base, 0):step]
+        index = key + len(self) if key < 0 else key
+        if not self._base <= index < len(self):
+            raise IndexError(f"turn {key} is not in the window")
+        return self._turns[index - self._base]
+
+    def forget_before(self, index: int) -> None:
+        """Let go of the turns before `index`, in batches so each turn is moved once or twice."""
+        drop = index - self._base
+        if drop > 0 and drop >= len(self._turns) // 2:
+            del self._turns[:drop]
+            self._base = index
+
+
+class _WindowScan:
+    """Judges each turn once the turns after it are read, then lets go of it."""
+
+    def __init__(self, session: Session, rules: DetectionRules, suggest: bool) -> None:
+        self.session = session
+        self.window = TurnWindow()
+        session.turns = self.window  # type: ignore[assignment]
+        self.rules = rules
+        self.suggest = suggest
+        self.tally = StatsTally()
+        self.found: list[tuple[EmptyTurn, Signals | None]] = []
+        self._next = 0
+
+    def advance(self, final: bool = False) -> None:
+        """Judge every turn that has enough turns after it (every turn, when `final`)."""
+        window = self.window
+        end = len(window) if final else len(window) - LOOK_AHEAD
+        if self._next >= end:
+            return
+        while self._next < end:
+            self._judge(window[self._next])
+            self._next += 1
+        window.forget_before(self._next - LOOK_BACK)
+
+    def _judge(self, turn: Turn) -> None:
+        self.tally.add(turn)
+        session, rules = self.session, self.rules
+        if not is_stop(session, turn.index, rules):
+            return
+        # Built as a whole-session scan builds it; the suggestion and the completion evidence
+        # wait for the session-wide figures (`finish`).
+        empty = describe_empty(session, turn, rules, None, records_completion=True)
+        signals = read_signals(session, turn.index, _PROVISIONAL) if self.suggest else None
+        self.found.append((empty, signals))
+
+    def finish(self) -> list[EmptyTurn]:
+        """The empty turns, with the session-wide figures now known."""
+        self.advance(final=True)
+        stats = self.tally.stats()
+        empties: list[EmptyTurn] = []
+        for empty, signals in self.found:
+            if not stats.records_completion and NO_COMPLETION in empty.evidence:
+                empty.evidence.remove(NO_COMPLETION)
+            if signals is not None:
+                found = suggest_from(signals.settled(stats))
+                if found is not None:
+                    empty.suggestion, empty.suggestion_confidence = found.label, found.confidence
+                    empty.suggestion_reasons = list(found.reasons)
+                    empty.suggestion_rule = found.rule or None
+                    empty.suggestion_rule = found.rule
+            empties.append(empty)
+        return empties
+
+
+def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
+              suggest: bool = True, progress: Progress | None = None) -> ScanReport:
+    """Scan a one-session file of a `windowed` reader, keeping a window of its turns.
+
+    The same report as `scan_session` on the whole session (every label suggested when
+    `suggest`), in memory bounded by the window rather than the file. Raises ReaderError.
+    """
+    assert reader.builder is not None and reader.windowed
+    builder = reader.builder(str(path))
+    scan = _WindowScan(builder.session, rules, suggest)
+    try:
+        total = os.path.getsize(path)
+        handle = open(path, "rb")
+    except OSError as error:
+        raise UnreadablePath.of(path, error) from None
+    feed, advance = builder.feed, scan.advance
+    was_enabled = gc.isenabled()
+    # The turns of a scan die young and make no cycles: the collector would walk the window
+    # again and again for nothing (a third of the time on tiny records). A young collection
+    # now and then still frees any cycle a reader might make.
+    gc.disable()
+    try:
+        fed = False
+        with handle:
+            # `read_line_session`'s loop, with the judging and collecting added.
+            for line, offset, lineno in iter_lines(handle):
+                fed = True
+                feed(line, offset, lineno)
+                if not lineno & _BATCH_MASK:
+                    advance()
+                    if not lineno & _COLLECT_MASK:
+                        gc.collect(1)
+                        if progress is not None:
+                            progress(offset, total)
+        builder.finish()
+        session = builder.session
+        if not fed:
+            session.warn(EMPTY_FILE, skipped=False)
+        if reader.complete is not None:
+            session = reader.complete(path, builder)
+            # Subagent sessions are not part of the report: let them go at once.
+            session.sidechains = []
+        empties = scan.finish()
+    finally:
+        if was_enabled:
+            gc.enable()
+    if progress is not None:
+        progress(total, total)
+    return ScanReport(session, empties)
+
+
+_BATCH_MASK = 63
+"""Turns are judged after every 64th line: the window holds that many more, and the check
+costs nothing on the other lines."""
+
+_COLLECT_MASK = (1 << 16) - 1
+"""A young collection every 65,536 lines."""

@@ -7,26 +7,52 @@ import re
 _EMPTY_WRAPPER = re.compile(r"<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>\s*</\1\s*>")
 """An XML-style tag pair with nothing but white space inside."""
 
-_SELF_CLOSING = re.compile(r"<[A-Za-z][\w.:-]*(?:\s[^<>]*)?/>")
+_TAG = re.compile(r"<(?:/([A-Za-z][\w.:-]*)\s*|([A-Za-z][\w.:-]*)(\s[^<>]*)?(/)?)>")
+"""A closing tag (group 1) or an opening one (group 2, attributes in 3); self-closing when
+group 4 is set or the attributes end with a slash."""
 
 PREVIEW_CHARS = 400
 """How much of a long text a shortened part keeps in memory."""
 
 
 def strip_empty_wrappers(text: str) -> str:
-    """Remove tag pairs that wrap nothing, innermost first, until none is left.
+    """Remove tag pairs that wrap nothing (innermost first, then the pairs left empty by
+    that) and self-closing tags, in one pass over the text.
 
     `<conversation_data>\\n\\n</conversation_data>` becomes the empty string; a tag pair that
-    wraps words is kept whole.
+    wraps words is kept whole. Tags are those of the text as written: removing a pair never
+    joins the characters around it into a new tag.
     """
     if "<" not in text:
         return text
-    previous = None
-    while previous != text:
-        previous = text
-        text = _EMPTY_WRAPPER.sub("", text)
-        text = _SELF_CLOSING.sub("", text)
-    return text
+    pieces: list[str] = []
+    # Opening tags that could still turn out empty, innermost last: (name, index in pieces).
+    # Everything in `pieces` after an open entry is white space, so a matching closing tag
+    # removes the pair by cutting `pieces` back; a piece that shows something clears the stack.
+    open_tags: list[tuple[str, int]] = []
+    position = 0
+    for match in _TAG.finditer(text):
+        start, end = match.span()
+        if start > position:
+            between = text[position:start]
+            pieces.append(between)
+            if not between.isspace():
+                open_tags.clear()
+        position = end
+        closing, name, attributes, slash = match.groups()
+        if name is not None:
+            if slash or (attributes is not None and attributes.endswith("/")):
+                continue  # self-closing: removed
+            open_tags.append((name, len(pieces)))
+            pieces.append(text[start:end])
+        elif open_tags and open_tags[-1][0] == closing:
+            del pieces[open_tags.pop()[1]:]
+        else:
+            pieces.append(text[start:end])
+            open_tags.clear()
+    if position < len(text):
+        pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def is_blank(text: str | None) -> bool:
@@ -35,7 +61,20 @@ def is_blank(text: str | None) -> bool:
         return True
     if "<" not in text:
         return False
-    return not strip_empty_wrappers(text).strip()
+    if _TAG.sub("", text).strip():
+        return False  # words outside every tag: the common case, decided at C speed
+    # Only tags and white space: blank when every opening tag meets its closing tag, as
+    # `strip_empty_wrappers` would pair them (self-closing tags count for nothing).
+    opened: list[str] = []
+    for closing, name, attributes, slash in _TAG.findall(text):
+        if name:
+            if not (slash or attributes.endswith("/")):
+                opened.append(name)
+        elif opened and opened[-1] == closing:
+            opened.pop()
+        else:
+            return False
+    return not opened
 
 
 def empty_wrapper_names(text: str) -> list[str]:

@@ -20,7 +20,8 @@ from textual.widgets import ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from replay.config import DEFAULT_THEME, Settings, remember
-from replay.core.annotations import AnnotationStore, default_reviewer
+from replay.core.annotations import AnnotationStore, default_reviewer, session_identity
+from replay.core.completion import DEFAULT_SETTLE, DEFAULT_STALL
 from replay.core.detect import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggester
 from replay.core.journal import JournalError
 from replay.core.labels import DEFAULT_LABELS, LabelSet
@@ -47,6 +48,7 @@ from replay.ui.messages import (
     SessionsLoaded,
     SessionStarted,
     SessionSummarized,
+    SilenceChanged,
     TurnsAdded,
 )
 from replay.ui.screens.quit import QuitScreen
@@ -88,6 +90,10 @@ class LaunchOptions:
     """What counts as an empty turn."""
     problems: list[str] = field(default_factory=list)
     """Config problems to show once the app is up."""
+    stall: float = DEFAULT_STALL
+    """Following: silence, while a reply is due, shown as a stall."""
+    settle: float = DEFAULT_SETTLE
+    """Following: quiet time that completes a user message written as several records."""
 
 
 def empty_turn_provider() -> type[Provider]:
@@ -320,14 +326,17 @@ class ReplayApp(App[None]):
     def _load_followed(self, path: Path, format: str) -> None:
         from replay.core.follow import SessionFollower
 
-        follower = SessionFollower(path, format, rules=self.options.rules)
+        follower = SessionFollower(path, format, rules=self.options.rules,
+                                   settle=self.options.settle, stall=self.options.stall)
         update = follower.poll()
         if update.session is None:
             self.post_message(LoadFailed(f"{path}: could not be read as {format}"))
             return
         self.follower = follower
         self.post_message(SessionStarted(update.session))
-        self.post_message(TurnsAdded(update.session, 0, done=True))
+        self.post_message(TurnsAdded(update.session, 0, done=True, pending=update.pending))
+        if update.stalled is not None:
+            self.post_message(SilenceChanged(update.stalled.since))
         self.call_from_thread(self.follow_source)
 
     @work(exclusive=True, group="follow", exit_on_error=False, description="Following")
@@ -339,10 +348,16 @@ class ReplayApp(App[None]):
             session = update.session
             if session is None:
                 return
+            if update.resumed is not None:
+                self.post_message(SilenceChanged(None))
             known = len(session.turns) - len(update.new_turns)
-            first = min([known, *update.changed])
+            # A turn that just stopped being written is judged again.
+            first = min([known, *update.changed,
+                         *([known - 1] if update.completed else [])])
             self.post_message(TurnsAdded(session, max(first, 0), done=True,
-                                         reset=update.reset))
+                                         reset=update.reset, pending=update.pending))
+            if update.stalled is not None:
+                self.post_message(SilenceChanged(update.stalled.since))
 
         await follow_async(self.follower, report)
 
@@ -398,15 +413,39 @@ class ReplayApp(App[None]):
         screen = self.replay_screen
         if screen is None:
             return
+        if self.options.follow:
+            self._key_annotations_by_session(screen, event.session)
         if screen.session is event.session:
-            screen.turns_added(event.changed_from, done=event.done, reset=event.reset)
+            screen.turns_added(event.changed_from, done=event.done, reset=event.reset,
+                               pending=event.pending)
         elif self.options.follow:
-            screen.turns_added(0, done=event.done, reset=True, session=event.session)
+            screen.turns_added(0, done=event.done, reset=True, session=event.session,
+                               pending=event.pending)
         if event.done and not self.options.follow:
             # A large session is hundreds of thousands of long-lived objects: move them out
             # of the collector's reach, or every full collection stalls stepping by 100+ ms.
             gc.freeze()
             self._session_frozen = True
+
+    def _key_annotations_by_session(self, screen: ReplayScreen, session: Session) -> None:
+        """Once a followed file names its session, its annotations move to that session's key."""
+        if screen.store.session_id == session_identity(session):
+            return
+        try:
+            moved = screen.store.rekey(session, keep_journal=self.options.annotations is not None)
+        except JournalError as error:
+            self.notify(f"{error}\nAnnotations stay under the file's path for now.",
+                        title="Annotations not moved", severity="error", markup=False,
+                        timeout=10)
+            return
+        if moved:
+            self.notify(f"{moved} annotation record(s) now filed under session "
+                        f"{session.session_id}.", title="Annotations", markup=False, timeout=4)
+
+    @on(SilenceChanged)
+    def show_silence(self, event: SilenceChanged) -> None:
+        if self.replay_screen is not None:
+            self.replay_screen.silence_changed(event.since)
 
     def collect_when_idle(self) -> None:
         """Collect the garbage recent steps left once the reviewer pauses on a turn.
@@ -612,7 +651,8 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              format: str | None = None, follow: bool = False, reviewer: str | None = None,
              annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
              rules: DetectionRules | None = None, problems: list[str] | None = None,
-             suggest: bool = True, blind: bool | None = None) -> ReplayApp:
+             suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
+             settle: float = DEFAULT_SETTLE) -> ReplayApp:
     """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
     from dataclasses import replace
 
@@ -627,6 +667,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
     options = LaunchOptions(
         path=Path(path) if path is not None else default_sample(), format=format,
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
-        rules=rules, problems=list(problems or []),
+        rules=rules, problems=list(problems or []), stall=stall, settle=settle,
     )
     return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

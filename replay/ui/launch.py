@@ -64,6 +64,7 @@ def launch(args: argparse.Namespace) -> int:
     app = make_app(path, settings=settings, format=reader.name, follow=args.follow,
                    reviewer=args.reviewer,
                    annotations=Path(args.annotations) if args.annotations else None,
-                   labels=labels, problems=loaded.problems)
+                   labels=labels, problems=loaded.problems, stall=args.stall,
+                   settle=args.settle)
     app.run()
     return app.return_code or 0

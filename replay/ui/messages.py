@@ -50,6 +50,16 @@ class TurnsAdded(Message):
     changed_from: int
     done: bool = False
     reset: bool = False
+    pending: int | None = None
+    """Following: the index of the last turn while it is still being written."""
+
+
+@dataclass
+class SilenceChanged(Message):
+    """Following: the session went silent while a reply was due (`since`), or spoke again."""
+
+    since: float | None
+    """Epoch seconds of the last write, or None once writing resumed."""
 
 
 @dataclass

@@ -12,6 +12,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -217,11 +218,13 @@ def test_empty_turn_is_reported_once_when_complete(tmp_path: Path) -> None:
     log.poll()
     with open(target, "ab") as handle:
         handle.write(user_line(1, "<local-command-stdout></local-command-stdout>"))
-    assert log.poll().new_empty == []  # the last turn: it may still be followed by content
+    # A Claude Code user line is complete the moment it is written.
+    update = log.poll()
+    assert [(e.id, e.index, e.reason) for e in update.new_empty] == [("u-1", 2, "empty-wrapper")]
     with open(target, "ab") as handle:
         handle.write(b"".join(assistant_lines(1, [{"type": "text", "text": "\n\n"}])))
     update = log.poll()
-    assert [(e.id, e.index, e.reason) for e in update.new_empty] == [("u-1", 2, "empty-wrapper")]
+    assert (update.new_empty, update.pending) == ([], 3)  # msg_1 may still grow
     with open(target, "ab") as handle:
         handle.write(b"".join(assistant_lines(1, [{"type": "text", "text": "now words"}])))
     update = log.poll()
@@ -237,10 +240,11 @@ def test_empty_turn_is_reported_once_when_complete(tmp_path: Path) -> None:
 
 def test_settle_reports_an_empty_last_turn(tmp_path: Path) -> None:
     target = tmp_path / "s.jsonl"
-    target.write_bytes(user_line(0, "start") + user_line(1, "  "))
+    target.write_bytes(user_line(0, "start") + b"".join(assistant_lines(0, [
+        {"type": "thinking", "thinking": "hm", "signature": "s"}])))
     follower = SessionFollower(target)
     assert follower.poll().new_empty == []  # the last turn: maybe still being written
-    assert [e.id for e in follower.settle().new_empty] == ["u-1"]
+    assert [e.id for e in follower.settle().new_empty] == ["msg_0"]
     assert follower.settle().new_empty == []
 
 
@@ -806,3 +810,111 @@ def test_session_asked_for_by_id_is_waited_for(tmp_path: Path) -> None:
     assert follower.reader is not None and follower.reader.name == "chat-jsonl"
     assert update.session is not None and update.session.session_id == "c1"
     assert [t.id for t in update.new_turns] == ["m0", "m1"]
+
+
+# -- completeness by format, stalls, retractions (a fake clock: no waiting) -------------------
+
+class Clock:
+    """Epoch seconds that move only when told to."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _cc_line(n: int, message_id: str, block: dict[str, Any], stop: str | None) -> bytes:
+    return _record("assistant", f"a-{n}", n, {"id": message_id, "role": "assistant",
+                                               "model": "claude-test", "content": [block],
+                                               "stop_reason": stop})
+
+
+def _append_bytes(path: Path, data: bytes) -> None:
+    with open(path, "ab") as handle:
+        handle.write(data)
+
+
+def test_claude_code_stop_reasons_complete_a_reply_only_when_they_fit(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    thinking = {"type": "thinking", "thinking": "", "signature": "s"}
+    # Older versions copy the final stop reason onto every line, the thinking line too.
+    target.write_bytes(user_line(0, "go") + _cc_line(1, "msg_1", thinking, "tool_use"))
+    clock = Clock()
+    follower = SessionFollower(target, clock=clock)
+    update = follower.poll()
+    assert (update.new_empty, update.pending) == ([], 1)
+    clock.now += 3600  # however long the pause
+    assert follower.tick().new_empty == []
+    _append_bytes(target, _cc_line(2, "msg_1", {"type": "tool_use", "id": "t1", "name": "Bash",
+                                                "input": {}}, "tool_use"))
+    update = follower.poll()
+    assert (update.new_empty, update.pending) == ([], None)  # complete, and not empty
+    # A thinking-only message that ends with end_turn on a later, non-thinking line.
+    _append_bytes(target, user_line(3, "and?") + _cc_line(4, "msg_2", thinking, None))
+    assert follower.poll().pending == 3
+    _append_bytes(target, _cc_line(5, "msg_2", {"type": "text", "text": " "}, "end_turn"))
+    update = follower.poll()
+    assert [(e.id, e.reason) for e in update.new_empty] == [("msg_2", "reasoning-only")]
+    assert update.pending is None
+
+
+def test_stall_waits_for_the_threshold_and_a_write_resumes(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(user_line(0, "hello"))
+    clock = Clock()
+    follower = SessionFollower(target, clock=clock, stall=300)
+    assert follower.poll().stalled is None
+    clock.now = follower.last_write + 299.9
+    assert follower.tick().stalled is None
+    clock.now += 0.1
+    update = follower.tick()
+    assert update.stalled is not None and update.stalled.turn.id == "u-0"
+    assert update.stalled.since == follower.last_write
+    clock.now += 60
+    assert follower.tick().has_news is False  # one stalled event per silence
+    _append_bytes(target, b"".join(assistant_lines(1, [{"type": "text", "text": "Hi."}])))
+    clock.now += 1
+    update = follower.poll()
+    assert update.resumed is not None
+    assert (update.resumed.turn.id, update.resumed.duration) == ("u-0", 361.0)
+    clock.now += 10_000  # a finished reply: the person is due, not the agent
+    assert follower.tick().stalled is None and follower.stalled is None
+
+
+def test_a_session_already_silent_when_following_starts_is_stalled_at_once(
+    tmp_path: Path
+) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(user_line(0, "hello"))
+    os.utime(target, (1_000_000_000, 1_000_000_000))
+    update = SessionFollower(target, stall=300).poll()
+    assert update.stalled is not None and update.stalled.since == 1_000_000_000
+
+
+def test_settle_completes_a_user_message_of_a_multi_record_format(tmp_path: Path) -> None:
+    target = tmp_path / "chat.jsonl"
+    target.write_bytes(b'{"role": "user", "content": "hi"}\n'
+                       b'{"role": "assistant", "content": "Hello."}\n'
+                       b'{"role": "user", "content": ""}\n')
+    clock = Clock()
+    follower = SessionFollower(target, clock=clock, settle=0.3)
+    update = follower.poll()
+    assert (update.new_empty, update.pending) == ([], 2)
+    clock.now = follower.last_write + 0.29
+    assert follower.tick().new_empty == []
+    clock.now = follower.last_write + 0.31
+    update = follower.tick()
+    assert [e.index for e in update.new_empty] == [2] and update.completed
+
+
+def test_a_turn_reported_empty_that_grows_content_is_retracted(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(user_line(0, "go") + _cc_line(1, "msg_1", {"type": "text", "text": ""},
+                                                     "end_turn"))
+    follower = SessionFollower(target)
+    assert [e.id for e in follower.poll().new_empty] == ["msg_1"]
+    _append_bytes(target, _cc_line(2, "msg_1", {"type": "text", "text": "words"}, "end_turn"))
+    update = follower.poll()
+    assert [(r.id, r.index) for r in update.retracted] == [("msg_1", 1)]
+    assert update.new_empty == [] and follower.poll().retracted == []

@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from replay.core.detect import find_empty_turns
 from replay.core.readers import load_sessions
 from tests.core.test_follow import SESSION_ID, assistant_lines, user_line
 
@@ -110,13 +111,14 @@ def test_prints_new_empty_turns_and_stops_quietly_on_sigint(
     wrapper = user_line(2, "<local-command-stdout></local-command-stdout>")
     # Written in two pieces, the first ending mid-record.
     _append(path, wrapper[:50])
-    _append(path, wrapper[50:], *assistant_lines(2, [{"type": "thinking", "thinking": "",
-                                                      "signature": "s"}]))
+    _append(path, wrapper[50:] + b"".join(assistant_lines(2, [
+        {"type": "thinking", "thinking": "", "signature": "s"}])))
     _append(path, *assistant_lines(2, [{"type": "text", "text": "Done."}]), user_line(3, "next"))
     (line,) = watch.lines(1)
     position = [turn.id for turn in load_sessions(path)[0].turns].index("u-2")
     assert position >= 4
     assert line == {
+        "event": "empty",
         "index": position,
         "number": position + 1,
         "id": "u-2",
@@ -192,3 +194,161 @@ def test_unknown_content_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.decode().count("\n") == 1
     assert "formats tried" in result.stderr.decode()
+
+
+# -- live sessions written the way each tool writes them ------------------------------------
+
+TOOL_WRITER = Path(__file__).with_name("tool_writer.py")
+STALL = "0.6"
+"""Short stall and quiet times keep these tests fast; the rules are the same at any scale."""
+
+
+class ToolWriter:
+    """`tool_writer.py --gated`: each `step()` writes the scenario's next step and returns
+    once it is on disk."""
+
+    def __init__(self, fmt: str, scenario: str, target: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(TOOL_WRITER), fmt, scenario, str(target), "--gated"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO)
+        self.steps = 0
+        self._expect()
+
+    def _expect(self) -> None:
+        assert self.process.stdout is not None
+        self.steps += 1
+        assert self.process.stdout.readline() == f"step {self.steps}\n".encode()
+
+    def step(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"\n")
+        self.process.stdin.flush()
+        self._expect()
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=WAIT_SECONDS)
+
+
+def _brief(line: dict[str, object]) -> tuple[object, ...]:
+    """(event, role, index) of a watch line: of its turn, or of the turn a stall hangs on."""
+    turn = line.get("last_turn", line)
+    assert isinstance(turn, dict)
+    return (line["event"], turn["role"], turn["index"])
+
+
+def _no_more(watch: Watch, seconds: float) -> None:
+    """Nothing else is printed for a while (longer than a stall)."""
+    with pytest.raises(AssertionError, match="no output"):
+        watch.lines(1, timeout=seconds)
+
+
+def _live(tmp_path: Path, fmt: str, scenario: str,
+          watch_processes: list[Watch]) -> tuple[Path, Watch, ToolWriter]:
+    if fmt == "opencode-storage":
+        target = tmp_path / "storage"
+        (target / "session" / "prj_live").mkdir(parents=True)
+    else:
+        target = tmp_path / ("rollout-live.jsonl" if fmt == "codex" else "live.jsonl")
+        target.write_bytes(b"")
+    # --from-start: what the first step writes is printed however soon after start it lands.
+    watch = Watch(str(target), "--from-start", "--stall", STALL, "--settle", "0.2",
+                  *(["--format", fmt] if fmt != "claude-code" else []))
+    watch_processes.append(watch)
+    return target, watch, ToolWriter(fmt, scenario, target)
+
+
+@pytest.mark.parametrize("fmt", ["claude-code", "opencode-storage", "codex"])
+def test_thinking_then_text_is_never_reported_empty(
+    tmp_path: Path, watch_processes: list[Watch], fmt: str
+) -> None:
+    target, watch, writer = _live(tmp_path, fmt, "thinking-then-text", watch_processes)
+    # The reply's reasoning, then silence: a stall on the unfinished reply, no empty turn.
+    stalled = watch.lines(1)
+    assert [_brief(line) for line in stalled] == [("stalled", "assistant", 1)]
+    writer.step()  # the text of the same reply
+    assert [_brief(line) for line in watch.lines(1)] == [("resumed", "assistant", 1)]
+    if fmt == "codex":
+        writer.step()  # the next prompt: now the agent is due again
+        assert [_brief(line) for line in watch.lines(1)] == [("stalled", "user", 2)]
+    else:
+        writer.step()  # an empty user message ends the file: printed at once, then a stall
+        assert [_brief(line) for line in watch.lines(2)] == [
+            ("empty", "user", 2), ("stalled", "user", 2)]
+    _no_more(watch, 1.0)
+    writer.close()
+    status, rest, err = watch.stop(signal.SIGTERM)
+    assert (status, rest, err) == (0, b"", b"")
+    fresh = load_sessions(target)[-1]
+    assert [e.id for e in find_empty_turns(fresh)] == ([] if fmt == "codex"
+                                                       else [fresh.turns[2].id])
+    assert stalled[0]["last_turn"]["id"] == fresh.turns[1].id  # type: ignore[index]
+
+
+@pytest.mark.parametrize("fmt", ["claude-code", "opencode-storage", "codex"])
+def test_a_reply_completed_later_with_nothing_visible(
+    tmp_path: Path, watch_processes: list[Watch], fmt: str
+) -> None:
+    target, watch, writer = _live(tmp_path, fmt, "completed-later", watch_processes)
+    assert [_brief(line) for line in watch.lines(1)] == [("stalled", "assistant", 1)]
+    writer.step()  # the record that completes the reasoning-only reply
+    expected = [("resumed", "assistant", 1), ("empty", "assistant", 1)]
+    if fmt == "claude-code":
+        expected.append(("stalled", "user", 2))  # completed by a prompt nobody answers
+    lines = watch.lines(len(expected))
+    assert [_brief(line) for line in lines] == expected
+    _no_more(watch, 1.0)
+    writer.close()
+    assert watch.stop(signal.SIGINT) == (0, b"", b"")
+    fresh = load_sessions(target)[-1]
+    assert lines[1]["id"] == fresh.turns[1].id
+    assert [e.id for e in find_empty_turns(fresh)] == [fresh.turns[1].id]
+
+
+@pytest.mark.parametrize("fmt", ["claude-code", "opencode-storage", "codex"])
+def test_a_reply_that_does_not_come_is_a_stall_until_it_does(
+    tmp_path: Path, watch_processes: list[Watch], fmt: str
+) -> None:
+    target, watch, writer = _live(tmp_path, fmt, "no-reply", watch_processes)
+    (stalled,) = watch.lines(1)
+    asked = 2 if fmt == "claude-code" else 0
+    assert _brief(stalled) == ("stalled", "user", asked)
+    assert set(stalled) == {"event", "since", "last_turn", "path", "session_id"}
+    writer.step()
+    (resumed,) = watch.lines(1)
+    assert _brief(resumed) == ("resumed", "user", asked)
+    assert resumed["since"] == stalled["since"]
+    assert isinstance(resumed["duration"], float) and resumed["duration"] >= float(STALL)
+    _no_more(watch, 1.0)
+    writer.close()
+    assert watch.stop(signal.SIGTERM) == (0, b"", b"")
+    assert find_empty_turns(load_sessions(target)[-1]) == []
+
+
+def test_ctrl_c_prints_the_complete_empty_turns_not_yet_printed(
+    tmp_path: Path, watch_processes: list[Watch]
+) -> None:
+    path = tmp_path / f"{SESSION_ID}.jsonl"
+    path.write_bytes(user_line(0, "") + b"".join(assistant_lines(0, [
+        {"type": "text", "text": "Hi."}])))
+    watch = Watch(str(path), "--from-start")
+    watch_processes.append(watch)
+    # The first line printed: the first read is done and Ctrl-C is handled from now on.
+    assert [line["id"] for line in watch.lines(1)] == ["u-0"]
+    # Written, then Ctrl-C at once: before the watcher's next wake-up could print it.
+    _append(path, user_line(1, ""))
+    status, rest, err = watch.stop(signal.SIGINT)
+    assert (status, err) == (0, b"")
+    (line,) = [orjson.loads(raw) for raw in rest.splitlines()]
+    assert (line["event"], line["id"], line["index"]) == ("empty", "u-1", 2)
+
+
+def test_bad_stall_value_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(user_line(0, "hello"))
+    result = subprocess.run([sys.executable, "-m", "replay", "watch", str(path),
+                             "--stall", "soon"], capture_output=True, cwd=REPO,
+                            timeout=WAIT_SECONDS)
+    assert result.returncode == 2
+    assert "expected a number of seconds" in result.stderr.decode()

@@ -50,9 +50,10 @@ def on_screen(app: ReviewApp) -> QueueScreen:
 
 async def at(pilot: object, app: ReviewApp, number: int, index: int) -> QueueScreen:
     """Wait until session `number` is on screen at turn `index`."""
+    # 30 s: the queue reads every session before its first screen, slow on a loaded machine.
     await wait_until(pilot, lambda: isinstance(app.screen, QueueScreen)
                      and app.screen.number == number and app.screen.index == index
-                     and app.screen.is_mounted)
+                     and app.screen.is_mounted, rounds=1500)
     await pilot.pause()  # type: ignore[attr-defined]
     return on_screen(app)
 
@@ -148,7 +149,7 @@ async def sampled_turns(corpus: Path, reviewer: str) -> list[tuple[str, str]]:
     """The turns a reviewer's sampled queue holds (seed 5), once its first is on screen."""
     app = review([corpus], reviewer=reviewer, sample=4, seed=5)
     async with app.run_test(size=(160, 40)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, QueueScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, QueueScreen), rounds=1500)
         assert app.queue is not None
         first = app.queue.entries[0]
         await at(pilot, app, first.session, first.index)
@@ -160,7 +161,9 @@ async def test_a_seeded_sample_is_the_same_for_two_reviewers(corpus: Path) -> No
     assert len(drawn[0]) == 4 and drawn[0] == drawn[1]
     other = review([corpus], sample=4, seed=6)
     async with other.run_test(size=(160, 40)) as pilot:
-        await wait_until(pilot, lambda: other.queue is not None)
+        # Its first screen mounted before the app closes (closing mid-mount is another test).
+        await wait_until(pilot, lambda: isinstance(other.screen, QueueScreen)
+                         and other.screen.is_mounted, rounds=1500)
         assert other.queue is not None
         assert [(other.queue.sessions[e.session].label, e.turn_id)
                 for e in other.queue.entries] != drawn[0]

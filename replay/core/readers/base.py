@@ -121,6 +121,9 @@ class Reader:
     call: this source cannot be listed, read it whole)."""
     single_session: bool = False
     """True when a file of this format holds exactly one session (subagents aside)."""
+    windowed: bool = False
+    """True when `builder` only ever appends turns (`Session.add`) and never reads them back
+    through `session.turns`: a scan may then keep only a window of them."""
     priority: int = 50
     """Lower sniffs first; specific formats before generic ones."""
     directories: bool = False

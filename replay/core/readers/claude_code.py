@@ -12,6 +12,7 @@ import gc
 import os
 import re
 import stat
+import time
 from collections.abc import Container, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -90,12 +91,23 @@ def sniff_content(head: bytes) -> bool:
     return False
 
 
-def _session_files(directory: Path) -> list[Path]:
+def _is_file(entry: os.DirEntry[str]) -> bool:
     try:
-        return sorted(entry for entry in directory.iterdir()
-                      if entry.suffix == ".jsonl" and entry.is_file())
+        return entry.is_file()
+    except OSError:
+        return False  # a symbolic link loop, say: not a session file (listed as skipped)
+
+
+def _session_files(directory: Path) -> list[Path]:
+    # scandir: a directory entry knows whether it is a file, without a stat per file.
+    try:
+        with os.scandir(directory) as entries:
+            names = sorted(entry.name for entry in entries
+                           if entry.name.endswith(".jsonl") and _is_file(entry))
     except OSError:
         return []
+    # Names sort as their paths do (one folder), and strings sort far faster than paths.
+    return [directory / name for name in names]
 
 
 def _other_files(directory: Path) -> bool:
@@ -227,16 +239,70 @@ def subagent_files(session_path: Path, session_id: str | None = None,
         session_id = session_path.stem
     if not session_id:
         return files
-    for file in _session_files(session_path.parent):
-        if not file.name.startswith("agent-") or file in files:
-            continue
+    loose = _loose_agents(session_path.parent)
+    found = set(loose.owners.get(session_id, ()))
+    for file in loose.unsized:
         try:
-            if file in known or (file.stat().st_size > 0
-                                 and _first_session_id(file) == session_id):
-                files.append(file)
+            if file.stat().st_size > 0 and _first_session_id(file) == session_id:
+                found.add(file)
         except OSError:
             continue  # gone since the folder was listed
+    if known:
+        found.update(file for file in loose.every if file in known)
+    files.extend(file for file in sorted(found) if file not in files)
     return files
+
+
+@dataclass(slots=True)
+class _LooseAgents:
+    """The `agent-*.jsonl` files beside the sessions of a folder, grouped by the session id
+    their first records name: listed once per folder, not once per session."""
+
+    stamp: int
+    """The folder's modification time (ns) when it was listed."""
+    owners: dict[str | None, list[Path]]
+    """Session id -> its agent files."""
+    unsized: list[Path]
+    """Agent files that were empty when listed: looked at again on each call."""
+    every: list[Path]
+    """Every agent file of the folder."""
+
+
+_LOOSE_CACHE: dict[Path, _LooseAgents] = {}
+_LOOSE_CACHE_SIZE = 16
+_SETTLED_NS = 100_000_000
+"""A folder listing is reused only when the folder had not changed for this long before it
+was taken: file times move in coarse clock ticks, so a file created just after a listing
+within the same tick would leave the folder's time as it was."""
+
+
+def _loose_agents(directory: Path) -> _LooseAgents:
+    """The loose agent files of a folder, from a listing reused while the folder is unchanged."""
+    try:
+        stamp = os.stat(directory).st_mtime_ns
+    except OSError:
+        return _LooseAgents(0, {}, [], [])
+    cached = _LOOSE_CACHE.get(directory)
+    if cached is not None and cached.stamp == stamp:
+        return cached
+    owners: dict[str | None, list[Path]] = {}
+    unsized: list[Path] = []
+    every = [file for file in _session_files(directory) if file.name.startswith("agent-")]
+    for file in every:
+        try:
+            size = file.stat().st_size
+        except OSError:
+            continue
+        if size == 0:
+            unsized.append(file)
+        else:
+            owners.setdefault(_first_session_id(file), []).append(file)
+    loose = _LooseAgents(stamp, owners, unsized, every)
+    if time.time_ns() - stamp > _SETTLED_NS:
+        if len(_LOOSE_CACHE) >= _LOOSE_CACHE_SIZE:
+            del _LOOSE_CACHE[next(iter(_LOOSE_CACHE))]
+        _LOOSE_CACHE[directory] = loose
+    return loose
 
 
 def _first_session_id(path: Path) -> str | None:
@@ -245,12 +311,17 @@ def _first_session_id(path: Path) -> str | None:
 
 def _head_facts(path: Path, lines: int = 40) -> tuple[str | None, float | None]:
     """The first session id and the first timestamp among a file's first records."""
-    session_id: str | None = None
-    started: float | None = None
     try:
         head = _head(path)
     except OSError:
         return None, None
+    return _facts_of(head, lines)
+
+
+def _facts_of(head: bytes, lines: int = 40) -> tuple[str | None, float | None]:
+    """The first session id and the first timestamp among the first records of a head."""
+    session_id: str | None = None
+    started: float | None = None
     for line in head.split(b"\n", lines)[:lines]:
         try:
             value = orjson.loads(line)
@@ -273,8 +344,16 @@ def list_sessions(path: Path) -> list[SessionEntry]:
     if not path.is_dir():
         return [SessionEntry(key=path.name, path=path, own_file=True,
                              started=_head_facts(path)[1])]
-    files = [file for file in _session_files(path) if _is_session_file(file)]
-    facts = {file: _head_facts(file) for file in files}
+    facts: dict[Path, tuple[str | None, float | None]] = {}
+    for file in _session_files(path):
+        try:
+            head = _head(file)
+        except OSError:
+            continue
+        # One read of each file's head both recognises it and dates it.
+        if not head.strip() or sniff_content(head):
+            facts[file] = _facts_of(head)
+    files = list(facts)
     main_ids = {facts[file][0] for file in files if not file.name.startswith("agent-")}
     entries = []
     for file in files:
@@ -466,6 +545,7 @@ READER = Reader(
     read=read,
     builder=ClaudeCodeBuilder,
     single_session=True,
+    windowed=True,
     complete=complete,
     list_sessions=list_sessions,
     priority=20,

@@ -690,6 +690,7 @@ READER = Reader(
     read=read,
     builder=CodexBuilder,
     single_session=True,
+    windowed=True,
     priority=30,
 )
 """The Codex CLI format."""

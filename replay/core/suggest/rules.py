@@ -221,8 +221,12 @@ def first_rule(signals: Signals, labels: Collection[str] | None = None,
 def suggest(session: Session, empty_turn: EmptyTurn | Turn | int,
             labels: Collection[str] | LabelSet | None = None) -> Suggestion | None:
     """Suggest a label for an empty turn; None when no rule with an active label applies."""
-    signals = read_signals(session, _index_of(empty_turn))
-    rule = first_rule(signals, label_names(labels))
+    return suggest_from(read_signals(session, _index_of(empty_turn)), label_names(labels))
+
+
+def suggest_from(signals: Signals, labels: Collection[str] | None = None) -> Suggestion | None:
+    """The suggestion of the first rule that applies to these signals (labels as names)."""
+    rule = first_rule(signals, labels)
     if rule is None:
         return None
     facts = signals.facts()

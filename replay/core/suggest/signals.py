@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 import statistics
 import weakref
-from dataclasses import dataclass
+from array import array
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
 from replay.core.detect import (
@@ -73,27 +74,45 @@ def _text_chars(turn: Turn) -> int:
     return sum(part.text_length for part in turn.parts if part.kind == Kind.TEXT)
 
 
-def _compute_stats(session: Session) -> SessionStats:
-    gaps: list[float] = []
-    lengths: list[int] = []
-    records_completion = False
-    previous: float | None = None
-    for turn in session.turns:
+class StatsTally:
+    """Session-wide figures gathered turn by turn, in order (a streamed scan keeps no session
+    whole): a float or two per turn, never the turns."""
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self._gaps = array("d")
+        self._lengths = array("q")
+        self._previous: float | None = None
+        self._records_completion = False
+
+    def add(self, turn: Turn) -> None:
+        """Count the next turn of the session."""
+        self.turns += 1
         if turn.time is not None:
-            if previous is not None:
-                gaps.append(max(0.0, turn.time - previous))
-            previous = turn.time
+            if self._previous is not None:
+                self._gaps.append(max(0.0, turn.time - self._previous))
+            self._previous = turn.time
         if turn.role == "assistant":
-            records_completion = records_completion or turn.completed is not None
+            self._records_completion = self._records_completion or turn.completed is not None
             chars = _text_chars(turn)
             if chars:
-                lengths.append(chars)
-    return SessionStats(
-        turns=len(session.turns),
-        median_gap=statistics.median(gaps) if gaps else None,
-        median_text=statistics.median(lengths) if lengths else None,
-        records_completion=records_completion,
-    )
+                self._lengths.append(chars)
+
+    def stats(self) -> SessionStats:
+        """The figures of the turns counted so far."""
+        return SessionStats(
+            turns=self.turns,
+            median_gap=statistics.median(self._gaps) if self._gaps else None,
+            median_text=statistics.median(self._lengths) if self._lengths else None,
+            records_completion=self._records_completion,
+        )
+
+
+def _compute_stats(session: Session) -> SessionStats:
+    tally = StatsTally()
+    for turn in session.turns:
+        tally.add(turn)
+    return tally.stats()
 
 
 def session_stats(session: Session) -> SessionStats:
@@ -312,6 +331,8 @@ class Summary:
     """Markdown headings and summary section names (Goal, Progress, Next steps...) in it."""
     harness: bool
     """The harness marks it as a compaction summary."""
+    chars: int = field(default=0, compare=False)
+    """Its text length, from which `ratio` is taken."""
 
 
 _HEADING = re.compile(
@@ -329,9 +350,10 @@ def count_headings(text: str) -> int:
     return len(_HEADING.findall(text))
 
 
-def next_summary(session: Session, index: int) -> Summary | None:
+def next_summary(session: Session, index: int,
+                 stats: SessionStats | None = None) -> Summary | None:
     """The next assistant turn with words, unless the person speaks first."""
-    stats = session_stats(session)
+    stats = stats or session_stats(session)
     for turn in session.turns[index + 1 : index + 1 + WINDOW]:
         if turn.role == "user" and _has_words(turn):
             return None
@@ -340,7 +362,7 @@ def next_summary(session: Session, index: int) -> Summary | None:
         chars = _text_chars(turn)
         ratio = chars / stats.median_text if stats.median_text else 1.0
         headings = count_headings(_words_of(session, turn, full=True))
-        return Summary(turn.index, ratio, headings, turn.is_summary)
+        return Summary(turn.index, ratio, headings, turn.is_summary, chars)
     return None
 
 
@@ -682,6 +704,20 @@ class Signals:
         return (self.open_for is not None and self.open_for >= STALL_SECONDS
                 and not self.tools)
 
+    unfinished: bool = False
+    """An assistant turn without a completion time (`no_completion` when the session records
+    them)."""
+
+    def settled(self, stats: SessionStats) -> Signals:
+        """These signals with the session-wide figures replaced by `stats`: a streamed scan
+        reads the neighbours while they pass and learns the session's medians at its end."""
+        summary = self.summary
+        if summary is not None:
+            ratio = summary.chars / stats.median_text if stats.median_text else 1.0
+            summary = replace(summary, ratio=ratio)
+        return replace(self, median_gap=stats.median_gap, summary=summary,
+                       no_completion=self.unfinished and stats.records_completion)
+
     @property
     def gap_before_ratio(self) -> float:
         """Gap before over the median gap (0 when either is unknown)."""
@@ -751,23 +787,27 @@ def _ratio(value: float | None, median: float | None) -> float:
     return value / max(median, 1.0)
 
 
-def read_signals(session: Session, index: int) -> Signals:
-    """Compute every signal for the empty turn at `index`."""
+def read_signals(session: Session, index: int, stats: SessionStats | None = None) -> Signals:
+    """Compute every signal for the empty turn at `index` (with the session's own figures
+    unless `stats` is given)."""
+    stats = stats or session_stats(session)
+    turn = session.turns[index]
+    unfinished = turn.role == "assistant" and turn.completed is None
     return Signals(
         index=index,
-        role=session.turns[index].role,
+        role=turn.role,
         compaction=compaction(session, index),
         error=error_name(session, index),
-        no_completion=no_completion(session, index),
+        no_completion=unfinished and stats.records_completion,
         reasoning_chars=reasoning_chars(session, index),
         markers_only=markers_only(session, index),
         no_parts=no_parts(session, index),
         wrapper=empty_wrapper(session, index),
-        median_gap=median_gap(session, index),
+        median_gap=stats.median_gap,
         gap_before=gap_before(session, index),
         gap_after=gap_after(session, index),
         ending=previous_ending(session, index),
-        summary=next_summary(session, index),
+        summary=next_summary(session, index, stats),
         repeat=repeated_instruction(session, index),
         partner=empty_partner(session, index),
         position=position(session, index),
@@ -784,4 +824,5 @@ def read_signals(session: Session, index: int) -> Signals:
         tools=tool_names(session, index),
         no_reply=(missing_reply(session, index)
                   if not is_empty(session.turns[index]) else None),
+        unfinished=unfinished,
     )

@@ -26,6 +26,7 @@ from replay.core.detect import (
     EmptyTurn,
     Suggester,
     describe_empty,
+    format_duration,
     gap_before,
 )
 from replay.core.journal import JournalError
@@ -184,6 +185,11 @@ class ReplayScreen(Screen[None]):
         """Tool calls, reasoning and attachments of the current turn are all unfolded."""
         self.unfolded: set[int] = set()
         """Parts of the current turn unfolded one by one (by clicking them)."""
+        self.silent_since: float | None = None
+        """Following: epoch seconds of the last write of a session stalled waiting for a reply."""
+        self.pending: int | None = None
+        """Following: the last turn while it is still being written (never stopped at)."""
+        self._silence_timer: Timer | None = None
         self._timer: Timer | None = None
         self._empty_cache: dict[int, EmptyTurn] = {}
         self._opened_at = 0.0
@@ -306,6 +312,9 @@ class ReplayScreen(Screen[None]):
             state.append(" · following" if self.at_live_end else " · following (paused)")
             if self.new_turns:
                 state.append(f" · +{self.new_turns} new turns (f)", style="bold reverse")
+            silence = self.silence_text()
+            if silence:
+                state.append(f" · {silence}", style="bold reverse")
         room = (self.app.size.width if self.is_mounted else 200) - state.cell_len - 1
         name = clean(session.label)[:40]
         fmt = f" · {session.format} · "
@@ -336,6 +345,26 @@ class ReplayScreen(Screen[None]):
         if position < len(hits) and hits[position] == self.index:
             return position + 1, len(hits)
         return None
+
+    def silence_text(self) -> str:
+        """`silent for 12 min` while a followed session is stalled, else empty."""
+        if self.silent_since is None:
+            return ""
+        return f"silent for {format_duration(max(0.0, time.time() - self.silent_since))}"
+
+    def silence_changed(self, since: float | None) -> None:
+        """The followed session stalled (the time of its last write) or spoke again (None)."""
+        self.silent_since = since
+        if self._silence_timer is not None:
+            self._silence_timer.stop()
+            self._silence_timer = None
+        if since is not None:
+            self._silence_timer = self.set_interval(1.0, self._show_silence)
+        self._show_silence()
+
+    def _show_silence(self) -> None:
+        self.query_one(Timeline).set_silence(self.silence_text())
+        update_static(self.query_one("#status", Static), self.status_text())
 
     def banner_text(self, turn: Turn, empty: EmptyTurn | None) -> Text:
         """The line above the current turn; an alarm at an empty turn."""
@@ -841,7 +870,7 @@ class ReplayScreen(Screen[None]):
     # ---------------------------------------------------------------- growth
 
     def turns_added(self, changed_from: int, *, done: bool, reset: bool,
-                    session: Session | None = None) -> None:
+                    session: Session | None = None, pending: int | None = None) -> None:
         """The session grew or changed (loading or following); index it and redraw.
 
         Args:
@@ -850,6 +879,7 @@ class ReplayScreen(Screen[None]):
             reset: forget everything known about the turns (the source was rewritten).
             session: a new session object replacing the current one (whole-document formats
                 are read anew on each change).
+            pending: following: the last turn, still being written; not indexed as empty yet.
         """
         if session is not None and session is not self.session:
             self.session = session
@@ -866,7 +896,8 @@ class ReplayScreen(Screen[None]):
                 del self._empty_cache[index]
             timeline.forget_from(changed_from)
         self._generation += 1
-        new_empty = self.navigator.refresh(changed_from)
+        self.pending = pending if self.following else None
+        new_empty = self.navigator.refresh(changed_from, upto=self.pending)
         first_load = done and self.indexing
         if first_load:
             self.indexing = False
@@ -909,15 +940,27 @@ class ReplayScreen(Screen[None]):
                 self._empty_cache.setdefault(index, empty)
 
     def _follow_growth(self, new_empty: list[int], last: int) -> None:
-        """At the live end, advance (stopping at a new empty turn); elsewhere, count news."""
+        """At the live end, advance (stopping at a new empty turn); elsewhere, count news.
+
+        A stop lasts until the reviewer moves, whatever arrives after it; a stop whose turn
+        showed content after all (taken back) goes on to the live end.
+        """
+        if self.paused_at_empty and not self.navigator.is_empty_at(self.index):
+            self.paused_at_empty = False
+            self.at_live_end = True
+            self.notify(f"#{self.index + 1} showed content after all: following again.",
+                        timeout=4, markup=False)
         if not self.at_live_end:
             self.new_turns = max(0, last - self.index)
             return
-        target = next((i for i in new_empty if i > self.index), None)
+        target = next((i for i in new_empty if i >= self.index), None)
         if target is None:
             self.index = last
             return
         self.index = target
         self.paused_at_empty = True
+        # Stay here while more turns arrive: the reviewer decides when to go on (f).
+        self.at_live_end = False
+        self.new_turns = max(0, last - target)
         self.notify(f"New empty turn #{target + 1}: paused here. f returns to the live end.",
                     timeout=5, markup=False)

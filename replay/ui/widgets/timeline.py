@@ -45,6 +45,8 @@ class Timeline(Widget):
         """Indices of annotated empty turns."""
         self.current = 0
         """Index of the current turn."""
+        self.silence = ""
+        """Following: `silent for 12 min` at the live end while the session is stalled."""
         self._cached_key = (-1, -1)
         self._cached: tuple[list[tuple[int, int, bool]], list[str]] = ([], [])
         self._strips_key: tuple[object, ...] = ()
@@ -57,6 +59,12 @@ class Timeline(Widget):
         for turn in turns[len(self.sizes):]:
             self.sizes.append(sum(p.text_length for p in turn.parts if p.kind == Kind.TEXT))
         self.refresh()
+
+    def set_silence(self, text: str) -> None:
+        """Show (or, with "", clear) how long the followed session has been silent."""
+        if text != self.silence:
+            self.silence = text
+            self.refresh()
 
     def reset(self) -> None:
         """Forget cached sizes (the session was re-read)."""
@@ -98,7 +106,7 @@ class Timeline(Widget):
         # at a time, so they are drawn once per state and kept.
         width = max(self.content_size.width, 1)
         key = (width, self.current, len(self.sizes), id(self.empty), len(self.empty),
-               frozenset(self.annotated), self.app.theme, self.rich_style)
+               frozenset(self.annotated), self.app.theme, self.rich_style, self.silence)
         if key != self._strips_key:
             self._strips_key, self._strips = key, self._draw(width)
         return super().render_lines(crop)
@@ -144,8 +152,14 @@ class Timeline(Widget):
             segments.append(Segment("".join(run), bar_style))
         caret_row = [Segment(" " * caret, base),
                      Segment("▲", base + self._style("primary", bold=True))]
-        return [Strip(segments).extend_cell_length(width, base),
-                Strip(caret_row).extend_cell_length(width, base)]
+        caret_strip = Strip(caret_row).extend_cell_length(width, base)
+        label = f" {self.silence} ▏" if self.silence else ""
+        if label and len(label) < width - caret - 2:
+            # The live end is the right edge: the silence is shown where the next turn would be.
+            caret_strip = Strip.join([
+                caret_strip.crop(0, width - len(label)),
+                Strip([Segment(label, base + self._style("turn-empty", bold=True))])])
+        return [Strip(segments).extend_cell_length(width, base), caret_strip]
 
     def _style(self, variable: str, bold: bool = False) -> Style:
         """A Rich style from a theme variable (alpha dropped: Rich colours have none)."""

@@ -1,0 +1,129 @@
+"""A streamed scan keeps a window of turns and reports exactly what a scan of the whole
+session reports: empty turns, evidence and suggestions."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from replay.core import scan as scan_module
+from replay.core.detect import DEFAULT_RULES
+from replay.core.readers import detect_reader, load_sessions
+from replay.core.scan import LOOK_AHEAD, LOOK_BACK, TurnWindow, scan_file, scan_session
+from replay.core.suggest import default_suggester
+from tests.conftest import REALDATA
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _full(report: Any) -> list[Any]:
+    return [report.to_json(), [(e.suggestion_confidence, e.suggestion_reasons,
+                                e.suggestion_rule) for e in report.empty_turns]]
+
+
+def _same_as_whole(path: Path, tool_only: bool = False, missing: bool = False) -> Any:
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=tool_only, missing_replies=missing)
+    reader = detect_reader(path)
+    assert reader.windowed
+    whole = scan_session(load_sessions(path)[0], rules, default_suggester())
+    streamed = scan_file(reader, path, rules)
+    assert _full(streamed) == _full(whole)
+    return streamed
+
+
+def _files() -> list[Path]:
+    files = sorted((REPO / "sample_sessions").glob("*.jsonl"))
+    for folder in ("claude-code", "codex"):
+        files += sorted((REALDATA / folder).glob("*.jsonl"))
+    return [path for path in files if detect_reader(path).windowed]
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda path: path.name[-40:])
+def test_real_sessions_scan_the_same_streamed(path: Path) -> None:
+    _same_as_whole(path)
+    _same_as_whole(path, tool_only=True, missing=True)
+
+
+def _long_session(path: Path, turns: int, seed: int) -> None:
+    """Tiny Claude Code records with empty turns in every kind of neighbourhood: repeated
+    prompts, bare go-ons, long silences, plans and questions, thinking-only replies."""
+    rng = random.Random(seed)
+    prompts = ["please fix the failing reader test in the suite",
+               "run the whole suite again and report back", "continue", "hello?",
+               "<local-command-stdout></local-command-stdout>", "", "ok",
+               "<command-name>/clear</command-name>"]
+    answers = ["I'll update the reader next, then run the tests.", "Shall I go on?",
+               "Done.", "## Goal\n## Progress\n## Next steps\n" + "summary " * 200, ""]
+    clock = 1_760_000_000.0
+    lines = []
+    for number in range(turns):
+        clock += rng.choice((1.0, 2.0, 5.0, 3600.0)) if rng.random() < 0.1 else 2.0
+        stamp = "2026-03-01T00:00:00.000Z" if rng.random() < 0.02 else None
+        record: dict[str, Any] = {"sessionId": "s-1", "uuid": f"u{number}", "parentUuid": None,
+                                  "timestamp": stamp or _iso(clock)}
+        if rng.random() < 0.5:
+            record.update(type="user", message={"role": "user", "content": rng.choice(prompts)})
+        else:
+            text = rng.choice(answers)
+            content = ([{"type": "thinking", "thinking": "", "signature": "x"}] if not text
+                       else [{"type": "text", "text": text}])
+            record.update(type="assistant", message={
+                "role": "assistant", "id": f"m{number}", "content": content})
+            if rng.random() < 0.02:
+                del record["timestamp"]
+        lines.append(orjson.dumps(record))
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+
+def _iso(seconds: float) -> str:
+    from datetime import datetime, timezone
+
+    moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_long_session_scans_the_same_streamed(tmp_path: Path, seed: int) -> None:
+    path = tmp_path / "long.jsonl"
+    _long_session(path, 3 * (LOOK_BACK + LOOK_AHEAD), seed)
+    report = _same_as_whole(path)
+    assert _same_as_whole(path, missing=True).to_json()["empty_turns"] != report.to_json()[
+        "empty_turns"]
+    assert len(report.empty_turns) > 100
+    assert {empty.suggestion for empty in report.empty_turns} >= {
+        "artifact", "thinking", "context-reset"} - {None}
+
+
+def test_the_window_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "long.jsonl"
+    _long_session(path, 10 * (LOOK_BACK + LOOK_AHEAD), seed=4)
+    kept: list[int] = []
+    advance = scan_module._WindowScan.advance
+
+    def watched(self: Any, final: bool = False) -> None:
+        advance(self, final)
+        kept.append(len(self.window._turns))
+
+    monkeypatch.setattr(scan_module._WindowScan, "advance", watched)
+    report = scan_file(detect_reader(path), path)
+    assert report.to_json()["turns"] == 10 * (LOOK_BACK + LOOK_AHEAD)
+    assert max(kept) <= 2 * (LOOK_BACK + LOOK_AHEAD) + 1
+
+
+def test_a_turn_let_go_is_an_error_not_a_wrong_answer() -> None:
+    from replay.core.model import Turn
+
+    window = TurnWindow()
+    for number in range(10):
+        window.append(Turn(str(number), "user", index=number))
+    window.forget_before(6)
+    assert len(window) == 10 and window[6].id == "6" and window[-1].id == "9"
+    assert [turn.id for turn in window[7:20]] == ["7", "8", "9"]
+    with pytest.raises(IndexError):
+        window[5]
+    with pytest.raises(IndexError):
+        window[2:8]
