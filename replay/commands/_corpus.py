@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dask", metavar="local|ADDRESS",
                         help=f"run each session as a task of a Dask cluster: '{LOCAL}' starts "
                              "one on this machine, or the scheduler's address "
-                             "(tcp://host:8786); needs the extra replay[dask]; PATH may then "
-                             "be an fsspec URL (s3://bucket/sessions/)")
+                             "(tcp://host:8786); needs the extra replay[dask], which also lets "
+                             "PATH be an fsspec URL (s3://bucket/sessions/)")
 
 
 @dataclass(slots=True)

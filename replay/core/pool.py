@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
@@ -40,12 +41,17 @@ def run_tasks(tasks: Sequence[SessionTask], jobs: int = 1,
     if workers <= 1:
         yield from map(scan_task, tasks)
         return
-    pool = ProcessPoolExecutor(max_workers=workers)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
     try:
         yield from pool.map(scan_task, tasks)
     finally:
         # On an interrupt or a closed pipe, queued sessions are dropped instead of read.
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ignore_interrupts() -> None:
+    """In a worker: Ctrl-C is the parent's to handle (no traceback from every worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_dask(tasks: Sequence[SessionTask], address: str, jobs: int) -> Iterator[TaskResult]:
