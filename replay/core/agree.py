@@ -66,6 +66,156 @@ class Disagreement:
                 "labels": dict(self.labels)}
 
 
+SUGGESTER = "(suggester)"
+"""The rater name the suggestion rules get in agreement tables."""
+
+
+@dataclass(frozen=True, slots=True)
+class Overrule:
+    """A reviewer's label that differs from the suggestion they were offered (or not shown)."""
+
+    session_id: str
+    turn_id: str
+    turn_index: int | None
+    suggestion: str
+    """What the rules suggested."""
+    rule: str
+    """The rule that suggested it ("" in records written before rules had names)."""
+    reviewer: str
+    label: str
+    """What the reviewer chose instead."""
+    reason: str
+    """Why, as the reviewer said in one key ("" when they did not say)."""
+    blind: bool
+    """The reviewer had not seen the suggestion."""
+
+    @property
+    def number(self) -> int | None:
+        """The `#N` a person sees for the turn (1-based), or None when unknown."""
+        return self.turn_index + 1 if self.turn_index is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON object for `replay agree --json`."""
+        return {"session_id": self.session_id, "turn_id": self.turn_id,
+                "turn_index": self.turn_index, "number": self.number,
+                "suggestion": self.suggestion, "rule": self.rule, "reviewer": self.reviewer,
+                "label": self.label, "reason": self.reason, "blind": self.blind}
+
+
+@dataclass(slots=True)
+class RuleOverrules:
+    """How often human reviewers overruled one suggestion rule."""
+
+    rule: str
+    """Rule name ("" for records without one)."""
+    suggested: str
+    """The label the rule suggests."""
+    rated: int = 0
+    """Human ratings of turns where this rule gave the suggestion."""
+    overruled: int = 0
+    """Of those, the ones with another label."""
+    instead: Counter[str] = field(default_factory=Counter)
+    """Labels chosen instead, with counts."""
+    reasons: Counter[str] = field(default_factory=Counter)
+    """Reasons given for overruling, with counts ("" when none was given)."""
+
+    @property
+    def share(self) -> float:
+        """Overruled over rated."""
+        return self.overruled / self.rated if self.rated else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON object for `replay agree --json`."""
+        return {"rule": self.rule, "suggested": self.suggested, "rated": self.rated,
+                "overruled": self.overruled, "share": self.share,
+                "instead": dict(self.instead.most_common()),
+                "reasons": dict(self.reasons.most_common())}
+
+
+@dataclass(slots=True)
+class SuggesterReport:
+    """The suggestion rules as one more rater: agreement, blind or not, and overrules."""
+
+    rated: int = 0
+    """Human ratings whose record names the suggestion offered."""
+    agreed: int = 0
+    """Of those, the ones equal to the suggestion."""
+    blind_rated: int = 0
+    """Ratings saved blind (the suggestion unseen)."""
+    blind_agreed: int = 0
+    """Of those, the ones equal to the suggestion."""
+    pairs: list[PairAgreement] = field(default_factory=list)
+    """Cohen's kappa of each reviewer against the suggester."""
+    overrules: list[Overrule] = field(default_factory=list)
+    """Every rating that differs from its suggestion, in journal order."""
+    rules: list[RuleOverrules] = field(default_factory=list)
+    """Per rule, most often overruled first."""
+
+    @property
+    def seen_rated(self) -> int:
+        """Ratings saved with the suggestion in view."""
+        return self.rated - self.blind_rated
+
+    @property
+    def seen_agreed(self) -> int:
+        """Of those, the ones equal to the suggestion."""
+        return self.agreed - self.blind_agreed
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON object for `replay agree --json`."""
+        return {"rated": self.rated, "agreed": self.agreed, "blind_rated": self.blind_rated,
+                "blind_agreed": self.blind_agreed, "pairs": [p.to_json() for p in self.pairs],
+                "overrules": [item.to_json() for item in self.overrules],
+                "rules": [rule.to_json() for rule in self.rules]}
+
+
+def _text_field(record: Mapping[str, Any], name: str) -> str:
+    value = record.get(name, "")
+    return value if isinstance(value, str) else ""
+
+
+def suggester_report(records: Iterable[Mapping[str, Any]]) -> SuggesterReport | None:
+    """The suggester as a rater, from the suggestions saved with annotations; None when no
+    record names one (journals written before suggestions were saved)."""
+    report = SuggesterReport()
+    paired: dict[str, list[tuple[str, str]]] = {}
+    rules: dict[str, RuleOverrules] = {}
+    for record in latest(dict(record) for record in records).values():
+        label, suggestion = record["label"], _text_field(record, "suggestion")
+        if not label or not suggestion:
+            continue
+        reviewer = record.get("reviewer", "")
+        blind = record.get("blind") is True
+        rule_name = _text_field(record, "rule")
+        report.rated += 1
+        report.blind_rated += blind
+        agreed = label == suggestion
+        report.agreed += agreed
+        report.blind_agreed += blind and agreed
+        paired.setdefault(reviewer, []).append((label, suggestion))
+        tally = rules.setdefault(rule_name, RuleOverrules(rule_name, suggestion))
+        tally.rated += 1
+        if agreed:
+            continue
+        reason = _text_field(record, "overrule")
+        tally.overruled += 1
+        tally.instead[label] += 1
+        tally.reasons[reason] += 1
+        index = record.get("turn_index")
+        report.overrules.append(Overrule(
+            record["session_id"], record["turn_id"],
+            index if isinstance(index, int) and not isinstance(index, bool) and index >= 0
+            else None, suggestion, rule_name, reviewer, label, reason, blind))
+    if not report.rated:
+        return None
+    for reviewer in sorted(paired):
+        kappa, observed, why = cohen_kappa(paired[reviewer])
+        report.pairs.append(PairAgreement(reviewer, SUGGESTER, len(paired[reviewer]), observed,
+                                          kappa, why))
+    report.rules = sorted(rules.values(), key=lambda r: (-r.overruled, -r.share, r.rule))
+    return report
+
+
 @dataclass(slots=True)
 class AgreementReport:
     """Everything `replay agree` prints."""
@@ -86,6 +236,8 @@ class AgreementReport:
     """Why alpha is undefined."""
     disagreements: list[Disagreement] = field(default_factory=list)
     """Items with two or more distinct labels, in order of first appearance."""
+    suggester: SuggesterReport | None = None
+    """The suggestion rules as one more rater, when the records name their suggestions."""
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by `replay agree --json`."""
@@ -98,6 +250,7 @@ class AgreementReport:
             "alpha_items": self.alpha_items,
             "alpha_reason": self.alpha_reason,
             "disagreements": [item.to_json() for item in self.disagreements],
+            "suggester": self.suggester.to_json() if self.suggester else None,
         }
 
 
@@ -177,6 +330,7 @@ def krippendorff_alpha(units: Iterable[Iterable[str]]) -> tuple[float | None, in
 
 def agreement(records: Iterable[Mapping[str, Any]]) -> AgreementReport:
     """Compare reviewers over journal records (from one or more journals, in file order)."""
+    records = list(records)
     positions: dict[Item, int] = {}
     table = ratings_by_item(records, positions)
     report = AgreementReport()
@@ -199,6 +353,7 @@ def agreement(records: Iterable[Mapping[str, Any]]) -> AgreementReport:
         for (session_id, turn_id), ratings in table.items()
         if len(set(ratings.values())) > 1
     ]
+    report.suggester = suggester_report(records)
     return report
 
 

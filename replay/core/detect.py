@@ -108,6 +108,50 @@ def missing_reply(session: Session, index: int) -> NoReply | None:
     return NoReply(tuple(events), None)
 
 
+@dataclass(frozen=True, slots=True)
+class Interruption:
+    """The person stopped the reply: Claude Code's interrupt line right after it."""
+
+    marker: int
+    """Index of the user turn holding the interrupt line."""
+    kind: str
+    """`interrupted` or `interrupted for tool use`."""
+    resent: int | None
+    """Index of the next request when it re-sends the last request word for word."""
+
+
+def interruption(session: Session, index: int) -> Interruption | None:
+    """The interrupt that follows the assistant turn at `index`, if the person stopped it."""
+    turns = session.turns
+    if turns[index].role != "assistant":
+        return None
+    for following in turns[index + 1 : index + 1 + REPLY_WINDOW]:
+        if following.role == "system":
+            continue
+        if following.role != "user":
+            return None
+        kind = next((found for part in following.parts if part.kind == Kind.TEXT
+                     and (found := interrupt_of(part.text))), None)
+        if kind is None:
+            return None
+        return Interruption(following.index, kind, _resent(session, index, following.index))
+    return None
+
+
+def _resent(session: Session, index: int, marker: int) -> int | None:
+    """The request after `marker` when it repeats, word for word, the request before `index`."""
+    turns = session.turns
+    before = next((request_words(turn) for turn in reversed(turns[max(0, index - REPLY_WINDOW)
+                                                                  : index])
+                   if request_words(turn)), "")
+    after = next((turn for turn in turns[marker + 1 : marker + 1 + REPLY_WINDOW]
+                  if turn.role == "assistant" or request_words(turn)), None)
+    if not before or after is None or after.role != "user":
+        return None
+    return after.index if " ".join(request_words(after).split()) == " ".join(before.split()) \
+        else None
+
+
 def is_stop(session: Session, index: int, rules: DetectionRules = DEFAULT_RULES) -> bool:
     """True when the turn at `index` is an empty turn under the rules (turn or missing reply)."""
     turn = session.turns[index]
@@ -179,6 +223,15 @@ def format_duration(seconds: float) -> str:
     return f"{seconds / 86400:.0f} d"
 
 
+def format_size(count: int) -> str:
+    """A short byte size: `512 B`, `1.0 KB`, `2.3 MB`."""
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / (1024 * 1024):.1f} MB"
+
+
 def gap_before(session: Session, index: int) -> float | None:
     """Seconds between the previous timed turn and this one."""
     turn = session.turns[index]
@@ -205,7 +258,13 @@ def _evidence_reasoning(session: Session, turn: Turn, rules: DetectionRules) -> 
     if not parts:
         return []
     chars = sum(part.text_length for part in parts)
-    return [f"reasoning: {chars:,} chars" if chars else "reasoning: empty"]
+    hidden = sum(part.hidden for part in parts)
+    if chars:
+        return [f"reasoning: {chars:,} chars"]
+    if hidden:
+        # The model reasoned; the source keeps it encrypted or signed, not empty.
+        return [f"reasoning: encrypted ({format_size(hidden)})"]
+    return ["reasoning: empty"]
 
 
 def _evidence_wrapper(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
@@ -293,17 +352,44 @@ def _evidence_no_reply(session: Session, turn: Turn, rules: DetectionRules) -> l
     return evidence
 
 
+def _evidence_interrupt(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    found = interruption(session, turn.index)
+    if found is None:
+        return []
+    evidence = [f"{found.kind} by the person (#{found.marker + 1})"]
+    if found.resent is not None:
+        evidence.append(f"request re-sent word for word as #{found.resent + 1}")
+    return evidence
+
+
+STALL_EVIDENCE = 60.0
+"""Seconds an empty reply stayed open before that is worth naming."""
+
+
+def _evidence_open_for(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    if turn.role != "assistant" or turn.time is None or turn.completed is None:
+        return []
+    if any(part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT) for part in turn.parts):
+        return []  # a tool call that ran long is work, not a stall
+    duration = turn.completed - turn.time
+    if duration < STALL_EVIDENCE:
+        return []
+    return [f"open for {format_duration(duration)} before it completed with nothing"]
+
+
 Evidence = Callable[[Session, Turn, DetectionRules], list[str]]
 
 EVIDENCE: tuple[Evidence, ...] = (
     _evidence_no_reply,
     _evidence_compaction,
     _evidence_error,
+    _evidence_interrupt,
     _evidence_reasoning,
     _evidence_wrapper,
     _evidence_tools,
     _evidence_markers,
     _evidence_no_parts,
+    _evidence_open_for,
     _evidence_completion,
     _evidence_gap,
     _evidence_run_end,

@@ -88,6 +88,9 @@ class Part:
     """True when text/input/output were cut to save memory; `Session.full_parts` reads them back."""
     length: int = -1
     """Length of `text` before shortening; -1 when `text` is whole."""
+    hidden: int = 0
+    """Bytes of reasoning the source holds encrypted or redacted (Codex `encrypted_content`,
+    a Claude thinking block that is only a signature): the model reasoned, nobody can read it."""
 
     @property
     def text_length(self) -> int:

@@ -603,6 +603,21 @@ class ReplayApp(App[None]):
             yield SystemCommand("Toggle tool-only stops",
                                 "Also stop at assistant turns that only call tools",
                                 self.toggle_tool_only)
+            yield SystemCommand("Toggle missing-reply stops",
+                                "Also stop at a request that got no reply at all",
+                                self.toggle_missing_replies)
+
+    def toggle_missing_replies(self) -> None:
+        """Switch the rule that also stops at requests that got no reply."""
+        rules = self.options.rules.with_options(
+            missing_replies=not self.options.rules.missing_replies)
+        self.options.rules = rules
+        screen = self.replay_screen
+        if screen is not None:
+            screen.rules = rules
+            screen.turns_added(0, done=False, reset=True)
+        state = "on" if rules.missing_replies else "off"
+        self.notify(f"Missing-reply stops {state}.", timeout=2, markup=False)
 
     def toggle_tool_only(self) -> None:
         """Switch the rule that also stops at tool-only assistant turns."""

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from replay.core.agree import agreement, cohen_kappa, krippendorff_alpha
+from replay.core.agree import SUGGESTER, agreement, cohen_kappa, krippendorff_alpha
 
 
 def _record(reviewer: str, turn: str, label: str, session: str = "s1") -> dict[str, Any]:
@@ -167,3 +167,79 @@ def test_agreement_of_nothing() -> None:
     report = agreement([])
     assert report.reviewers == [] and report.pairs == [] and report.alpha is None
     assert report.alpha_reason == "no item was rated by two or more reviewers"
+
+
+def _offered(reviewer: str, turn: str, label: str, suggestion: str, rule: str,
+             overrule: str = "", blind: bool = False) -> dict[str, Any]:
+    record = _record(reviewer, turn, label) | {"suggestion": suggestion, "rule": rule,
+                                                "turn_index": int(turn[1:])}
+    if overrule:
+        record["overrule"] = overrule
+    if blind:
+        record["blind"] = True
+    return record
+
+
+SUGGESTED = [
+    _offered("ana", "m1", "artifact", "artifact", "error"),
+    _offered("ana", "m2", "breakdown", "continue", "user-blank", "context", blind=True),
+    _offered("ana", "m3", "approval", "approval", "plan-before"),
+    _offered("bo", "m1", "artifact", "artifact", "error"),
+    _offered("bo", "m2", "continue", "continue", "user-blank"),
+    _offered("bo", "m3", "reflect", "approval", "plan-before", "ambiguous"),
+    _offered("cy", "m2", "breakdown", "continue", "user-blank", blind=True),
+    _record("cy", "m9", "other"),  # an old record: no suggestion, so no suggester rating
+]
+
+
+def test_suggester_is_one_more_rater_and_blind_agreement_is_apart() -> None:
+    report = agreement(SUGGESTED).suggester
+    assert report is not None
+    assert (report.rated, report.agreed) == (7, 4)
+    assert (report.blind_rated, report.blind_agreed) == (2, 0)
+    assert (report.seen_rated, report.seen_agreed) == (5, 4)
+    by_reviewer = {pair.first: pair for pair in report.pairs}
+    assert {pair.second for pair in report.pairs} == {SUGGESTER}
+    assert (by_reviewer["ana"].n, by_reviewer["ana"].observed) == (3, pytest.approx(2 / 3))
+    assert [(o.reviewer, o.number, o.suggestion, o.label, o.reason, o.blind)
+            for o in report.overrules] == [
+        ("ana", 3, "continue", "breakdown", "context", True),
+        ("bo", 4, "approval", "reflect", "ambiguous", False),
+        ("cy", 3, "continue", "breakdown", "", True)]
+
+
+def test_rules_most_often_overruled_come_first() -> None:
+    report = agreement(SUGGESTED).suggester
+    assert report is not None
+    table = [(r.rule, r.rated, r.overruled, dict(r.instead), dict(r.reasons))
+             for r in report.rules]
+    assert table == [
+        ("user-blank", 3, 2, {"breakdown": 2}, {"context": 1, "": 1}),
+        ("plan-before", 2, 1, {"reflect": 1}, {"ambiguous": 1}),
+        ("error", 2, 0, {}, {}),
+    ]
+    assert agreement(SUGGESTED).to_json()["suggester"]["rules"][0]["share"] == pytest.approx(
+        2 / 3)
+
+
+def test_no_suggester_without_saved_suggestions() -> None:
+    assert agreement([_record("ana", "m1", "approval")]).suggester is None
+
+
+def test_agree_suggester_command_prints_the_overruled_rules(
+        capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    import orjson
+
+    from replay.cli import main
+
+    journal = tmp_path / "j.jsonl"
+    journal.write_bytes(b"".join(orjson.dumps(record) + b"\n" for record in SUGGESTED))
+    assert main(["agree", str(journal), "--suggester"]) == 0
+    out = capsys.readouterr().out
+    assert "blind 0 / 2 (0%)" in out and "suggestion in view 4 / 5 (80%)" in out
+    assert "rules most often overruled" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("user-blank", "error"))]
+    assert [row[:5] for row in rows] == [["user-blank", "continue", "3", "2", "67%"],
+                                         ["error", "artifact", "2", "0", "0%"]]
+    assert main(["agree", str(journal)]) == 0
+    assert "rules most often overruled" not in capsys.readouterr().out

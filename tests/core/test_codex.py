@@ -307,7 +307,7 @@ def test_turn_aborted_is_evidence_on_the_step(tmp_path: Path) -> None:
     assert first.parts[1].status == "pending"
     empty = find_empty_turns(session)
     assert [(e.id, e.reason) for e in empty] == [("line-8", "aborted")]
-    assert evidence_for(session, last)[:2] == ["error: turn_aborted", "reasoning: empty"]
+    assert evidence_for(session, last)[:2] == ["error: turn_aborted", "reasoning: encrypted (5 B)"]
     assert session.events == 2
 
 

@@ -252,3 +252,158 @@ def test_read_signals_gathers_every_signal() -> None:
         "user", "conversation_data", "last", None)
     assert found.gap_before == 3595.0
     assert found.facts()["gap_before"] == "60 min"
+
+
+# ---------------------------------------------------------------- issue 14 signals
+
+INTERRUPT = "[Request interrupted by user]"
+
+
+def test_interrupt_markers_are_never_a_persons_words_in_the_repeat_check() -> None:
+    # Two interrupts in different places: before, the second marker "repeated" the first.
+    session = build(turn("user", "refactor the parser into two modules please"),
+                    turn("assistant", "\n\n"), turn("user", INTERRUPT),
+                    turn("user", "write the changelog entry for version two"),
+                    turn("assistant", "\n\n"), turn("user", INTERRUPT + " for tool use"[:0]),
+                    turn("user", "now add type hints to the lexer module"))
+    assert sig.repeated_instruction(session, 4) is None
+    found = sig.interrupted(session, 4)
+    assert found is not None and (found.marker, found.kind, found.resent) == (5, "interrupted",
+                                                                               None)
+
+
+def test_the_repeat_reported_is_the_resent_request() -> None:
+    ask = "refactor the parser into two modules please"
+    session = build(turn("user", ask), turn("assistant", "\n\n"),
+                    turn("user", "[Request interrupted by user for tool use]"),
+                    turn("user", ask))
+    found = sig.interrupted(session, 1)
+    assert found is not None
+    assert (found.kind, found.resent) == ("interrupted for tool use", 3)
+    repeat = sig.repeated_instruction(session, 1)
+    assert repeat is not None and (repeat.index, repeat.earlier) == (3, 0)
+    assert sig.next_message(session, 1).index == 3  # type: ignore[union-attr]
+
+
+def test_harness_wrappers_are_one_table() -> None:
+    session = build(turn("user", "<bash-input>code .</bash-input>"),
+                    turn("user", "<bash-stdout></bash-stdout><bash-stderr></bash-stderr>"),
+                    turn("user", "<local-command-stdout></local-command-stdout>"),
+                    turn("user", EMPTY))
+    assert [sig.harness_wrapper(session, i) for i in range(1, 4)] == [
+        "the output of a bash-mode command", "the output of a local /command", None]
+
+
+def test_reaction_in_several_languages_and_by_punctuation() -> None:
+    cases = {
+        "???": "question-marks", "？？？？": "question-marks", "hm ???": "question-marks",
+        "¿otra vez? no funciona": "frustration", "блин, опять": "frustration",
+        "WHY IS THIS STILL BROKEN": "frustration", "搞什么": "frustration",
+        "no reply again": "no-reply", "sin respuesta": "no-reply", "нет ответа": "no-reply",
+        "没有回复": "no-reply", "pas de réponse ?": "no-reply",
+        "please run the tests again": None, "what about the docs?": None,
+        "Is the API stable? Can we ship?": None,
+    }
+    got = {}
+    for text, _ in cases.items():
+        session = build(turn("assistant", ""), turn("user", text))
+        found = sig.reaction(session, 0)
+        got[text] = found.kind if found else None
+    assert got == cases
+
+
+def test_silent_rounds_count_only_answered_empty_replies() -> None:
+    ask = "why is the login page blank on mobile"
+    thought = Part(Kind.REASONING, "checking css " * 10)
+    session = build(turn("user", ask), turn("assistant", thought),
+                    turn("user", "no reply? " + ask), turn("assistant", thought),
+                    turn("user", "still no answer. " + ask), turn("assistant", thought),
+                    turn("user", "thanks, and the header?"))
+    assert [sig.silent_rounds(session, i) for i in (1, 3, 5)] == [1, 2, 0]
+
+
+def test_stall_duration_and_next_message() -> None:
+    session = build(turn("user", "build it"),
+                    turn("assistant", time=1_000_100.0, completed=1_000_100.0 + 4.6 * 3600),
+                    turn("user", "retry", time=1_000_103.0 + 4.6 * 3600))
+    assert sig.open_for(session, 1) == 4.6 * 3600
+    following = sig.next_message(session, 1)
+    assert following is not None and (following.text, following.after) == ("retry", 3.0)
+    from replay.core.detect import evidence_for
+    assert "open for 4.6 h before it completed with nothing" in evidence_for(
+        session, session.turns[1])
+
+
+def test_encrypted_reasoning_is_not_empty_reasoning() -> None:
+    from replay.core.detect import evidence_for
+
+    session = build(turn("user", "go"), turn("assistant", Part(Kind.REASONING, "", hidden=1024)),
+                    turn("assistant", Part(Kind.REASONING, "")))
+    assert sig.reasoning_hidden(session, 1) == 1024
+    assert "reasoning: encrypted (1.0 KB)" in evidence_for(session, session.turns[1])
+    assert "reasoning: empty" in evidence_for(session, session.turns[2])
+
+
+def test_claude_signed_thinking_and_codex_encrypted_content_keep_their_size(tmp_path) -> None:
+    import json
+
+    from replay.core.readers import load_sessions
+
+    claude = tmp_path / "s.jsonl"
+    base = {"sessionId": "s1", "type": "assistant", "timestamp": "2026-01-01T10:00:00Z"}
+    claude.write_text("\n".join(json.dumps(record) for record in (
+        {**base, "type": "user", "uuid": "u1",
+         "message": {"role": "user", "content": "think about it"}},
+        {**base, "uuid": "a1", "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "thinking", "thinking": "", "signature": "x" * 2048}],
+            "stop_reason": "end_turn"}},
+        {**base, "uuid": "a2", "message": {"id": "m2", "role": "assistant", "content": [
+            {"type": "redacted_thinking", "data": "y" * 512}], "stop_reason": "end_turn"}},
+    )) + "\n")
+    turns = load_sessions(claude)[0].turns
+    assert [p.hidden for t in turns[1:] for p in t.parts] == [2048, 512]
+    codex = tmp_path / "rollout.jsonl"
+    codex.write_text("\n".join(json.dumps(record) for record in (
+        {"timestamp": "2026-01-01T10:00:00.000Z", "type": "session_meta",
+         "payload": {"id": "c1", "timestamp": "2026-01-01T10:00:00.000Z"}},
+        {"timestamp": "2026-01-01T10:00:01.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user",
+                     "content": [{"type": "input_text", "text": "hi"}]}},
+        {"timestamp": "2026-01-01T10:00:02.000Z", "type": "response_item",
+         "payload": {"type": "reasoning", "summary": [], "content": None,
+                     "encrypted_content": "z" * 1500}},
+    )) + "\n")
+    parts = [p for t in load_sessions(codex)[0].turns for p in t.parts
+             if p.kind == Kind.REASONING]
+    assert [p.hidden for p in parts] == [1500]
+
+
+def test_missing_reply_only_with_the_option() -> None:
+    from replay.core.detect import DEFAULT_RULES, find_empty_turns, missing_reply
+
+    ask = "summarise the failing tests"
+    session = build(turn("user", ask), turn("system", "Request cancelled."),
+                    turn("user", ask), turn("assistant", "Two tests fail."),
+                    turn("user", "<command-name>/exit</command-name>"),
+                    turn("user", "<local-command-stdout>See ya!</local-command-stdout>"))
+    assert find_empty_turns(session) == []
+    rules = DEFAULT_RULES.with_options(missing_replies=True)
+    found = find_empty_turns(session, rules)
+    assert [(e.index, e.reason) for e in found] == [(0, "no-reply")]
+    assert found[0].evidence[:3] == ["no reply", "info: Request cancelled.",
+                                     "next request #3 20 s later, word for word the same"]
+    assert missing_reply(session, 2) is None  # answered
+    assert missing_reply(session, 4) is None  # the harness's record of /exit is no request
+
+
+def test_navigator_drops_a_missing_reply_once_the_reply_arrives() -> None:
+    from replay.core.detect import DEFAULT_RULES
+    from replay.core.navigation import Navigator
+
+    session = build(turn("user", "hello there, build it"))
+    navigator = Navigator(session, DEFAULT_RULES.with_options(missing_replies=True))
+    assert navigator.empty_indices == [0]
+    session.add(Turn(id="a", role="assistant", parts=[Part(Kind.TEXT, "Built.")],
+                     time=1_000_020.0, completed=1_000_025.0))
+    assert navigator.refresh() == []
+    assert navigator.empty_indices == []

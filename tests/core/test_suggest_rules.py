@@ -49,6 +49,33 @@ def other_command() -> Case:
                  turn("user", "now run the linter")), 5, None
 
 
+def cut_off_then_upset() -> Case:
+    return build(*_work(), turn("assistant", Part(Kind.STEP),
+                                Part(Kind.ERROR, name="MessageAbortedError")),
+                 turn("user", "?????")), 4, None
+
+
+def no_reply_then_upset() -> Case:
+    return build(*_work(), turn("user", ORDER), turn("system", "Request cancelled."),
+                 turn("user", "¿¿¿otra vez??? sin respuesta")), 4, None
+
+
+def no_reply() -> Case:
+    return build(*_work(), turn("user", ORDER), turn("system", "Request cancelled."),
+                 turn("user", ORDER)), 4, None
+
+
+def interrupted() -> Case:
+    return build(*_work(), turn("user", ORDER), turn("assistant", "\n\n"),
+                 turn("user", "[Request interrupted by user]"), turn("user", ORDER)), 5, None
+
+
+def bash_output() -> Case:
+    return build(*_work(), turn("user", "<bash-input>code .</bash-input>"),
+                 turn("user", "<bash-stdout></bash-stdout><bash-stderr></bash-stderr>"),
+                 turn("user", "now run the linter")), 5, None
+
+
 def aborted() -> Case:
     return build(*_work(), turn("assistant", Part(Kind.STEP),
                                 Part(Kind.ERROR, name="MessageAbortedError")),
@@ -67,9 +94,28 @@ def never_completed() -> Case:
     return session, 4, None
 
 
+def silent_rounds() -> Case:
+    ask = "why is the login page blank on mobile"
+    return build(turn("user", ask), *_work()[1:],
+                 turn("assistant", Part(Kind.REASONING, "checking css " * 10)),
+                 turn("user", "no reply? " + ask),
+                 turn("assistant", Part(Kind.REASONING, "checking css " * 10)),
+                 turn("user", "no reply again. " + ask)), 6, None
+
+
+def stalled() -> Case:
+    return build(*_work(), turn("assistant", time=1_000_100.0, completed=1_000_100.0 + 4.6 * 3600),
+                 turn("user", "retry", time=1_000_103.0 + 4.6 * 3600)), 4, None
+
+
 def reasoned() -> Case:
     return build(*_work(), turn("assistant", Part(Kind.REASONING, "weighing two fixes " * 20)),
                  turn("assistant", "Went with the second fix.")), 4, None
+
+
+def working() -> Case:
+    return build(*_work(), turn("assistant", Part(Kind.TOOL_CALL, name="bash", input="pytest")),
+                 turn("assistant", "Tests pass.")), 4, None
 
 
 def empty_pair() -> Case:
@@ -112,6 +158,17 @@ def continue_next() -> Case:
                  turn("user", "go on")), 4, None
 
 
+def encrypted_reasoning() -> Case:
+    session = build(*_work(), turn("assistant", Part(Kind.REASONING, "", hidden=1024)),
+                    turn("user", "go on"))
+    return session, 4, None
+
+
+def upset_next() -> Case:
+    return build(*_work(), turn("user", EMPTY), turn("assistant", "Carrying on."),
+                 turn("user", "¿otra vez? no funciona")), 4, None
+
+
 def hidden_reasoning() -> Case:
     session = build(*_work(), turn("assistant", Part(Kind.REASONING, "")), turn("user", "go on"))
     return session, 4, None
@@ -137,10 +194,12 @@ def nothing_fits() -> Case:
 
 
 CASES: tuple[Callable[[], Case], ...] = (
-    compaction, harness_summary_follows, clear_command, other_command, aborted, in_flight_last,
-    never_completed, reasoned, empty_pair, repeated, confused, long_break, plan_stated,
-    context_dump, question_asked, continue_next, hidden_reasoning, reply_died, assistant_nothing,
-    user_nothing, nothing_fits,
+    compaction, harness_summary_follows, clear_command, cut_off_then_upset, no_reply_then_upset,
+    no_reply, interrupted,
+    other_command, bash_output, aborted, in_flight_last, never_completed, silent_rounds, stalled,
+    reasoned, working, empty_pair, repeated, confused, upset_next, long_break, plan_stated,
+    context_dump, question_asked, continue_next, encrypted_reasoning, hidden_reasoning, reply_died,
+    assistant_nothing, user_nothing, nothing_fits,
 )
 """One case per rule, in the order of `RULES`."""
 

@@ -85,3 +85,42 @@ async def test_overrule_reason_in_one_key(chat_file: Path, tmp_path: Path) -> No
         await pilot.pause()
     record = Journal(journal).load().records[-1]
     assert (record["label"], record["overrule"]) == (other, "context")
+
+
+async def test_banner_shows_the_next_message(chat_file: Path, tmp_path: Path) -> None:
+    app = build_app(chat_file, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        banner = str(screen.query_one("#banner", Static).render())
+        following = next(t for t in screen.session.turns[10:] if t.role == "user")
+        assert f"next: #{following.index + 1} user" in banner
+        assert following.parts[0].text[:30] in banner
+
+
+async def test_palette_toggles_missing_reply_stops(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "gemini.json"
+    path.write_text(json.dumps({"sessionId": "g1", "projectHash": "p",
+                                "startTime": "2026-01-01T10:00:00Z",
+                                "lastUpdated": "2026-01-01T10:00:09Z", "messages": [
+        {"id": "1", "type": "user", "timestamp": "2026-01-01T10:00:00Z",
+         "content": "summarise the failing tests"},
+        {"id": "2", "type": "info", "timestamp": "2026-01-01T10:00:02Z",
+         "content": "Request cancelled."},
+        {"id": "3", "type": "user", "timestamp": "2026-01-01T10:00:05Z",
+         "content": "summarise the failing tests"},
+        {"id": "4", "type": "gemini", "timestamp": "2026-01-01T10:00:09Z",
+         "content": "Two tests fail."}]}))
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        assert screen.navigator.empty_indices == []
+        app.toggle_missing_replies()
+        await pilot.pause()
+        assert screen.navigator.empty_indices == [0]
+        await pilot.press("right_square_bracket")
+        banner = str(screen.query_one("#banner", Static).render())
+        assert "got no reply at all" in banner and "info: Request cancelled." in banner

@@ -277,7 +277,10 @@ class ClaudeCodeBuilder:
         if kind == "text":
             return self._text_part(Kind.TEXT, block.text or "", self._limit, synthetic)
         if kind == "thinking":
-            return self._text_part(Kind.REASONING, block.thinking or "", self._side_limit)
+            part = self._text_part(Kind.REASONING, block.thinking or "", self._side_limit)
+            if not block.thinking and block.signature:
+                part.hidden = len(block.signature)
+            return part
         if kind == "tool_use" or kind == "server_tool_use":
             text, cut = self._input(block.input)
             name = sys.intern(block.name) if block.name else None
@@ -286,7 +289,7 @@ class ClaudeCodeBuilder:
             return Part(Kind.TOOL_CALL, name=name, input=text, call_id=block.id,
                         status="pending", shortened=cut)
         if kind == "redacted_thinking":
-            return Part(Kind.REASONING, "")
+            return Part(Kind.REASONING, "", hidden=len(block.data or ""))
         if kind == "image":
             return Part(Kind.IMAGE, mime=block.source.media_type if block.source else None)
         if kind == "document":
@@ -370,7 +373,10 @@ class ClaudeCodeBuilder:
                     parts.append(self._text_part(Kind.TEXT, text, limit))
             elif kind == "thinking":
                 text = block.thinking or ""
-                if side_limit is None or len(text) <= side_limit:
+                if not text and block.signature:
+                    # Withheld thinking: only its signature is there, the model did reason.
+                    parts.append(Part(Kind.REASONING, "", hidden=len(block.signature)))
+                elif side_limit is None or len(text) <= side_limit:
                     parts.append(Part(Kind.REASONING, text))
                 else:
                     parts.append(self._text_part(Kind.REASONING, text, side_limit))

@@ -29,6 +29,10 @@ class Block(Struct):
     type: str = ""
     text: str | None = None
     thinking: str | None = None
+    signature: str | None = None
+    """The signature of a thinking block; all there is when the thinking text is withheld."""
+    data: str | None = None
+    """The encrypted content of a redacted_thinking block."""
     id: str | None = None
     name: str | None = None
     input: Raw = EMPTY_RAW
@@ -121,6 +125,8 @@ def _block(value: Any) -> Block:
         type=_string(value.get("type")) or "",
         text=_string(value.get("text")),
         thinking=_string(value.get("thinking")),
+        signature=_string(value.get("signature")),
+        data=_string(value.get("data")),
         id=_string(value.get("id")),
         name=_string(value.get("name")),
         input=_raw(value.get("input")),

@@ -222,7 +222,9 @@ def _reasoning_part(item: dict[str, Any]) -> Part:
     if not texts:
         texts = [str(entry["text"]) for entry in as_list(item.get("content"))
                  if isinstance(entry, dict) and isinstance(entry.get("text"), str)]
-    return Part(Kind.REASONING, text="\n\n".join(texts))
+    encrypted = item.get("encrypted_content")
+    hidden = len(encrypted) if not texts and isinstance(encrypted, str) else 0
+    return Part(Kind.REASONING, text="\n\n".join(texts), hidden=hidden)
 
 
 class CodexBuilder:

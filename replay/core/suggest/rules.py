@@ -60,6 +60,14 @@ def _long_summary(s: Signals) -> bool:
     )
 
 
+UPSET = frozenset({"question-marks", "frustration", "no-reply"})
+"""Reactions that make a silence a breakdown rather than an artefact."""
+
+
+def _upset(s: Signals) -> bool:
+    return s.reaction is not None and s.reaction.kind in UPSET
+
+
 def _long_silence(seconds: float | None, ratio: float) -> bool:
     return seconds is not None and seconds >= RESUMPTION_GAP and ratio >= RESUMPTION_RATIO
 
@@ -74,9 +82,25 @@ RULES: tuple[Rule, ...] = (
     Rule("context-command",
          "context-reset", "medium", lambda s: s.command in CONTEXT_COMMANDS,
          "comes right after the /{command} command"),
+    Rule("cut-off-then-upset",
+         "breakdown", "medium",
+         lambda s: _is_assistant(s) and s.cut_off is not None and _upset(s),
+         "the reply was cut off ({cut_off}); the person answered “{reaction}”"),
+    Rule("no-reply-then-upset",
+         "breakdown", "medium", lambda s: s.no_reply is not None and _upset(s),
+         "the request got no reply ({no_reply_events}); the person answered “{reaction}”"),
+    Rule("no-reply",
+         "artifact", "medium", lambda s: s.no_reply is not None,
+         "the request got no reply ({no_reply_events}); {then}"),
+    Rule("interrupted",
+         "artifact", "high", lambda s: _is_assistant(s) and s.interrupt is not None,
+         "{interrupt} by the person ({interrupt_turn}) before it showed anything; {resent}"),
     Rule("command-record",
          "artifact", "medium", lambda s: _is_user(s) and s.command is not None,
          "the harness's record of the /{command} command just before"),
+    Rule("harness-output",
+         "artifact", "medium", lambda s: _is_user(s) and s.harness is not None,
+         "the harness's record of {harness}, not typed by the person"),
     Rule("error",
          "artifact", "high", lambda s: s.error is not None,
          "error: {error}"),
@@ -86,9 +110,19 @@ RULES: tuple[Rule, ...] = (
     Rule("unfinished",
          "artifact", "medium", lambda s: s.no_completion,
          "assistant reply never completed"),
+    Rule("silent-rounds",
+         "breakdown", "medium", lambda s: s.silent_rounds >= 2,
+         "empty reply number {rounds} in a row, each answered by a complaint that no reply came "
+         "or by the same request again (“{next_text}”)"),
+    Rule("stalled",
+         "artifact", "medium", lambda s: _is_assistant(s) and s.stalled,
+         "open for {open_for} with nothing in it; {then}"),
     Rule("reasoned-silently",
          "thinking", "medium", lambda s: _is_assistant(s) and bool(s.reasoning_chars),
          "reasoned for {reasoning} chars but showed nothing"),
+    Rule("working",
+         "other", "medium", lambda s: _is_assistant(s) and bool(s.tools),
+         "called {tools} without a word: the agent at work, nobody fell silent"),
     Rule("empty-pair",
          "artifact", "medium", lambda s: _is_assistant(s) and s.partner is not None,
          "an empty {partner_role} turn sits right beside it: both recorded empty together"),
@@ -98,6 +132,9 @@ RULES: tuple[Rule, ...] = (
     Rule("confused-next",
          "breakdown", "medium", lambda s: s.confused is not None,
          "the next user message asks “{confused}”: the silence confused them"),
+    Rule("upset-next",
+         "breakdown", "medium", _upset,
+         "the person's next message reads “{reaction}”"),
     Rule("long-gap-before",
          "resumption", "medium", lambda s: _long_silence(s.gap_before, s.gap_before_ratio),
          "gap before: {gap_before} ({gap_before_ratio}x the median gap)"),
@@ -115,6 +152,10 @@ RULES: tuple[Rule, ...] = (
     Rule("bare-go-on-next",
          "continue", "medium", lambda s: _is_user(s) and s.continue_word is not None,
          "the next user message is a bare “{continue_word}”"),
+    Rule("encrypted-reasoning",
+         "thinking", "medium",
+         lambda s: _is_assistant(s) and not s.reasoning_chars and s.hidden_reasoning > 0,
+         "reasoned ({hidden} encrypted) but showed nothing"),
     Rule("hidden-reasoning",
          "thinking", "low", lambda s: _is_assistant(s) and s.reasoning_chars == 0,
          "a reasoning block with hidden (signed or encrypted) content and nothing shown"),

@@ -15,8 +15,18 @@ from array import array
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
-from replay.core.detect import format_duration, is_empty, is_visible
+from replay.core.detect import (
+    Interruption,
+    NoReply,
+    format_duration,
+    format_size,
+    interruption,
+    is_empty,
+    is_visible,
+    missing_reply,
+)
 from replay.core.detect import gap_before as _detect_gap_before
+from replay.core.harness import is_harness_text, wrapper_of
 from replay.core.model import MARKER_KINDS, Kind, Session, Turn
 from replay.core.text import empty_wrapper_names, strip_empty_wrappers
 
@@ -118,19 +128,28 @@ def session_stats(session: Session) -> SessionStats:
 # ---------------------------------------------------------------- text helpers
 
 
-def _words_of(session: Session, turn: Turn, *, full: bool) -> str:
-    """What the person or model wrote in a turn: typed text only, empty wrappers removed."""
+def _harness(turn: Turn, text: str) -> bool:
+    """Harness-written text in a user turn: never a person's words."""
+    return turn.role == "user" and is_harness_text(text)
+
+
+def _words_of(session: Session, turn: Turn, *, full: bool, harness: bool = False) -> str:
+    """What the person or model wrote in a turn: typed text only, empty wrappers removed, and
+    (unless `harness`) without the harness's own lines (interrupts, command output)."""
     parts = session.full_parts(turn) if full else turn.parts
     texts = [
         part.text for part in parts
         if part.kind == Kind.TEXT and not part.synthetic and part.text
+        and (harness or not _harness(turn, part.text))
     ]
     return strip_empty_wrappers("\n".join(texts)).strip()
 
 
 def _has_words(turn: Turn) -> bool:
     return any(
-        part.kind == Kind.TEXT and not part.synthetic and is_visible(part) for part in turn.parts
+        part.kind == Kind.TEXT and not part.synthetic and is_visible(part)
+        and not _harness(turn, part.text)
+        for part in turn.parts
     )
 
 
@@ -462,10 +481,171 @@ def command_before(session: Session, index: int) -> str | None:
     for turn in reversed(session.turns[max(0, index - 3) : index]):
         if turn.role != "user":
             break  # the agent spoke since: the command is not what this turn records
-        match = _COMMAND.search(_words_of(session, turn, full=False))
+        match = _COMMAND.search(_words_of(session, turn, full=False, harness=True))
         if match:
             return match.group(1) or match.group(2)
     return None
+
+
+def harness_wrapper(session: Session, index: int) -> str | None:
+    """What the harness recorded when an empty user turn is one of its wrappers (bash-mode or
+    local command output), in plain words."""
+    turn = _turn(session, index)
+    if turn.role != "user":
+        return None
+    for part in turn.parts:
+        if part.kind == Kind.TEXT:
+            family = wrapper_of(part.text)
+            if family is not None:
+                return family.what
+    return None
+
+
+def tool_names(session: Session, index: int) -> tuple[str, ...]:
+    """Names of the tools the turn called (a tool-only turn under the optional rule)."""
+    names = (p.name or "tool" for p in _turn(session, index).parts
+             if p.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT))
+    return tuple(dict.fromkeys(names))
+
+
+def interrupted(session: Session, index: int) -> Interruption | None:
+    """Claude Code's interrupt line right after the reply: the person stopped it."""
+    return interruption(session, index)
+
+
+def reasoning_hidden(session: Session, index: int) -> int:
+    """Bytes of encrypted or redacted reasoning in the turn (the model reasoned unseen)."""
+    return sum(p.hidden for p in _turn(session, index).parts if p.kind == Kind.REASONING)
+
+
+def open_for(session: Session, index: int) -> float | None:
+    """Seconds between an assistant reply's creation and its completion."""
+    turn = _turn(session, index)
+    if turn.role != "assistant" or turn.time is None or turn.completed is None:
+        return None
+    return max(0.0, turn.completed - turn.time)
+
+
+@dataclass(frozen=True, slots=True)
+class NextMessage:
+    """The person's next message after an empty turn, as the banner shows it."""
+
+    index: int
+    """Index of that user turn."""
+    text: str
+    """Its words, harness lines left out."""
+    after: float | None
+    """Seconds from the end of the empty turn to it."""
+
+
+def next_message(session: Session, index: int) -> NextMessage | None:
+    """What the person wrote next, if they wrote anything within the window."""
+    following = _next_user(session, index)
+    if following is None:
+        return None
+    turn = _turn(session, index)
+    end = turn.completed if turn.completed is not None else turn.time
+    after = following.time - end if following.time is not None and end is not None else None
+    return NextMessage(following.index, _words_of(session, following, full=False), after)
+
+
+# What a person writes when the reply did not come or went wrong, in the languages agent users
+# most often write in. Short on purpose: punctuation and repetition carry the rest.
+_NO_REPLY = re.compile(
+    r"\b(?:no (?:reply|answer|response|output)|didn'?t (?:answer|reply|respond)|"
+    r"(?:you )?(?:said|wrote) nothing|nothing came back|empty (?:reply|response|answer)|"
+    r"where(?:'s| is) (?:the|your) (?:reply|answer|response)|"
+    r"sin respuesta|no (?:respondiste|contestas|responde)|no hay respuesta|"
+    r"pas de réponse|aucune réponse|tu ne réponds|keine antwort|antwortest nicht|"
+    r"sem resposta|não respondeu|nenhuma resposta|nessuna risposta|non rispondi)\b"
+    r"|нет ответа|не отвечаешь|没有回复|没回复|没反应|没有回答|不回答"
+    r"|返事がない|応答なし|返信がない",
+    re.IGNORECASE,
+)
+_FRUSTRATION = re.compile(
+    r"\b(?:wtf|what the (?:hell|fuck)|fuck\w*|shit|damn(?:it)?|seriously|come on|useless|"
+    r"stupid|ridiculous|are you kidding|"
+    r"joder|mierda|en serio|otra vez|no funciona|putain|merde|sérieux|ça marche pas|"
+    r"verdammt|scheiße|scheisse|ernsthaft|schon wieder|porra|caralho|de novo|"
+    r"cazzo|sul serio|di nuovo)\b"
+    r"|\bagain\s*[?!]|блин|чёрт|черт|опять|серьёзно|какого|搞什么|怎么回事|什么鬼|卧槽|ふざけ|なんで",
+    re.IGNORECASE,
+)
+_MARKS = re.compile(r"[?？!！]")
+_LETTERS = re.compile(r"[^\W\d_]")
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    """How the person's next message reads: puzzled, angry, or missing a reply."""
+
+    kind: str
+    """`no-reply` (a complaint that nothing came), `frustration` or `question-marks`."""
+    quote: str
+    """The start of that message, for the reason text."""
+
+
+def _reaction_of(text: str) -> str | None:
+    sample = text[:400]
+    if _NO_REPLY.search(sample):
+        return "no-reply"
+    letters = _LETTERS.findall(sample)
+    marks = len(_MARKS.findall(sample))
+    if marks >= 2 and (len(letters) <= 3 or sample.rstrip().endswith(("???", "？？？"))):
+        return "question-marks"
+    if _FRUSTRATION.search(sample):
+        return "frustration"
+    upper = sum(1 for c in letters if c.isupper())
+    if len(letters) >= 12 and upper / len(letters) >= 0.7:
+        return "frustration"  # shouting, in any alphabet with case
+    return None
+
+
+def reaction(session: Session, index: int) -> Reaction | None:
+    """The person's next message when it is a row of question marks, an angry line or a
+    complaint that no reply came."""
+    following = _next_user(session, index)
+    if following is None:
+        return None
+    text = _words_of(session, following, full=False)
+    kind = _reaction_of(text)
+    if kind is None:
+        return None
+    quote = " ".join(text.split())
+    return Reaction(kind, quote[:60] + ("…" if len(quote) > 60 else ""))
+
+
+def _shows_nothing(turn: Turn) -> bool:
+    return turn.role == "assistant" and is_empty(turn)
+
+
+def silent_rounds(session: Session, index: int) -> int:
+    """Empty replies in a row, up to this one, each answered by a complaint that no reply came
+    or by the same request again (0 when this one is not)."""
+    def answered_badly(position: int) -> bool:
+        found = reaction(session, position)
+        return (found is not None and found.kind == "no-reply") or \
+            repeated_instruction(session, position) is not None
+
+    if not _shows_nothing(_turn(session, index)) or not answered_badly(index):
+        return 0
+    count = 1
+    seen_user = 0
+    for position in range(index - 1, max(-1, index - 1 - WINDOW), -1):
+        turn = session.turns[position]
+        if turn.role == "user" and _has_words(turn):
+            seen_user += 1
+            if seen_user > 1:
+                break  # the previous empty reply must be the one that complaint answered
+            continue
+        if _shows_nothing(turn):
+            if not answered_badly(position):
+                break
+            count += 1
+            seen_user = 0
+        elif turn.role == "assistant":
+            break
+    return count
 
 
 # ---------------------------------------------------------------- all signals together
@@ -495,6 +675,35 @@ class Signals:
     continue_word: str | None
     confused: str | None
     command: str | None
+    harness: str | None = None
+    interrupt: Interruption | None = None
+    hidden_reasoning: int = 0
+    open_for: float | None = None
+    next: NextMessage | None = None
+    reaction: Reaction | None = None
+    silent_rounds: int = 0
+    tools: tuple[str, ...] = ()
+    no_reply: NoReply | None = None
+
+    @property
+    def cut_off(self) -> str | None:
+        """How the reply was cut short, in words, when it was."""
+        if self.interrupt is not None:
+            return f"{self.interrupt.kind} by the person"
+        if self.error is not None:
+            return f"error: {self.error}"
+        if self.stalled:
+            return f"open for {format_duration(self.open_for or 0.0)} with nothing in it"
+        if self.no_completion:
+            return "never completed"
+        return None
+
+    @property
+    def stalled(self) -> bool:
+        """An assistant reply that stayed open for long and ended with nothing."""
+        return (self.open_for is not None and self.open_for >= STALL_SECONDS
+                and not self.tools)
+
     unfinished: bool = False
     """An assistant turn without a completion time (`no_completion` when the session records
     them)."""
@@ -541,7 +750,35 @@ class Signals:
             "continue_word": self.continue_word or "",
             "confused": self.confused or "",
             "command": self.command or "",
+            "harness": self.harness or "",
+            "interrupt": self.interrupt.kind if self.interrupt else "",
+            "interrupt_turn": f"#{self.interrupt.marker + 1}" if self.interrupt else "",
+            "resent": (f"the request is re-sent word for word as #{self.interrupt.resent + 1}"
+                       if self.interrupt and self.interrupt.resent is not None else ""),
+            "hidden": format_size(self.hidden_reasoning),
+            "open_for": format_duration(self.open_for or 0.0),
+            "next_text": _quote(self.next.text) if self.next else "",
+            "then": (f"the person wrote “{_quote(self.next.text)}” "
+                     + (f"{format_duration(self.next.after)} later"
+                        if self.next.after is not None else "next")) if self.next else "",
+            "next_after": (format_duration(self.next.after)
+                           if self.next and self.next.after is not None else "soon"),
+            "reaction": self.reaction.quote if self.reaction else "",
+            "cut_off": self.cut_off or "",
+            "rounds": str(self.silent_rounds),
+            "no_reply_events": (" · ".join(self.no_reply.events) or "nothing recorded"
+                                if self.no_reply else ""),
+            "tools": ", ".join(self.tools[:3]) + (" …" if len(self.tools) > 3 else ""),
         }
+
+
+STALL_SECONDS = 600.0
+"""An empty reply open this long before completing has stalled."""
+
+
+def _quote(text: str, limit: int = 40) -> str:
+    flat = " ".join(text.split())
+    return flat[:limit] + ("…" if len(flat) > limit else "")
 
 
 def _ratio(value: float | None, median: float | None) -> float:
@@ -577,5 +814,15 @@ def read_signals(session: Session, index: int, stats: SessionStats | None = None
         continue_word=next_user_continues(session, index),
         confused=next_user_confused(session, index),
         command=command_before(session, index),
+        harness=harness_wrapper(session, index),
+        interrupt=interrupted(session, index),
+        hidden_reasoning=reasoning_hidden(session, index),
+        open_for=open_for(session, index),
+        next=next_message(session, index),
+        reaction=reaction(session, index),
+        silent_rounds=silent_rounds(session, index),
+        tools=tool_names(session, index),
+        no_reply=(missing_reply(session, index)
+                  if not is_empty(session.turns[index]) else None),
         unfinished=unfinished,
     )

@@ -396,7 +396,25 @@ class ReplayScreen(Screen[None]):
         if empty.evidence:
             banner.append("\n evidence: ", style="bold")
             banner.append(clean(" · ".join(empty.evidence)))
+        banner.append_text(self.next_message_text(turn.index))
         return banner
+
+    def next_message_text(self, index: int) -> Text:
+        """What the person wrote next (how they reacted to the silence), on its own line."""
+        from replay.core.detect import format_duration
+        from replay.core.suggest.signals import next_message
+
+        found = next_message(self.session, index)
+        line = Text()
+        if found is None:
+            return line
+        line.append("\n next: ", style="bold")
+        when = (f" · {format_duration(found.after)} later" if found.after is not None else "")
+        line.append(f"#{found.index + 1} user{when}: ")
+        from replay.core.text import one_line
+
+        line.append(one_line(clean(found.text), 160) or "(nothing)", style="italic")
+        return line
 
     def show(self) -> None:
         """Redraw everything for the current index (callers keep the index in range)."""
