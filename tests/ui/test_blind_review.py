@@ -47,8 +47,11 @@ async def test_blind_hides_suggestion_and_others_until_saved(chat_file: Path,
         await pilot.pause()
         text = bar_text(screen)
         assert f"suggested: {suggestion}" in text and "bo resumption" in text
+        await pilot.press("d", "enter")  # why, said after the reveal: still a blind label
+        await pilot.pause()
     record = Journal(journal).load().records[-1]
     assert (record["label"], record["suggestion"], record["blind"]) == ("other", suggestion, True)
+    assert record["overrule"] == "evidence"
     assert record["rule"]
 
 

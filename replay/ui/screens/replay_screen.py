@@ -727,7 +727,9 @@ class ReplayScreen(Screen[None]):
             annotation = self.store.commit(
                 turn.id, turn.index, label, note, self.confidence,
                 suggestion=empty.suggestion or "", rule=empty.suggestion_rule or "",
-                overrule=self.overrule, blind=self.blind and saved is None)
+                overrule=self.overrule,
+                # Saying why after the reveal keeps a blind label blind; changing it does not.
+                blind=self.blind and (saved is None or (saved.blind and label == saved.label)))
         except JournalError as error:
             self.notify(f"{clean(str(error))}\nKept in memory; export or fix the directory to "
                         "save it.",
