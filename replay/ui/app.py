@@ -609,27 +609,23 @@ class ReplayApp(App[None]):
 
     def toggle_missing_replies(self) -> None:
         """Switch the rule that also stops at requests that got no reply."""
-        rules = self.options.rules.with_options(
-            missing_replies=not self.options.rules.missing_replies)
-        self.options.rules = rules
-        screen = self.replay_screen
-        if screen is not None:
-            screen.rules = rules
-            screen.turns_added(0, done=False, reset=True)
-        state = "on" if rules.missing_replies else "off"
-        self.notify(f"Missing-reply stops {state}.", timeout=2, markup=False)
+        self._toggle_rule("missing_replies", "Missing-reply stops")
 
     def toggle_tool_only(self) -> None:
         """Switch the rule that also stops at tool-only assistant turns."""
-        rules = self.options.rules.with_options(
-            tool_only_is_empty=not self.options.rules.tool_only_is_empty)
+        self._toggle_rule("tool_only_is_empty", "Tool-only stops")
+
+    def _toggle_rule(self, option: str, title: str) -> None:
+        """Flip one boolean detection rule, re-find the stops on screen and say so."""
+        current = getattr(self.options.rules, option)
+        rules = self.options.rules.with_options(**{option: not current})
         self.options.rules = rules
         screen = self.replay_screen
         if screen is not None:
             screen.rules = rules
             screen.turns_added(0, done=False, reset=True)
-        state = "on" if rules.tool_only_is_empty else "off"
-        self.notify(f"Tool-only stops {state}.", timeout=2, markup=False)
+        state = "off" if current else "on"
+        self.notify(f"{title} {state}.", timeout=2, markup=False)
 
 
 def lazy_suggester(labels: LabelSet) -> Suggester:

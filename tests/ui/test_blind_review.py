@@ -127,3 +127,28 @@ async def test_palette_toggles_missing_reply_stops(tmp_path: Path) -> None:
         await pilot.press("right_square_bracket")
         banner = str(screen.query_one("#banner", Static).render())
         assert "got no reply at all" in banner and "info: Request cancelled." in banner
+
+
+async def test_palette_toggles_tool_only_stops_and_back(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"messages": [
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "ls", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a.py"},
+        {"role": "assistant", "content": "One file: a.py."}]}))
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        assert screen.navigator.empty_indices == []
+        app.toggle_tool_only()
+        await pilot.pause()
+        assert screen.navigator.empty_indices == [1]
+        assert app.options.rules.tool_only_is_empty
+        app.toggle_tool_only()
+        await pilot.pause()
+        assert screen.navigator.empty_indices == []
