@@ -31,7 +31,7 @@ from replay.core.detect import (
 )
 from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
-from replay.core.model import Kind, Session, Turn
+from replay.core.model import Kind, Session, Turn, turn_id
 from replay.core.navigation import Navigator, faster, slower
 from replay.ui.messages import OpenSessionRequested
 from replay.ui.render import clean, gap_text, turn_plain_text
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from replay.ui.app import ReplayApp
 
 ROLE_FILTERS: tuple[str | None, ...] = (None, "user", "assistant")
+DESCRIBE_PAUSE = 0.005
+"""Seconds the background description of empty turns sleeps after each one."""
 NARROW_WIDTH = 110
 SHORT_HEIGHT = 32
 
@@ -274,11 +276,23 @@ class ReplayScreen(Screen[None]):
             self._empty_cache[index] = found
         return found
 
+    def described(self, index: int) -> EmptyTurn | None:
+        """The report of the empty turn at `index` when it is worked out already."""
+        return self._empty_cache.get(index)
+
+    def empty_turn_quick(self, index: int) -> EmptyTurn | None:
+        """The cached report of the empty turn at `index`, else one made now without the
+        suggester (which reads many turns around each): for lists of every empty turn."""
+        found = self._empty_cache.get(index)
+        if found is not None or not self.navigator.is_empty_at(index):
+            return found
+        return describe_empty(self.session, self.session.turns[index], self.rules)
+
     def annotated_indices(self) -> set[int]:
         """Indices of the empty turns this reviewer has annotated."""
         ids = self.store.annotated_ids
         turns = self.session.turns
-        return {i for i in self.navigator.empty_indices if turns[i].id in ids}
+        return {i for i in self.navigator.empty_indices if turn_id(turns, i) in ids}
 
     def status_text(self, annotated: set[int] | None = None) -> Text:
         """The header line (`annotated`: indices of annotated empty turns, if known).
@@ -533,7 +547,7 @@ class ReplayScreen(Screen[None]):
         ids = self.store.annotated_ids
         turns = self.session.turns
         for index in self.navigator.empty_indices:
-            if turns[index].id not in ids:
+            if turn_id(turns, index) not in ids:
                 self.set_reactive(ReplayScreen.index, index)
                 return
 
@@ -564,7 +578,7 @@ class ReplayScreen(Screen[None]):
         order = self.navigator.empty_indices
         candidates = [i for i in order if i > self.index] + [i for i in order if i <= self.index]
         for index in candidates:
-            if turns[index].id not in ids:
+            if turn_id(turns, index) not in ids:
                 self.go(index)
                 return
         self.notify("Every empty turn is annotated.", timeout=3)
@@ -931,9 +945,15 @@ class ReplayScreen(Screen[None]):
         """Work out evidence and suggestions ahead, so jumping to an empty turn never waits
         for the session-wide statistics the suggester needs the first time."""
         turns = self.session.turns
-        described = {index: describe_empty(self.session, turns[index], self.rules,
-                                           self.suggester)
-                     for index in indices if index < len(turns)}
+        described: dict[int, EmptyTurn] = {}
+        for index in indices:
+            if index < len(turns):
+                described[index] = describe_empty(self.session, turns[index], self.rules,
+                                                  self.suggester)
+                # A breath after each: with thousands of empty turns this runs for seconds,
+                # and would otherwise hold the interpreter while the reviewer steps or opens
+                # the palette.
+                time.sleep(DESCRIBE_PAUSE)
         self.post_message(EmptyTurnsDescribed(generation, described))
 
     @on(EmptyTurnsDescribed)
