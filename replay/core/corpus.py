@@ -28,7 +28,7 @@ from replay.core.readers import (
     load_sessions,
     read_entry,
 )
-from replay.core.readers.base import Reader
+from replay.core.readers.base import Mapper, Reader
 from replay.core.scan import scan_file, scan_session
 from replay.core.suggest import default_suggester
 
@@ -140,12 +140,13 @@ def _local_copy(source: str) -> Iterator[Path]:
 
 
 def plan(source: str | Path, format: str | None = None,
-         rules: Mapping[str, Any] | None = None) -> list[SessionTask]:
+         rules: Mapping[str, Any] | None = None, mapper: Mapper = map) -> list[SessionTask]:
     """The tasks for one path or URL, in the order one job has always printed them.
 
     A source that lists its sessions (a Claude Code project folder, an opencode database)
     gives one task per session, oldest first; a URL folder gives one task per file; any
-    other path is one task.
+    other path is one task. `mapper` runs a listing's look at each file (`maps_listing`):
+    a process pool's `map` keeps that out of this process.
 
     Raises:
         ReaderError: the path cannot be read or its format is not recognised.
@@ -157,7 +158,10 @@ def plan(source: str | Path, format: str | None = None,
     path = Path(source)
     reader = get_reader(format) if format else detect_reader(path)
     listable = reader.list_sessions is not None and (path.is_dir() or reader.builder is None)
-    entries = reader.list_sessions(path) if listable and reader.list_sessions else None
+    entries = None
+    if listable and reader.list_sessions is not None:
+        entries = (reader.list_sessions(path, mapper=mapper) if reader.maps_listing
+                   else reader.list_sessions(path))
     if entries is not None:
         ordered = sorted(entries, key=lambda e: (e.started is None, e.started or 0.0, e.key))
         return [SessionTask(text, reader.name, entry, options) for entry in ordered]
@@ -167,7 +171,7 @@ def plan(source: str | Path, format: str | None = None,
         skipped: list[tuple[Path, str]] = []
         tasks = [dataclasses.replace(task, required=False)
                  for claimed, claimed_reader in folder.claims(path, skipped)
-                 for task in plan(claimed, claimed_reader.name, rules)]
+                 for task in plan(claimed, claimed_reader.name, rules, mapper)]
         # A file no reader takes is a task that fails: said on stderr, counted as skipped.
         return tasks + [SessionTask(str(file), None, None, options, required=False)
                         for file, _ in skipped]
