@@ -78,8 +78,9 @@ def scan_task(task: SessionTask) -> TaskResult:
         with _local_copy(task.source) as local:
             windowed = _windowed(local, task)
             if windowed is not None:
-                # One session in a file of its own: scanned through a window of turns, so
-                # memory stays bounded whatever the file's size or the size of its records.
+                # One session in a file of its own (alone or in a folder): scanned through
+                # a window of turns, so memory stays bounded whatever the file's size or the
+                # size of its records.
                 reports = [scan_file(windowed[0], windowed[1], rules).to_json()]
             else:
                 if task.entry is not None:
@@ -101,13 +102,17 @@ def scan_task(task: SessionTask) -> TaskResult:
 
 
 def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:
-    """The reader and file of a task that is one whole file of a windowed format
-    (`Reader.windowed`: one session, turns only appended), else None (read it whole)."""
-    if task.entry is not None:
-        # A listed session is read by `read_entry`, whole: sessions of a folder stay as
-        # they were read (memory: the largest session).
-        return None
+    """The reader and file of a task that is one session file of a windowed format
+    (`Reader.windowed`: one session, turns only appended), given alone or listed in a
+    folder; else None (read it whole)."""
     path, name = local, task.format
+    if task.entry is not None:
+        entry = task.entry
+        if not entry.own_file or entry.problem is not None:
+            return None  # a session inside a shared source: `read_entry` reads it
+        # A session file of a listed folder: streamed like the same file given alone, so
+        # memory stays bounded by the window, not by the folder's largest session.
+        path, name = entry.path, entry.format or name
     try:
         if not path.is_file():
             return None
