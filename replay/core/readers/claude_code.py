@@ -365,7 +365,7 @@ def list_sessions(path: Path, mapper: Mapper = map) -> list[SessionEntry]:
         return [SessionEntry(key=path.name, path=path, own_file=True,
                              started=_head_facts(path)[1])]
     candidates = _session_files(path)
-    facts = {file: found for file, found in zip(candidates, mapper(glance, candidates))
+    facts = {file: found for file, found in zip(candidates, mapper(glance, candidates), strict=True)
              if found is not None}
     files = list(facts)
     main_ids = {facts[file][0] for file in files if not file.name.startswith("agent-")}
