@@ -851,8 +851,7 @@ class ReplayScreen(Screen[None]):
                 return
             self.go(found.index, placeholder=found.placeholder)
 
-        self.app.push_screen(PromptScreen("Go to turn (number, #N+ for a missing reply, or id)"),
-                             go_to)
+        self.app.push_screen(PromptScreen("Go to turn (number or id)"), go_to)
 
     def action_search(self) -> None:
         from replay.ui.screens.prompt import PromptScreen
