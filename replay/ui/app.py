@@ -563,7 +563,7 @@ class ReplayApp(App[None]):
         for screen in waiting:
             try:
                 target, count = export_session(screen.session, screen.store, screen.labels,
-                                               screen.suggester, Path.cwd())
+                                               screen.suggester, Path.cwd(), screen.rules)
             except OSError as error:
                 self.notify(shown(f"Could not export to {Path.cwd()}: "
                                   f"{error.strerror or error}"),

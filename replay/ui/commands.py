@@ -29,11 +29,14 @@ class EmptyTurnProvider(Provider):
             empty = screen.empty_turn(index)
             if empty is None:
                 continue
-            mark = "✓ " if turns[index].id in annotated else ""
-            title = shown(f"{mark}Empty #{index + 1} {empty.role} · {empty.reason}")
+            mark = "✓ " if screen.stop_id(index) in annotated else ""
+            name = f"#{index + 1}{'+' if empty.is_placeholder else ''}"
+            title = shown(f"{mark}Empty {name} {empty.role} · {empty.reason}")
             if empty.suggestion:
                 title += f" · suggests {shown(empty.suggestion)}"
-            neighbour = turns[index - 1] if index > 0 else None
+            # Before a missing reply comes its request.
+            before_at = index if empty.is_placeholder else index - 1
+            neighbour = turns[before_at] if before_at >= 0 else None
             help_text = " · ".join(empty.evidence)
             if neighbour is not None:
                 before = one_line(first_text(neighbour), 80)
