@@ -22,6 +22,7 @@ from replay.commands._common import (
 from replay.commands.label import label_set_or_none, settings_or_defaults
 from replay.core.annotations import annotations_from_records, default_journal_path, session_identity
 from replay.core.casestudy import CaseStudy, case_studies
+from replay.core.detect import DEFAULT_RULES
 from replay.core.export import export_rows, write_csv, write_file, write_jsonl
 from replay.core.safe import escape_controls, show_path
 from replay.core.suggest import suggester_for
@@ -45,6 +46,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="output format (default: jsonl for a .jsonl file, else csv)")
     parser.add_argument("--all-empty", action="store_true",
                         help="also write a row for every empty turn nobody annotated")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="with --all-empty: also a row for every request that got no reply "
+                             "(the placeholder #N+; an annotated one is always written)")
     parser.add_argument("--annotations", metavar="FILE",
                         help="journal to read (default: the session's own journal in the user "
                              "data directory)")
@@ -85,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if sessions is None:
         return EXIT_BAD_INPUT
     suggester = suggester_for(labels)
+    rules = DEFAULT_RULES.with_options(missing_replies=args.missing_replies)
     loaded: dict[Path, list[dict[str, Any]]] = {}
     rows: list[dict[str, Any]] = []
     studies: list[CaseStudy] = []
@@ -103,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
                                         suggester=suggester))
             continue
         rows.extend(export_rows(session, annotations, labels, all_empty=args.all_empty,
-                                suggester=suggester))
+                                suggester=suggester, rules=rules))
     if kind in CASE_KINDS:
         return write_case_studies(studies, kind, args.output)
     if args.output in (None, "-"):

@@ -21,11 +21,26 @@ from replay.core.annotations import (
     default_reviewer,
     session_identity,
 )
-from replay.core.detect import DEFAULT_RULES, DetectionRules, is_empty, reason_for
+from replay.core.detect import (
+    DEFAULT_RULES,
+    DetectionRules,
+    EmptyTurn,
+    Suggester,
+    describe_empty,
+    is_empty,
+    missing_reply,
+)
 from replay.core.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
 from replay.core.model import Session, Turn
 from replay.core.safe import escape_controls, show_path
-from replay.core.turn_ref import TurnReferenceError, nearest_empty, reference_number, resolve_turn
+from replay.core.turn_ref import (
+    TurnRef,
+    TurnReferenceError,
+    nearest_empty,
+    placeholder_name,
+    reference_number,
+    resolve_stop,
+)
 
 NAME = "label"
 HELP = "annotate one turn of a session from the command line"
@@ -36,7 +51,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="session file, directory or database")
     parser.add_argument("--turn", required=True, metavar="ID",
                         help="the turn's id, or #N for the N-th turn counted from 1 as the app "
-                             "shows it (quote it in a shell: '#12'); a bare number is refused")
+                             "shows it (quote it in a shell: '#12'); a bare number is refused; "
+                             "'#12+' (or the id scan gives it, ID+no-reply) is the missing reply "
+                             "after request #12")
     parser.add_argument("--any-turn", action="store_true",
                         help="allow a turn that is not an empty turn (refused by default)")
     parser.add_argument("--tool-only", action="store_true",
@@ -77,25 +94,32 @@ def label_set_or_none(path: str | None) -> LabelSet | None:
         return None
 
 
+def _resolve(session: Session, reference: str) -> TurnRef:
+    """`resolve_stop` on one session: `#N+` names a missing reply wherever the rule finds one."""
+    return resolve_stop(session.turns, reference,
+                        lambda index: missing_reply(session, index) is not None)
+
+
 def find_turn(
     sessions: list[Session], reference: str, path: str
-) -> tuple[Session, Turn] | str:
-    """The session and turn named by `#N` or an id, or a one-line reason it cannot be found."""
+) -> tuple[Session, TurnRef] | str:
+    """The session and turn (or missing reply) named by `#N`, `#N+` or an id, or a one-line
+    reason it cannot be found."""
     shown_path = escape_controls(path)
     if len(sessions) == 1:
         session = sessions[0]
         try:
-            return session, session.turns[resolve_turn(session.turns, reference)]
+            return session, _resolve(session, reference)
         except TurnReferenceError as error:
             return f"{shown_path}: {error}"
-    if reference_number(reference) is not None:
+    if reference_number(reference.strip().removesuffix("+")) is not None:
         return (f"{shown_path} holds {len(sessions)} sessions: name the turn by its id, "
                 f"not {escape_controls(reference.strip())}")
-    found: list[tuple[Session, Turn]] = []
+    found: list[tuple[Session, TurnRef]] = []
     refusal = ""
     for session in sessions:
         try:
-            found.append((session, session.turns[resolve_turn(session.turns, reference)]))
+            found.append((session, _resolve(session, reference)))
         except TurnReferenceError as error:
             refusal = str(error)
     if not found:
@@ -119,6 +143,26 @@ def not_empty_refusal(session: Session, turn: Turn, rules: DetectionRules) -> st
         else "the session has no empty turn"
     return (f"#{turn.index + 1} ({escape_controls(turn.id)}, {turn.role}) is not an empty turn; "
             f"{hint}; pass --any-turn to label it anyway")
+
+
+def suggester_or_none(labels: LabelSet) -> Suggester | None:
+    """The suggester for the label set (imported only when a label is saved)."""
+    from replay.core.suggest import suggester_for
+
+    return suggester_for(labels)
+
+
+def _name(ref: TurnRef) -> str:
+    return placeholder_name(ref.index) if ref.placeholder else f"#{ref.index + 1}"
+
+
+def _state(turn: Turn, empty: EmptyTurn | None) -> str:
+    """`user, empty: blank-text`, `assistant, missing reply (no-reply)` or `user, not an empty
+    turn`."""
+    if empty is None:
+        return f"{turn.role}, not an empty turn"
+    what = "missing reply (no-reply)" if empty.is_placeholder else f"empty: {empty.reason}"
+    return f"{empty.role}, {what}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,26 +192,34 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(found, str):
         say_error(found)
         return EXIT_BAD_INPUT
-    session, turn = found
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
-    refusal = None if args.any_turn else not_empty_refusal(session, turn, rules)
+    session, ref = found
+    turn = session.turns[ref.index]
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
+                                       missing_replies=ref.placeholder)
+    refusal = None if args.any_turn or ref.placeholder \
+        else not_empty_refusal(session, turn, rules)
     if refusal:
         say_error(refusal)
         return EXIT_BAD_INPUT
+    empty = describe_empty(session, turn, rules, suggester_or_none(labels)) \
+        if ref.placeholder or is_empty(turn, rules) else None
     reviewer = default_reviewer(args.reviewer or settings.reviewer)
     store = AnnotationStore.for_session(session, reviewer, args.annotations)
+    turn_id = empty.id if empty is not None else turn.id
     try:
         for warning in store.load():
             say_error(f"warning: {warning}")
-        saved = store.commit(turn.id, turn.index, label.name, args.note, args.confidence)
+        # The suggestion the label was made against, as the app records it, so `agree
+        # --suggester` counts headless labels too (never blind: the CLI does not hide it).
+        saved = store.commit(turn_id, turn.index, label.name, args.note, args.confidence,
+                             suggestion=(empty.suggestion or "") if empty else "",
+                             rule=(empty.suggestion_rule or "") if empty else "")
     except JournalError as error:
         say_error(f"{error}; the annotation was not saved")
         return EXIT_FAILURE
-    state = f"empty: {reason_for(turn).code}" if is_empty(turn, rules) \
-        else "not an empty turn"
     print(escape_controls(
-        f"saved {saved.label} ({saved.confidence}) on #{turn.index + 1} "
-        f"{turn.id} ({turn.role}, {state}) by {reviewer} in {show_path(store.journal.path)}"
+        f"saved {saved.label} ({saved.confidence}) on {_name(ref)} {turn_id} "
+        f"({_state(turn, empty)}) by {reviewer} in {show_path(store.journal.path)}"
     ))
     sys.stdout.flush()
     return EXIT_OK

@@ -13,7 +13,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from replay.core.annotations import Annotation, session_identity, session_key
-from replay.core.detect import EmptyTurn, Suggester, find_empty_turns, is_visible
+from replay.core.detect import (
+    DEFAULT_RULES,
+    EmptyTurn,
+    Suggester,
+    find_empty_turns,
+    is_visible,
+)
 from replay.core.labels import LabelSet
 from replay.core.model import Kind, Session, Turn
 from replay.core.safe import escape_controls
@@ -74,6 +80,11 @@ class CaseStudy:
     def number(self) -> int:
         """The `#N` a person sees."""
         return self.empty.index + 1
+
+    @property
+    def name(self) -> str:
+        """`#N`, or `#N+` for the missing reply after request #N."""
+        return f"#{self.number}{'+' if self.empty.is_placeholder else ''}"
 
     @property
     def anchor(self) -> str:
@@ -137,10 +148,14 @@ def case_studies(
         if note.session_id == identity and not note.withdrawn:
             by_turn.setdefault(note.turn_id, []).append(note)
     studies: list[CaseStudy] = []
-    for empty in find_empty_turns(session, suggester=suggester):
+    # A missing reply is written when annotated (the rule that found it was on in the app).
+    for empty in find_empty_turns(session, DEFAULT_RULES.with_options(missing_replies=True),
+                                  suggester):
         notes = sorted(by_turn.get(empty.id, []), key=lambda note: (note.reviewer, note.time))
-        if not notes and not all_empty:
+        if not notes and (not all_empty or empty.is_placeholder):
             continue
+        # Before a missing reply comes its request.
+        before_from = empty.index + 1 if empty.is_placeholder else empty.index
         titles = {note.label: label.title for note in notes
                   if (label := labels.get(note.label)) is not None}
         studies.append(CaseStudy(
@@ -148,7 +163,7 @@ def case_studies(
             path=session.path,
             format=session.format, empty=empty, annotations=notes, label_titles=titles,
             before=[_excerpt(session, turn, limit)
-                    for turn in _neighbours(session, empty.index, -1, context)],
+                    for turn in _neighbours(session, before_from, -1, context)],
             after=[_excerpt(session, turn, limit)
                    for turn in _neighbours(session, empty.index, 1, context)]))
     return studies
@@ -178,10 +193,10 @@ def render_markdown(studies: Sequence[CaseStudy]) -> str:
         lines += ["No annotated empty turns (use --all-empty for every empty turn).", ""]
     for study in studies:
         empty = study.empty
-        lines += [f"## {_md_inline(study.session_label)} · #{study.number}", ""]
+        lines += [f"## {_md_inline(study.session_label)} · {study.name}", ""]
         lines.append(f"- **Session:** {_md_inline(study.session_id)} ({study.format}, "
                      f"{_md_inline(study.path)})")
-        lines.append(f"- **Turn:** #{study.number} · {empty.role} · {_when(empty.timestamp)}")
+        lines.append(f"- **Turn:** {study.name} · {empty.role} · {_when(empty.timestamp)}")
         lines.append(f"- **Reason:** {empty.reason}")
         evidence = " · ".join(empty.evidence) or "none"
         lines.append(f"- **Evidence:** {_md_inline(evidence)}")
@@ -252,7 +267,7 @@ def study_html(study: CaseStudy) -> str:
     empty = study.empty
     rows = [("Session", f"{_e(study.session_label)} <span class=muted>({_e(study.format)}, "
                         f"{_e(study.path)})</span>"),
-            ("Turn", f"#{study.number} · {_e(empty.role)} · {_e(_when(empty.timestamp))}"),
+            ("Turn", f"{study.name} · {_e(empty.role)} · {_e(_when(empty.timestamp))}"),
             ("Reason", _e(empty.reason)),
             ("Evidence", _e(" · ".join(empty.evidence) or "none")),
             ("Suggestion", _e(empty.suggestion or "none"))]
@@ -268,10 +283,12 @@ def study_html(study: CaseStudy) -> str:
     facts = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)
     before = "".join(_turn_html(item) for item in study.before) or "<p class=muted>nothing</p>"
     after = "".join(_turn_html(item) for item in study.after) or "<p class=muted>nothing</p>"
-    marker = (f'<div class="turn empty"><header>#{study.number} {_e(empty.role)} · '
-              f"{_e(_when(empty.timestamp))}</header><pre>(empty turn)</pre></div>")
+    marker = (f'<div class="turn empty"><header>{study.name} {_e(empty.role)} · '
+              f"{_e(_when(empty.timestamp))}</header><pre>"
+              f"{'(no reply: not in the file)' if empty.is_placeholder else '(empty turn)'}"
+              "</pre></div>")
     return (f'<article id="{_e(study.anchor)}"><h2>{_e(study.session_label)} · '
-            f"#{study.number}</h2><dl>{facts}</dl><h3>Before</h3>{before}{marker}"
+            f"{study.name}</h2><dl>{facts}</dl><h3>Before</h3>{before}{marker}"
             f"<h3>After</h3>{after}</article>")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from replay.core.harness import interrupt_of, is_harness_text
 from replay.core.model import MARKER_KINDS, VISIBLE_KINDS, Kind, Part, Session, Turn, TurnColumns
 from replay.core.text import empty_wrapper_names, is_blank, one_line
+from replay.core.turn_ref import placeholder_id, placeholder_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,19 +83,28 @@ class NoReply:
     """Notices between the request and what followed (`info: Request cancelled.`)."""
     next_index: int | None
     """Index of the person's next request, or None when the session ends first."""
+    event_index: int | None = None
+    """Index of the turn holding the first notice, when there is one."""
 
 
-def missing_reply(session: Session, index: int) -> NoReply | None:
-    """The request at `index` when no assistant turn answers it before the next request."""
+def missing_reply(session: Session, index: int, *, live: bool = False) -> NoReply | None:
+    """The request at `index` when no assistant turn answers it before the next request.
+
+    `live`: the session may still grow, so a request with nothing after it yet is waiting for
+    its reply, not missing one; it is missing once a notice (a cancel, an error, an interrupt)
+    or the person's next request says no reply is coming.
+    """
     turn = session.turns[index]
     if not request_words(turn):
         return None
     events: list[str] = []
+    event_index: int | None = None
     for following in session.turns[index + 1 : index + 1 + REPLY_WINDOW]:
         if following.role == "assistant":
             return None
         if following.role == "user" and request_words(following):
-            return NoReply(tuple(events), following.index)
+            return NoReply(tuple(events), following.index, event_index)
+        before = len(events)
         for part in following.parts:
             if part.kind == Kind.ERROR:
                 events.append(f"error: {one_line(part.text or part.name or 'unknown', 80)}")
@@ -102,10 +112,32 @@ def missing_reply(session: Session, index: int) -> NoReply | None:
                 events.append(f"info: {one_line(part.text, 80)}")
             elif part.kind == Kind.TEXT and (interrupt := interrupt_of(part.text)):
                 events.append(interrupt)
+        if event_index is None and len(events) > before:
+            event_index = following.index
     else:
         if index + 1 + REPLY_WINDOW < len(session.turns):
             return None  # a reply this far away is not this request's; do not guess
-    return NoReply(tuple(events), None)
+    if live and not events:
+        return None
+    return NoReply(tuple(events), None, event_index)
+
+
+def no_reply_headline(session: Session, index: int, found: NoReply) -> str:
+    """One line for the placeholder of a missing reply: `no reply — info: Request cancelled.
+    3 s later`, else the next request, else `nothing after it`."""
+    request = session.turns[index]
+
+    def later(position: int) -> str:
+        following = session.turns[position]
+        if following.time is None or request.time is None:
+            return ""
+        return f" {format_duration(following.time - request.time)} later"
+
+    if found.events and found.event_index is not None:
+        return f"no reply — {found.events[0]}{later(found.event_index)}"
+    if found.next_index is not None:
+        return f"no reply — next request #{found.next_index + 1}{later(found.next_index)}"
+    return "no reply — nothing after it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,15 +184,17 @@ def _resent(session: Session, index: int, marker: int) -> int | None:
         else None
 
 
-def is_stop(session: Session, index: int, rules: DetectionRules = DEFAULT_RULES) -> bool:
-    """True when the turn at `index` is an empty turn under the rules (turn or missing reply)."""
+def is_stop(session: Session, index: int, rules: DetectionRules = DEFAULT_RULES, *,
+            live: bool = False) -> bool:
+    """True when the turn at `index` is an empty turn under the rules, or a request whose reply
+    is missing (then the stop is the placeholder after it); `live` as in `missing_reply`."""
     turns = session.turns
     if type(turns) is not list and isinstance(turns, TurnColumns):
-        return turns.stop_at(index, rules)
+        return turns.stop_at(index, rules, live=live)
     turn = turns[index]
     if is_empty(turn, rules):
         return True
-    return rules.missing_replies and missing_reply(session, index) is not None
+    return rules.missing_replies and missing_reply(session, index, live=live) is not None
 
 
 def _kinds(turn: Turn) -> set[str]:
@@ -198,7 +232,7 @@ REASONS: tuple[Reason, ...] = (
 )
 """Reasons in priority order; the first that applies names the empty turn."""
 
-NO_REPLY = Reason("no-reply", "got no reply at all (the reply is a placeholder)",
+NO_REPLY = Reason("no-reply", "reply never came: the request got no reply at all",
                   lambda t: False)
 """The reason of a request that got no reply (found only with `missing_replies`)."""
 
@@ -477,7 +511,12 @@ class EmptyTurn:
             "evidence": list(self.evidence),
             "suggestion": self.suggestion,
             "gap_before": self.gap_before,
-        }
+        } | ({"placeholder": placeholder_name(self.index)} if self.is_placeholder else {})
+
+    @property
+    def is_placeholder(self) -> bool:
+        """True for a missing reply: a stop after the request at `index`, not a turn of it."""
+        return self.reason == NO_REPLY.code
 
 
 Suggester = Callable[
@@ -490,12 +529,15 @@ def describe_empty(
     suggester: Suggester | None = None, records_completion: bool | None = None,
 ) -> EmptyTurn:
     """Build the report for one empty turn (`records_completion` as in `evidence_for`)."""
+    empty = is_empty(turn, rules)
     found = EmptyTurn(
         index=turn.index,
-        id=turn.id,
-        role=turn.role,
+        # A missing reply is no turn of the file: keyed and named after its request (#12+),
+        # and it is the assistant's silence.
+        id=turn.id if empty else placeholder_id(turn.id),
+        role=turn.role if empty else "assistant",
         timestamp=turn.timestamp,
-        reason=reason_for(turn).code if is_empty(turn, rules) else NO_REPLY.code,
+        reason=reason_for(turn).code if empty else NO_REPLY.code,
         evidence=evidence_for(session, turn, rules, records_completion),
         gap_before=gap_before(session, turn.index),
     )

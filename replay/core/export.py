@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from replay.core.annotations import Annotation, session_identity
-from replay.core.detect import EmptyTurn, Suggester, find_empty_turns, is_visible
+from replay.core.detect import (
+    DEFAULT_RULES,
+    DetectionRules,
+    EmptyTurn,
+    Suggester,
+    find_empty_turns,
+    is_visible,
+)
 from replay.core.files import output_stream
 from replay.core.labels import LabelSet
 from replay.core.model import Kind, Session, Turn
@@ -81,14 +88,21 @@ def _row(
 ) -> Row:
     index = turn.index if turn is not None else (annotation.turn_index if annotation else -1)
     label = labels.get(annotation.label) if annotation else None
+    # A missing reply is keyed after its request (`turn` is the request): its own id, the
+    # request's index, and the request is the last turn before it.
+    placeholder = empty is not None and empty.is_placeholder
+    before = turn if placeholder else (_neighbour(session, index, -1) if turn else None)
     return {
         "session_id": session_identity(session),
         # A file name that is not UTF-8 is written with those bytes as \xNN (README).
         "source_path": path_text(session.path),
         "format": session.format,
         "turn_index": index,
-        "turn_id": turn.id if turn is not None else (annotation.turn_id if annotation else ""),
-        "role": turn.role if turn is not None else "",
+        "turn_id": (empty.id if placeholder and empty is not None
+                    else turn.id if turn is not None
+                    else (annotation.turn_id if annotation else "")),
+        "role": (empty.role if placeholder and empty is not None
+                 else turn.role if turn is not None else ""),
         "timestamp": turn.timestamp if turn is not None else None,
         "empty_reason": empty.reason if empty else "",
         "label": annotation.label if annotation else "",
@@ -98,7 +112,7 @@ def _row(
         "reviewer": annotation.reviewer if annotation else "",
         "annotated_at": annotation.time if annotation else "",
         "suggestion": empty.suggestion if empty else None,
-        "before_excerpt": excerpt(session, _neighbour(session, index, -1)) if turn else "",
+        "before_excerpt": excerpt(session, before),
         "after_excerpt": excerpt(session, _neighbour(session, index, 1)) if turn else "",
     }
 
@@ -110,28 +124,36 @@ def export_rows(
     *,
     all_empty: bool = False,
     suggester: Suggester | None = None,
+    rules: DetectionRules = DEFAULT_RULES,
 ) -> list[Row]:
     """One row per annotation of this session (and, with `all_empty`, per unannotated empty turn).
 
     Rows follow the turn order, then reviewer; `turn_index` is 0-based like `scan --json`.
-    Annotations of turns the session no longer holds are kept, with blank turn columns.
+    Annotations of turns the session no longer holds are kept, with blank turn columns. An
+    annotated missing reply (`<request id>+no-reply`) is exported whatever `rules` say;
+    unannotated ones only when `rules.missing_replies`.
     """
     identity = session_identity(session)
+    annotations = list(annotations)
+    noted = {note.turn_id for note in annotations}
     by_id = {turn.id: turn for turn in session.turns}
-    empties = {empty.id: empty for empty in find_empty_turns(session, suggester=suggester)}
+    found = find_empty_turns(session, rules.with_options(missing_replies=True), suggester)
+    empties = {empty.id: empty for empty in found
+               if rules.missing_replies or not empty.is_placeholder or empty.id in noted}
     keyed: list[tuple[int, str, str, Row]] = []
     annotated: set[str] = set()
     for note in annotations:
         if note.withdrawn or note.session_id != identity:
             continue
-        turn = by_id.get(note.turn_id)
+        empty = empties.get(note.turn_id)
+        turn = by_id.get(note.turn_id) if empty is None else session.turns[empty.index]
         annotated.add(note.turn_id)
-        row = _row(session, turn, empties.get(note.turn_id), note, labels)
+        row = _row(session, turn, empty, note, labels)
         keyed.append((row["turn_index"], note.reviewer, note.time, row))
     if all_empty:
         for empty in empties.values():
             if empty.id not in annotated:
-                row = _row(session, by_id[empty.id], empty, None, labels)
+                row = _row(session, session.turns[empty.index], empty, None, labels)
                 keyed.append((empty.index, "", "", row))
     keyed.sort(key=lambda item: item[:3])
     return [row for *_, row in keyed]

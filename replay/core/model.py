@@ -206,11 +206,15 @@ class TurnColumns(Sequence[Turn]):
         """`text_size_at` of the turns [start, end), at once."""
         raise NotImplementedError
 
-    def stop_at(self, index: int, rules: Any) -> bool:
+    def stop_at(self, index: int, rules: Any, *, live: bool = False) -> bool:
         """`detect.is_stop` of the turn under `rules` (a `DetectionRules`)."""
         raise NotImplementedError
 
-    def stops(self, start: int, end: int, rules: Any) -> list[int]:
+    def empty_at(self, index: int, rules: Any) -> bool:
+        """`detect.is_empty` of the turn under `rules`."""
+        raise NotImplementedError
+
+    def stops(self, start: int, end: int, rules: Any, *, live: bool = False) -> list[int]:
         """Indices of the stops among [start, end)."""
         raise NotImplementedError
 

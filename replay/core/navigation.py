@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from replay.core.detect import DEFAULT_RULES, REPLY_WINDOW, DetectionRules, is_stop
+from replay.core.detect import DEFAULT_RULES, REPLY_WINDOW, DetectionRules, is_empty, is_stop
 from replay.core.model import Kind, Session, Turn, TurnColumns
 
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
@@ -46,8 +46,14 @@ class Navigator:
     """The session navigated."""
     rules: DetectionRules = DEFAULT_RULES
     """What counts as empty."""
+    live: bool = False
+    """The session is followed as it grows: a request waits for its reply until a notice or
+    the next request says none is coming (see `missing_reply`)."""
     empty_indices: list[int] = field(init=False, default_factory=list)
-    """Sorted indices of empty turns among the turns indexed so far."""
+    """Sorted indices of the stops among the turns indexed so far: empty turns, and requests
+    whose missing reply is a stop (the stop is the placeholder after the request)."""
+    placeholders: set[int] = field(init=False, default_factory=set)
+    """The stops of `empty_indices` that are missing replies, by their request's index."""
     _indexed: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
@@ -76,13 +82,21 @@ class Navigator:
             if changed_from is None:
                 known = set(self.empty_indices[cut:])  # looked at again, not changed
             del self.empty_indices[cut:]
+            self.placeholders = {i for i in self.placeholders if i < start}
         turns = self.session.turns
         end = len(turns) if upto is None else max(0, min(upto, len(turns)))
         if isinstance(turns, TurnColumns):
-            found = turns.stops(start, end, self.rules)
+            found = turns.stops(start, end, self.rules, live=self.live)
         else:
-            found = [i for i in range(start, end) if is_stop(self.session, i, self.rules)]
+            found = [i for i in range(start, end)
+                     if is_stop(self.session, i, self.rules, live=self.live)]
         self.empty_indices.extend(found)
+        if self.rules.missing_replies:
+            # A request is never empty itself (it holds the person's words): a stop there is
+            # the missing reply after it.
+            empty_at = turns.empty_at if isinstance(turns, TurnColumns) else \
+                (lambda at, rules: is_empty(turns[at], rules))
+            self.placeholders.update(i for i in found if not empty_at(i, self.rules))
         self._indexed = max(start, end)
         return [i for i in found if i not in known]
 
@@ -90,6 +104,14 @@ class Navigator:
         """True when the turn at `index` is empty."""
         position = bisect_left(self.empty_indices, index)
         return position < len(self.empty_indices) and self.empty_indices[position] == index
+
+    def is_placeholder(self, index: int) -> bool:
+        """True when the stop at `index` is the missing reply after that request."""
+        return index in self.placeholders
+
+    def is_empty_turn_at(self, index: int) -> bool:
+        """True when the turn at `index` itself is empty (not a request missing its reply)."""
+        return index not in self.placeholders and self.is_empty_at(index)
 
     def next_empty(self, index: int) -> int | None:
         """The first empty turn after `index`."""

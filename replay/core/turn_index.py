@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from replay.core.detect import REPLY_WINDOW, DetectionRules, is_empty, request_words
+from replay.core.harness import interrupt_of
 from replay.core.model import Kind, Part, Source, Turn, TurnColumns
 from replay.core.text import empty_wrapper_names, is_blank
 
@@ -44,9 +45,10 @@ _TOOLS = KIND_BITS[Kind.TOOL_CALL] | KIND_BITS[Kind.TOOL_RESULT]
 ROLES: tuple[str, ...] = ("user", "assistant", "system")
 _ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
 
-META, SUMMARY, REQUEST, WRAPPER = 1, 2, 4, 8
+META, SUMMARY, REQUEST, WRAPPER, NOTICE = 1, 2, 4, 8, 16
 """Flag bits: the harness marked it meta; a compaction summary; a request a person typed
-(`request_words` not empty); a text part holding an empty wrapper tag."""
+(`request_words` not empty); a text part holding an empty wrapper tag; a notice that a
+reply is not coming (an error, a system line, an interrupt: see `missing_reply`)."""
 
 TAIL = 64
 """Latest turns kept whole: a builder still adds parts and records to them."""
@@ -187,6 +189,8 @@ class TurnIndex(TurnColumns):
             flags |= SUMMARY
         if turn.role == "user" and request_words(turn):
             flags |= REQUEST
+        if _notice(turn):
+            flags |= NOTICE
         self._role[index] = role
         self._shown[index] = shown
         self._kinds[index] = kinds
@@ -305,7 +309,7 @@ class TurnIndex(TurnColumns):
                 self._fd = os.open(self.path, os.O_RDONLY)
             fd = self._fd
         records = [os.pread(fd, length, offset) for offset, length in spans]
-        if any(len(record) != length for record, (_, length) in zip(records, spans)):
+        if any(len(record) != length for record, (_, length) in zip(records, spans, strict=True)):
             raise ValueError("the file is shorter than when it was read")
         return records
 
@@ -398,30 +402,42 @@ class TurnIndex(TurnColumns):
         return (rules.tool_only_is_empty and self._role[index] == 1
                 and not shown & ~_TOOLS)
 
-    def stop_at(self, index: int, rules: DetectionRules) -> bool:
+    def stop_at(self, index: int, rules: DetectionRules, *, live: bool = False) -> bool:
         """`detect.is_stop` of the turn (an empty turn, or a request with no reply)."""
         if self.empty_at(index, rules):
             return True
-        return rules.missing_replies and self.unanswered_at(index)
+        return rules.missing_replies and self.unanswered_at(index, live=live)
 
-    def unanswered_at(self, index: int) -> bool:
-        """`detect.missing_reply(...) is not None`, from the roles and request flags."""
+    def _is_notice(self, index: int) -> bool:
+        whole = self._whole_object(index)
+        if whole is not None:
+            return _notice(whole)
+        return bool(self._flags[index] & NOTICE)
+
+    def unanswered_at(self, index: int, *, live: bool = False) -> bool:
+        """`detect.missing_reply(..., live=live) is not None`, from the roles and flags."""
         if not self.is_request_at(index):
             return False
         total = len(self)
         end = min(total, index + 1 + REPLY_WINDOW)
+        notices = False
         for following in range(index + 1, end):
             role = self.role_at(following)
             if role == "assistant":
                 return False
             if role == "user" and self.is_request_at(following):
                 return True
-        return not index + 1 + REPLY_WINDOW < total
+            notices = notices or self._is_notice(following)
+        if index + 1 + REPLY_WINDOW < total:
+            return False
+        return notices or not live
 
-    def stops(self, start: int, end: int, rules: DetectionRules) -> list[int]:
+    def stops(self, start: int, end: int, rules: DetectionRules, *,
+              live: bool = False) -> list[int]:
         """Indices of the empty turns (stops) among [start, end)."""
         if rules.missing_replies:
-            return [index for index in range(start, end) if self.stop_at(index, rules)]
+            return [index for index in range(start, end)
+                    if self.stop_at(index, rules, live=live)]
         # The columns straight, for the 789,000 turns of a big session (`stop_at` per turn
         # is four times slower); whole turns (kept, or still in the tail) one by one.
         limit = min(end, self._base)
@@ -556,6 +572,17 @@ class TurnIndex(TurnColumns):
         return sum(column.itemsize * len(column) for column in columns) + len(self._ids)
 
 
+def _notice(turn: Turn) -> bool:
+    """True when `missing_reply` counts the turn as a notice that no reply is coming."""
+    for part in turn.parts:
+        if part.kind == Kind.ERROR:
+            return True
+        if part.kind == Kind.TEXT and (
+                (turn.role == "system" and part.text.strip()) or interrupt_of(part.text)):
+            return True
+    return False
+
+
 class TurnSlice(Sequence[Turn]):
     """A slice of a `TurnIndex`, read lazily (a look 40 turns ahead usually stops at one)."""
 
@@ -589,7 +616,7 @@ class TurnSlice(Sequence[Turn]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (list, tuple, TurnSlice)):
-            return len(self) == len(other) and all(a is b for a, b in zip(self, other))
+            return len(self) == len(other) and all(a is b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]

@@ -2,17 +2,53 @@
 
 One parser for every place that takes a turn (`replay label --turn`, the app's `:`), so a
 turn has one human name everywhere and a 0-based machine `index` is never taken for it.
+
+A reply that never came (a stop of the `missing_replies` rule) is no turn of the file, so it
+takes no number: it is named after the request it failed to answer, `#12+` (the missing reply
+after #12), and keyed in journals by `<request id>+no-reply`. Real turns keep their numbers.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from replay.core.model import Turn, TurnColumns
 from replay.core.safe import escape_controls
 
 _NUMBER = re.compile(r"#([0-9]+)", re.ASCII)
+_PLACEHOLDER_NUMBER = re.compile(r"#([0-9]+)\+", re.ASCII)
+
+PLACEHOLDER_SUFFIX = "+no-reply"
+"""Appended to a request's id to key the reply it never got (journals, `scan --json`, CSV)."""
+
+
+def placeholder_id(request_id: str) -> str:
+    """The id of the missing reply after the request with this id."""
+    return f"{request_id}{PLACEHOLDER_SUFFIX}"
+
+
+def placeholder_request(turn_id: str) -> str | None:
+    """The request id a placeholder id stands after, or None for a real turn's id."""
+    if turn_id.endswith(PLACEHOLDER_SUFFIX) and len(turn_id) > len(PLACEHOLDER_SUFFIX):
+        return turn_id[: -len(PLACEHOLDER_SUFFIX)]
+    return None
+
+
+def placeholder_name(index: int) -> str:
+    """`#12+`: the human name of the missing reply after the turn at 0-based `index`."""
+    return f"#{index + 1}+"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRef:
+    """A resolved reference: a turn, or the missing reply right after it."""
+
+    index: int
+    """0-based index of the turn (of the request, for a missing reply)."""
+    placeholder: bool = False
+    """The reference names the missing reply after the turn, not the turn."""
 _BARE = re.compile(r"[0-9]+", re.ASCII)
 
 
@@ -84,6 +120,33 @@ def resolve_turn(
             raise TurnReferenceError(
                 f"{len(matches):,} turn ids start with {shown!r}: type more of the id")
     raise TurnReferenceError(f"no turn with id {shown!r} ({count:,} turns)")
+
+
+def resolve_stop(
+    turns: Sequence[Turn], text: str, has_placeholder: Callable[[int], bool], *,
+    bare_numbers: bool = False, prefixes: bool = False,
+) -> TurnRef:
+    """Like `resolve_turn`, also taking `#N+` or `<id>+no-reply` for the missing reply after a
+    request; `has_placeholder(index)` says whether the turn at `index` has one.
+
+    Raises:
+        TurnReferenceError: as `resolve_turn`, or a placeholder the rules do not find.
+    """
+    wanted = text.strip()
+    number = _PLACEHOLDER_NUMBER.fullmatch(wanted)
+    request = placeholder_request(wanted)
+    if number is None and request is None:
+        return TurnRef(resolve_turn(turns, text, bare_numbers=bare_numbers, prefixes=prefixes))
+    if number is not None:
+        index = resolve_turn(turns, f"#{number.group(1)}")
+    else:
+        assert request is not None
+        index = resolve_turn(turns, request)
+    if not has_placeholder(index):
+        raise TurnReferenceError(
+            f"{placeholder_name(index)} names the missing reply after #{index + 1}, and "
+            f"#{index + 1} is no request left without a reply (or missing-reply stops are off)")
+    return TurnRef(index, placeholder=True)
 
 
 def nearest_empty(empty_indices: Sequence[int], index: int) -> int | None:

@@ -34,7 +34,7 @@ from replay.core.readers import (
     load_sessions,
     read_entry,
 )
-from replay.core.readers.base import SessionEntry, iter_lines
+from replay.core.readers.base import EMPTY_FILE, SessionEntry, iter_lines
 from replay.core.scan import summarize
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.literal import literal, shown
@@ -302,6 +302,7 @@ class ReplayApp(App[None]):
         started = False
         reported = 0
         last_report = time.monotonic()
+        lineno = 0
         with open(path, "rb") as handle:
             for line, offset, lineno in iter_lines(handle):
                 builder.feed(line, offset, lineno)
@@ -318,6 +319,8 @@ class ReplayApp(App[None]):
                     reported = count
                     last_report = time.monotonic()
         builder.finish()
+        if not lineno:  # no line at all: said as `scan` says it
+            session.warn(EMPTY_FILE, skipped=False)
         if reader.complete is not None:
             reader.complete(path, builder)
         if not started:
@@ -562,7 +565,7 @@ class ReplayApp(App[None]):
         for screen in waiting:
             try:
                 target, count = export_session(screen.session, screen.store, screen.labels,
-                                               screen.suggester, Path.cwd())
+                                               screen.suggester, Path.cwd(), screen.rules)
             except OSError as error:
                 self.notify(shown(f"Could not export to {Path.cwd()}: "
                                   f"{error.strerror or error}"),

@@ -11,7 +11,6 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.fuzzy import Matcher
 
-from replay.core.model import turn_id
 from replay.core.navigation import first_text
 from replay.core.text import one_line
 from replay.ui.literal import as_markup, shown
@@ -35,21 +34,26 @@ class EmptyTurnProvider(Provider):
         return screen if isinstance(screen, ReplayScreen) else None
 
     def _title(self, screen: ReplayScreen, index: int) -> str | None:
-        """`✓ Empty #N role · reason · suggests label`; the suggestion only once worked out
-        (a title never waits for the suggester, which reads many turns around each)."""
-        from replay.core.detect import NO_REPLY, is_empty, reason_for
+        """`✓ Empty #N role · reason · suggests label` (`#N+` for the missing reply after
+        request #N); the suggestion only once worked out (a title never waits for the
+        suggester, which reads many turns around each)."""
+        from replay.core.detect import NO_REPLY, reason_for
 
         if not screen.navigator.is_empty_at(index):
             return None
+        placeholder = screen.navigator.is_placeholder(index)
         known = screen.described(index)
         if known is not None:
             role, reason, suggestion = known.role, known.reason, known.suggestion
+        elif placeholder:
+            # A missing reply is the assistant's silence (as `describe_empty` names it).
+            role, reason, suggestion = "assistant", NO_REPLY.code, None
         else:
             turn = screen.session.turns[index]
-            role, suggestion = turn.role, None
-            reason = reason_for(turn).code if is_empty(turn, screen.rules) else NO_REPLY.code
-        mark = "✓ " if turn_id(screen.session.turns, index) in screen.store.annotated_ids else ""
-        title = shown(f"{mark}Empty #{index + 1} {role} · {reason}")
+            role, reason, suggestion = turn.role, reason_for(turn).code, None
+        mark = "✓ " if screen.stop_id(index) in screen.store.annotated_ids else ""
+        name = f"#{index + 1}{'+' if placeholder else ''}"
+        title = shown(f"{mark}Empty {name} {role} · {reason}")
         if suggestion:
             title += f" · suggests {shown(suggestion)}"
         return title
@@ -58,8 +62,10 @@ class EmptyTurnProvider(Provider):
         """The evidence and the turn before, as palette markup (escaped)."""
         empty = screen.empty_turn_quick(index)
         help_text = " · ".join(empty.evidence) if empty is not None else ""
-        if index > 0:
-            before = one_line(first_text(screen.session.turns[index - 1]), 80)
+        # Before a missing reply comes its request.
+        before_at = index if screen.navigator.is_placeholder(index) else index - 1
+        if before_at >= 0:
+            before = one_line(first_text(screen.session.turns[before_at]), 80)
             help_text += f" · before: {before}" if before else ""
         # The palette parses help as markup (and a transcript's `[/s]` crashed it).
         return as_markup(help_text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from replay.core.annotations import AnnotationStore
-from replay.core.detect import Suggester
+from replay.core.detect import DEFAULT_RULES, DetectionRules, Suggester
 from replay.core.labels import LabelSet
 from replay.core.model import Session
 
@@ -37,7 +37,8 @@ def free_path(directory: Path, name: str) -> Path:
 
 
 def export_session(session: Session, store: AnnotationStore, labels: LabelSet,
-                   suggester: Suggester | None, directory: Path) -> tuple[Path, int]:
+                   suggester: Suggester | None, directory: Path,
+                   rules: DetectionRules = DEFAULT_RULES) -> tuple[Path, int]:
     """Write the reviewer's annotations (saved or only in memory) and the unannotated empty
     turns to a new CSV file; returns where and how many rows.
 
@@ -47,6 +48,6 @@ def export_session(session: Session, store: AnnotationStore, labels: LabelSet,
     from replay.core.export import export_rows, write_file
 
     rows = export_rows(session, list(store.all().values()), labels, all_empty=True,
-                       suggester=suggester)
+                       suggester=suggester, rules=rules)
     target = free_path(directory, export_name(session))
     return target, write_file(rows, target, "csv")

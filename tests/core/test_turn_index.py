@@ -134,12 +134,17 @@ def test_the_index_answers_as_the_whole_list(files: list[Path], tail: int) -> No
             assert index.kinds_at(at) == {part.kind for part in turn.parts}
             for rules in RULE_SETS:
                 assert index.stop_at(at, rules) == is_stop(whole, at, rules), (path, at, rules)
+                assert index.stop_at(at, rules, live=True) == \
+                    is_stop(whole, at, rules, live=True), (path, at, rules)
                 assert index.empty_at(at, rules) == is_empty(turn, rules)
             assert whole_form(index[at]) == whole_form(turn), (path, at)
             assert indexed.full_parts(index[at]) == whole.full_parts(turn)
             assert gap_before(indexed, at) == gap_before(whole, at)
         for rules in RULE_SETS:
-            assert Navigator(indexed, rules).empty_indices == Navigator(whole, rules).empty_indices
+            for live in (False, True):
+                ours, theirs = Navigator(indexed, rules, live), Navigator(whole, rules, live)
+                assert (ours.empty_indices, ours.placeholders) == (
+                    theirs.empty_indices, theirs.placeholders)
         assert [whole_form(turn) for turn in index] == [whole_form(t) for t in whole.turns]
         assert [t.id for t in index[2:9:2]] == [t.id for t in whole.turns[2:9:2]]
         assert [t.id for t in reversed(index[-5:])] == [t.id for t in reversed(whole.turns[-5:])]

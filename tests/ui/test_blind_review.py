@@ -126,7 +126,7 @@ async def test_palette_toggles_missing_reply_stops(tmp_path: Path) -> None:
         assert screen.navigator.empty_indices == [0]
         await pilot.press("right_square_bracket")
         banner = str(screen.query_one("#banner", Static).render())
-        assert "got no reply at all" in banner and "info: Request cancelled." in banner
+        assert "the reply to #1 never came" in banner and "info: Request cancelled." in banner
 
 
 async def test_palette_toggles_tool_only_stops_and_back(tmp_path: Path) -> None:

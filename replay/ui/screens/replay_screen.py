@@ -34,6 +34,7 @@ from replay.core.labels import LabelSet
 from replay.core.model import Kind, Session, Turn, turn_id
 from replay.core.navigation import Navigator, faster, slower
 from replay.ui.messages import OpenSessionRequested
+from replay.ui.read_warnings import warning_line
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.repaint import update_static
 from replay.ui.widgets.annotation_bar import AnnotationBar
@@ -141,7 +142,7 @@ class ReplayScreen(Screen[None]):
         super().__init__()
         self.session = session
         """The session on screen."""
-        self.navigator = Navigator(session, rules)
+        self.navigator = Navigator(session, rules, live=following)
         """Empty-turn index and moves."""
         self.store = store
         """This reviewer's annotations, saved on commit."""
@@ -165,6 +166,8 @@ class ReplayScreen(Screen[None]):
         """The reviewer moved since the screen opened (so loading must not jump)."""
         self.paused_at_empty = False
         """Playback stopped by itself at the current empty turn."""
+        self.placeholder = False
+        """The view is on the missing reply after the request at `index` (see `at_placeholder`)."""
         self.role_filter: str | None = None
         """Only step through turns of this role."""
         self.pending_label: str | None = None
@@ -288,11 +291,22 @@ class ReplayScreen(Screen[None]):
             return found
         return describe_empty(self.session, self.session.turns[index], self.rules)
 
+    @property
+    def at_placeholder(self) -> bool:
+        """True when the view is on the placeholder of a missing reply (after `index`)."""
+        return self.placeholder and self.navigator.is_placeholder(self.index)
+
+    def stop_id(self, index: int) -> str:
+        """The journal key of the stop at `index`: the turn's id, or its missing reply's."""
+        from replay.core.turn_ref import placeholder_id
+
+        found = turn_id(self.session.turns, index)
+        return placeholder_id(found) if self.navigator.is_placeholder(index) else found
+
     def annotated_indices(self) -> set[int]:
         """Indices of the empty turns this reviewer has annotated."""
         ids = self.store.annotated_ids
-        turns = self.session.turns
-        return {i for i in self.navigator.empty_indices if turn_id(turns, i) in ids}
+        return {i for i in self.navigator.empty_indices if self.stop_id(i) in ids}
 
     def status_text(self, annotated: set[int] | None = None) -> Text:
         """The header line (`annotated`: indices of annotated empty turns, if known).
@@ -303,7 +317,9 @@ class ReplayScreen(Screen[None]):
         session = self.session
         total = len(session.turns)
         state = Text()
-        state.append(f"turn {self.index + 1:,} / {total:,}" if total else "no turns", style="bold")
+        plus = "+" if self.at_placeholder else ""
+        state.append(f"turn {self.index + 1:,}{plus} / {total:,}" if total else "no turns",
+                     style="bold")
         if self.paused_at_empty:
             state.append(" · paused at empty turn", style="bold reverse")
         elif self.playing:
@@ -386,10 +402,20 @@ class ReplayScreen(Screen[None]):
         banner = Text()
         gap = gap_text(gap_before(self.session, turn.index)) if turn.index else ""
         sidechains = self.sidechains_of(turn)
+        if empty is not None and empty.is_placeholder:
+            from replay.ui.placeholder import banner_text
+
+            placed = banner_text(self.session, empty, self.navigator.empty_ordinal(turn.index)
+                                 or 0, len(self.navigator.empty_indices))
+            placed.append_text(self.next_message_text(turn.index))
+            return placed
         if empty is None:
             banner.append(f" #{turn.index + 1} {turn.role}", style="bold")
             if gap:
                 banner.append(f" · {gap}")
+            if self.navigator.is_placeholder(turn.index):
+                banner.append(f" · got no reply: → shows the placeholder #{turn.index + 1}+",
+                              style="italic")
             if sidechains:
                 banner.append(f" · ↳ {len(sidechains)} subagent session(s) started here: "
                               "s opens", style="italic")
@@ -441,30 +467,45 @@ class ReplayScreen(Screen[None]):
         annotation = self.query_one(AnnotationBar)
         banner = self.query_one("#banner", Static)
         if not turns:
-            update_static(banner, Text(" (no turns yet)", style="italic"))
+            # An empty or cut-off file: say why there is nothing, as `scan` does.
+            warning = warning_line(self.session)
+            update_static(banner, Text(f" no turns · {warning}" if warning else " (no turns yet)",
+                                       style="italic"))
+            banner.display = True
             annotation.display = False
             return
         turn = turns[self.index]
         empty = self.empty_turn(self.index)
+        if empty is not None and empty.is_placeholder != self.at_placeholder:
+            empty = None  # on the request itself: its missing reply is the stop after it
         update_static(banner, self.banner_text(turn, empty))
         banner.set_class(empty is not None, "empty")
-        banner.display = empty is not None or bool(self.sidechains_of(turn))
+        banner.display = empty is not None or bool(self.sidechains_of(turn)) \
+            or self.navigator.is_placeholder(turn.index)
         # On the container, not the screen: a class change restyles the whole subtree.
         self.query_one("#current-area").set_class(empty is not None, "at-empty")
         self._fill_current(turn, empty is not None)
         self._fill_context()
         annotation.display = empty is not None
         if empty is not None:
-            saved = self.store.get(turn.id)
+            saved = self.store.get(empty.id)
             offered = None if self.blind else empty.suggestion
             pending = self.pending_label or (saved.label if saved else offered)
-            unsaved = any(item.turn_id == turn.id for item in self.store.unsaved)
+            unsaved = any(item.turn_id == empty.id for item in self.store.unsaved)
             annotation.show(empty, pending, self.confidence, saved, unsaved, blind=self.blind,
                             others=self.others.get(turn.id), overrule=self.overrule)
 
     def _fill_current(self, turn: Turn, empty: bool, *, keep_scroll: bool = False) -> None:
+        found = self.empty_turn(turn.index) if self.at_placeholder else None
+        if found is not None:
+            from replay.ui.placeholder import placeholder_text
+
+            self.query_one("#current", TurnLines).show_blocks(
+                [(None, placeholder_text(self.session, found, live=self.following))])
+            return
         self.query_one("#current", TurnLines).show_turns(
-            self.session, [turn.index], compact=False, is_empty=lambda _: empty,
+            self.session, [turn.index], compact=False,
+            is_empty=lambda _: empty and self.navigator.is_empty_turn_at(turn.index),
             expanded=lambda part: self.expanded != (part in self.unfolded), full=True,
             keep_scroll=keep_scroll,
             highlight=self.search_query if self.search_position() is not None else "")
@@ -479,7 +520,9 @@ class ReplayScreen(Screen[None]):
     def _fill_context(self) -> None:
         turns = self.session.turns
         count = self.context_turns
-        before_range = range(max(0, self.index - count), self.index)
+        # At a missing reply the request itself is the last turn before it.
+        here = self.index + 1 if self.at_placeholder else self.index
+        before_range = range(max(0, here - count), here)
         after_range = range(self.index + 1, min(len(turns), self.index + 1 + count))
         for pane_id, indices, title in (("before", before_range, "Before"),
                                         ("after", after_range, "After")):
@@ -490,7 +533,8 @@ class ReplayScreen(Screen[None]):
                 other = "After" if pane_id == "before" else "Before"
                 pane.border_title += f" · | shows {other}"
             pane.show_turns(self.session, indices, compact=True,
-                            is_empty=self.navigator.is_empty_at, at_end=pane_id == "before")
+                            is_empty=self.navigator.is_empty_turn_at,
+                            at_end=pane_id == "before")
 
     def watch_index(self) -> None:
         self.unfolded.clear()
@@ -506,8 +550,7 @@ class ReplayScreen(Screen[None]):
         """Put the current turn's saved annotation (or nothing) into the bar: label, note,
         confidence and overrule reason, with nothing picked yet."""
         self.pending_label = None
-        turn = self.session.turns[self.index] if self.session.turns else None
-        saved = self.store.get(turn.id) if turn is not None else None
+        saved = self.store.get(self.stop_id(self.index)) if self.session.turns else None
         self.confidence = saved.confidence if saved is not None else "medium"
         self.overrule = saved.overrule if saved is not None else ""
         self.query_one(AnnotationBar).set_note(saved.note if saved is not None else "")
@@ -529,15 +572,24 @@ class ReplayScreen(Screen[None]):
 
     # ---------------------------------------------------------------- moving
 
-    def go(self, index: int | None) -> None:
-        """Move to a turn (clamped); any move by the reviewer stops playback."""
+    def go(self, index: int | None, placeholder: bool | None = None) -> None:
+        """Move to a turn (clamped); any move by the reviewer stops playback.
+
+        `placeholder`: land on the missing reply after the turn rather than on the turn; by
+        default a jump to a stop lands on the stop, which for a request is its missing reply.
+        """
         if index is None or not self.session.turns:
             return
         self.moved = True
         self.playing = False
         self.paused_at_empty = False
         index = max(0, min(len(self.session.turns) - 1, index))
+        was = self.at_placeholder
+        self.placeholder = self.navigator.is_placeholder(index) if placeholder is None \
+            else placeholder
         if index == self.index:
+            if was != self.at_placeholder:
+                self._load_bar()  # another stop: what was picked for the last one is not its
             self.show()
         else:
             self.index = index
@@ -545,14 +597,26 @@ class ReplayScreen(Screen[None]):
     def resume_position(self) -> None:
         """Land on the first unannotated empty turn (or stay at the start if there is none)."""
         ids = self.store.annotated_ids
-        turns = self.session.turns
         for index in self.navigator.empty_indices:
-            if turn_id(turns, index) not in ids:
+            if self.stop_id(index) not in ids:
+                self.placeholder = self.navigator.is_placeholder(index)
                 self.set_reactive(ReplayScreen.index, index)
                 return
 
     def action_step(self, delta: int) -> None:
-        self.go(self.navigator.step(self.index, delta, self.role_filter))
+        # A missing reply sits between its request and the next turn: a step visits it,
+        # unless only user turns are shown.
+        visits = self.role_filter != "user"
+        if delta > 0 and visits and not self.at_placeholder \
+                and self.navigator.is_placeholder(self.index):
+            self.go(self.index, placeholder=True)
+            return
+        if delta < 0 and self.at_placeholder:
+            self.go(self.index, placeholder=False)
+            return
+        target = self.navigator.step(self.index, delta, self.role_filter)
+        self.go(target, placeholder=delta < 0 and visits and target < self.index
+                and self.navigator.is_placeholder(target))
 
     def action_first(self) -> None:
         self.go(0)
@@ -561,6 +625,9 @@ class ReplayScreen(Screen[None]):
         self.go(len(self.session.turns) - 1)
 
     def action_next_empty(self) -> None:
+        if not self.at_placeholder and self.navigator.is_placeholder(self.index):
+            self.go(self.index, placeholder=True)  # this request's missing reply comes next
+            return
         target = self.navigator.next_empty(self.index)
         if target is None:
             self.notify("No empty turn after this one.", timeout=2)
@@ -574,11 +641,12 @@ class ReplayScreen(Screen[None]):
 
     def action_next_unannotated(self) -> None:
         ids = self.store.annotated_ids
-        turns = self.session.turns
         order = self.navigator.empty_indices
-        candidates = [i for i in order if i > self.index] + [i for i in order if i <= self.index]
+        # On a request, its missing reply is still ahead.
+        ahead = self.index - (0 if self.at_placeholder else 1)
+        candidates = [i for i in order if i > ahead] + [i for i in order if i <= ahead]
         for index in candidates:
-            if turn_id(turns, index) not in ids:
+            if self.stop_id(index) not in ids:
                 self.go(index)
                 return
         self.notify("Every empty turn is annotated.", timeout=3)
@@ -614,7 +682,8 @@ class ReplayScreen(Screen[None]):
     # ---------------------------------------------------------------- playing
 
     def action_toggle_play(self) -> None:
-        if not self.playing and self.index >= len(self.session.turns) - 1:
+        if not self.playing and self.index >= len(self.session.turns) - 1 \
+                and (self.at_placeholder or not self.navigator.is_placeholder(self.index)):
             self.notify("At the last turn.", timeout=2)
             return
         self.playing = not self.playing
@@ -628,12 +697,22 @@ class ReplayScreen(Screen[None]):
         self._timer = None
         if not self.playing:
             return
+        if not self.at_placeholder and self.navigator.is_placeholder(self.index) \
+                and self.stops_at(self.index) and self.role_filter != "user":
+            # The request got no reply: stop at the placeholder where the reply should be.
+            self.paused_at_empty = True
+            self.set_reactive(ReplayScreen.playing, False)
+            self.placeholder = True
+            self._load_bar()
+            self.show()
+            return
         if self.index >= len(self.session.turns) - 1:
             self.playing = False
             self.played_to_end()
             return
         next_index = self.navigator.step(self.index, 1, self.role_filter)
-        if self.stops_at(next_index):
+        self.placeholder = False
+        if self.stops_at(next_index) and not self.navigator.is_placeholder(next_index):
             self.paused_at_empty = True
             self.set_reactive(ReplayScreen.playing, False)
             self.index = next_index
@@ -655,7 +734,7 @@ class ReplayScreen(Screen[None]):
         if not self.session.turns:
             return None
         empty = self.empty_turn(self.index)
-        if empty is None:
+        if empty is None or empty.is_placeholder != self.at_placeholder:
             return None
         return self.session.turns[self.index], empty
 
@@ -697,8 +776,8 @@ class ReplayScreen(Screen[None]):
         current = self._current_empty()
         if current is None:
             return
-        turn, empty = current
-        saved = self.store.get(turn.id)
+        _turn, empty = current
+        saved = self.store.get(empty.id)
         if not empty.suggestion or (self.blind and saved is None):
             self.notify("No suggestion to disagree with here.", timeout=2)
             return
@@ -728,8 +807,8 @@ class ReplayScreen(Screen[None]):
         current = self._current_empty()
         if current is None:
             return
-        turn, empty = current
-        saved = self.store.get(turn.id)
+        _turn, empty = current
+        saved = self.store.get(empty.id)
         # Blind: Enter never accepts a suggestion the reviewer has not seen.
         offered = None if self.blind and saved is None else empty.suggestion
         label = self.pending_label or (saved.label if saved else None) or offered
@@ -739,7 +818,7 @@ class ReplayScreen(Screen[None]):
         note = self.query_one(AnnotationBar).note
         try:
             annotation = self.store.commit(
-                turn.id, turn.index, label, note, self.confidence,
+                empty.id, empty.index, label, note, self.confidence,
                 suggestion=empty.suggestion or "", rule=empty.suggestion_rule or "",
                 overrule=self.overrule,
                 # Saying why after the reveal keeps a blind label blind; changing it does not.
@@ -750,8 +829,8 @@ class ReplayScreen(Screen[None]):
                         title="Annotation not saved", severity="error", markup=False,
                         timeout=10)
         else:
-            self.notify(f"Saved {clean(annotation.label)} for #{turn.index + 1}.", timeout=2,
-                        markup=False)
+            name = f"#{empty.index + 1}{'+' if empty.is_placeholder else ''}"
+            self.notify(f"Saved {clean(annotation.label)} for {name}.", timeout=2, markup=False)
         self.pending_label = None
         self.show()
 
@@ -776,7 +855,7 @@ class ReplayScreen(Screen[None]):
     # ---------------------------------------------------------------- other actions
 
     def action_goto(self) -> None:
-        from replay.core.turn_ref import TurnReferenceError, resolve_turn
+        from replay.core.turn_ref import TurnReferenceError, resolve_stop
         from replay.ui.screens.prompt import PromptScreen
 
         def go_to(answer: str | None) -> None:
@@ -784,11 +863,12 @@ class ReplayScreen(Screen[None]):
                 return
             try:
                 # A bare number is the #N the header shows: going there is visible and harmless.
-                index = resolve_turn(self.session.turns, answer, bare_numbers=True, prefixes=True)
+                found = resolve_stop(self.session.turns, answer, self.navigator.is_placeholder,
+                                     bare_numbers=True, prefixes=True)
             except TurnReferenceError as error:
                 self.notify(clean(str(error)), severity="warning", markup=False)
                 return
-            self.go(index)
+            self.go(found.index, placeholder=found.placeholder)
 
         self.app.push_screen(PromptScreen("Go to turn (number or id)"), go_to)
 
@@ -811,7 +891,7 @@ class ReplayScreen(Screen[None]):
             self.notify(f"No match for {clean(repr(self.search_query))}.", severity="warning",
                         markup=False)
             return
-        self.go(found)
+        self.go(found, placeholder=False)
         position = self.search_position()
         if position is not None:
             self.notify(f"match {position[0]:,} / {position[1]:,}", timeout=2, markup=False)
@@ -819,7 +899,10 @@ class ReplayScreen(Screen[None]):
     def action_raw(self) -> None:
         from replay.ui.screens.raw import RawScreen
 
-        if self.session.turns:
+        if self.at_placeholder:
+            self.notify(f"#{self.index + 1}+ is not in the file: ← then v shows the record of "
+                        f"the request #{self.index + 1}.", timeout=3, markup=False)
+        elif self.session.turns:
             self.app.push_screen(RawScreen(self.session, self.session.turns[self.index]))
 
     def action_copy(self) -> None:
@@ -872,7 +955,7 @@ class ReplayScreen(Screen[None]):
 
         try:
             target, count = export_session(self.session, self.store, self.labels,
-                                           self.suggester, directory)
+                                           self.suggester, directory, self.rules)
         except OSError as error:
             self.app.call_from_thread(
                 self.notify, clean(f"Could not export to {directory}: {error.strerror or error}"),
@@ -905,7 +988,7 @@ class ReplayScreen(Screen[None]):
         timeline = self.query_one(Timeline)
         if reset:
             changed_from = 0
-            self.navigator = Navigator(self.session, self.rules)
+            self.navigator = Navigator(self.session, self.rules, live=self.following)
             self._empty_cache.clear()
             timeline.reset()
         else:
@@ -918,6 +1001,10 @@ class ReplayScreen(Screen[None]):
         first_load = done and self.indexing
         if first_load:
             self.indexing = False
+            warning = warning_line(self.session)
+            if warning and self.session.turns:
+                self.notify(warning, title="Read with warnings", severity="warning", timeout=8,
+                            markup=False)
         last = max(len(self.session.turns) - 1, 0)
         if first_load and self.following:
             self.index = last
@@ -969,6 +1056,7 @@ class ReplayScreen(Screen[None]):
         showed content after all (taken back) goes on to the live end.
         """
         if self.paused_at_empty and not self.navigator.is_empty_at(self.index):
+            self.placeholder = False
             self.paused_at_empty = False
             self.at_live_end = True
             self.notify(f"#{self.index + 1} showed content after all: following again.",
@@ -980,6 +1068,7 @@ class ReplayScreen(Screen[None]):
         if target is None:
             self.index = last
             return
+        self.placeholder = self.navigator.is_placeholder(target)
         self.index = target
         self.paused_at_empty = True
         # Stay here while more turns arrive: the reviewer decides when to go on (f).

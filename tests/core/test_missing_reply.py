@@ -1,0 +1,130 @@
+"""A reply that never came: one name (`#N+`, `<id>+no-reply`) for scan, label, export, `:`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from replay.cli import main
+from replay.core.annotations import Annotation
+from replay.core.detect import DEFAULT_RULES, find_empty_turns, missing_reply, no_reply_headline
+from replay.core.export import export_rows
+from replay.core.journal import Journal
+from replay.core.labels import DEFAULT_LABELS
+from replay.core.readers import load_sessions
+from replay.core.turn_ref import (
+    TurnRef,
+    TurnReferenceError,
+    placeholder_id,
+    placeholder_request,
+    resolve_stop,
+)
+from tests.ui.test_missing_reply import gemini_session
+
+RULES = DEFAULT_RULES.with_options(missing_replies=True)
+
+
+@pytest.fixture
+def gemini(tmp_path: Path) -> Path:
+    return gemini_session(tmp_path / "g.json")
+
+
+def test_the_missing_reply_is_described_after_its_request(gemini: Path) -> None:
+    session = load_sessions(gemini)[0]
+    [found] = find_empty_turns(session, RULES)
+    assert (found.index, found.id, found.role, found.reason) == (2, "3+no-reply", "assistant",
+                                                                 "no-reply")
+    record = found.to_json()
+    assert (record["index"], record["number"], record["placeholder"]) == (2, 3, "#3+")
+    reply = missing_reply(session, 2)
+    assert reply is not None and reply.event_index == 3
+    assert no_reply_headline(session, 2, reply) == "no reply — info: Request cancelled. 3 s later"
+
+
+def test_an_empty_turn_keeps_its_own_id_and_no_placeholder_field(tmp_path: Path) -> None:
+    chat = tmp_path / "c.json"
+    chat.write_text(json.dumps({"messages": [
+        {"role": "user", "content": "hi", "id": "u1"},
+        {"role": "assistant", "content": "", "id": "a1"}]}))
+    [found] = find_empty_turns(load_sessions(chat)[0], RULES)
+    assert found.id == "a1" and found.role == "assistant" and "placeholder" not in found.to_json()
+
+
+def test_live_a_request_with_nothing_after_it_is_waiting_not_missing(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "build it"}]}))
+    session = load_sessions(path)[0]
+    assert missing_reply(session, 0) is not None  # a finished file: nothing came
+    assert missing_reply(session, 0, live=True) is None  # a growing file: it may still come
+
+
+def test_names_resolve_to_the_placeholder_or_the_turn(gemini: Path) -> None:
+    session = load_sessions(gemini)[0]
+    turns = session.turns
+
+    def has(index: int) -> bool:
+        return missing_reply(session, index) is not None
+
+    assert resolve_stop(turns, "#3+", has) == TurnRef(2, placeholder=True)
+    assert resolve_stop(turns, "3+no-reply", has) == TurnRef(2, placeholder=True)
+    assert resolve_stop(turns, "#3", has) == TurnRef(2)
+    assert resolve_stop(turns, "3", has) == TurnRef(2)  # the id "3"
+    with pytest.raises(TurnReferenceError, match=r"#5\+ names the missing reply after #5"):
+        resolve_stop(turns, "#5+", has)
+    with pytest.raises(TurnReferenceError, match="out of range"):
+        resolve_stop(turns, "#99+", has)
+    assert placeholder_request(placeholder_id("msg_1")) == "msg_1"
+    assert placeholder_request("msg_1") is None and placeholder_request("+no-reply") is None
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_label_export_and_scan_agree_on_the_placeholder(
+    gemini: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal = tmp_path / "j.jsonl"
+    status, out, err = _run(capsys, "label", str(gemini), "--turn", "#3+", "--label",
+                            "artifact", "--reviewer", "ana", "--annotations", str(journal))
+    assert status == 0, err
+    assert out.startswith("saved artifact (medium) on #3+ 3+no-reply (assistant, missing "
+                          "reply (no-reply)) by ana")
+    [record] = Journal(journal).load().records
+    assert (record["turn_id"], record["turn_index"]) == ("3+no-reply", 2)
+    # The suggestion it was made against is recorded, as the app records it.
+    assert (record["suggestion"], record["rule"]) == ("artifact", "no-reply")
+    # The request itself is not an empty turn: #3 is refused and points at nothing else.
+    status, _, err = _run(capsys, "label", str(gemini), "--turn", "#3", "--label", "artifact",
+                          "--annotations", str(journal))
+    assert status == 2 and "#3 (3, user) is not an empty turn" in err
+    status, out, _ = _run(capsys, "scan", "--json", "--missing-replies", str(gemini))
+    [entry] = orjson.loads(out)["empty_turns"]
+    assert (entry["id"], entry["placeholder"], entry["number"]) == ("3+no-reply", "#3+", 3)
+    status, out, _ = _run(capsys, "export", str(gemini), "--annotations", str(journal))
+    [row] = list(csv.DictReader(io.StringIO(out)))
+    assert (row["turn_id"], row["turn_index"], row["role"], row["empty_reason"],
+            row["label"]) == ("3+no-reply", "2", "assistant", "no-reply", "artifact")
+    assert row["before_excerpt"] == "#3 user: summarise the failing tests"
+    assert row["after_excerpt"] == "#4 system: Request cancelled."
+    status, out, _ = _run(capsys, "export", str(gemini), "--format", "md", "--annotations",
+                          str(journal))
+    assert "· #3+" in out and "**Turn:** #3+ · assistant" in out
+
+
+def test_export_all_empty_writes_unannotated_missing_replies_only_when_asked(gemini: Path) -> None:
+    session = load_sessions(gemini)[0]
+    assert export_rows(session, [], DEFAULT_LABELS, all_empty=True) == []
+    [row] = export_rows(session, [], DEFAULT_LABELS, all_empty=True, rules=RULES)
+    assert row["turn_id"] == "3+no-reply" and row["label"] == ""
+    note = Annotation("g-missing", "3+no-reply", 2, "breakdown", reviewer="bo")
+    [row] = export_rows(session, [note], DEFAULT_LABELS)
+    assert (row["turn_id"], row["label"], row["empty_reason"]) == ("3+no-reply", "breakdown",
+                                                                   "no-reply")
