@@ -57,7 +57,8 @@ def whole_form(turn: Turn) -> tuple[Any, ...]:
 def _tool_session(path: Path) -> None:
     """Tool calls whose results come late (after later turns), a reply written over lines
     with a turn between them, a line mixing a prompt with results for earlier calls, an
-    orphan result, a compaction summary and a meta line."""
+    orphan result, a compaction summary, a meta line, requests left without a reply (some
+    interrupted)."""
     records: list[dict[str, Any]] = []
     clock = [0]
 
@@ -95,6 +96,9 @@ def _tool_session(path: Path) -> None:
         add("assistant", [], f"{r}-empty", f"msg-{r}-e")
         add("user", "a summary of the conversation so far", f"{r}-sum", isCompactSummary=True)
         add("user", "<command-name>/clear</command-name>", f"{r}-meta", isMeta=True)
+        add("user", f"now fix step {round_} please", f"{r}-ask")
+        if round_ % 2:
+            add("user", "[Request interrupted by user]", f"{r}-stop")
     path.write_bytes(b"\n".join(orjson.dumps(record) for record in records) + b"\n")
 
 
