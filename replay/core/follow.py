@@ -225,20 +225,11 @@ class _LineSource:
         self.reader = reader
         self.path = path
         self.tail = FileTail(path)
-        self.builder: LineBuilder = self._builder()
+        self.builder: LineBuilder = reader.builder(str(path))
         self.fed = False
         """The last `read` fed lines (or rebuilt the session)."""
         self.wrote = False
         """The last `read` found bytes written, even a line still without its newline."""
-
-    def _builder(self) -> LineBuilder:
-        """A fresh builder; its turns in a compact index when the format has one (a session
-        followed for hours grows as big as any file)."""
-        assert self.reader.builder is not None
-        builder = self.reader.builder(str(self.path))
-        if self.reader.index_turns is not None:
-            self.reader.index_turns(builder)
-        return builder
 
     @property
     def consumed(self) -> int:
@@ -261,7 +252,8 @@ class _LineSource:
         while True:
             batch = self.tail.read_new(max_bytes=CHUNK_BYTES)
             if batch.reset:
-                self.builder = self._builder()
+                assert self.reader.builder is not None
+                self.builder = self.reader.builder(str(self.path))
                 was_reset = True
             for line, offset, lineno in batch.lines:
                 self.builder.feed(line, offset, lineno)
