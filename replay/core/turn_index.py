@@ -14,6 +14,7 @@ every turn use the column queries instead (`stops`, `role_at`, `id_at`, `time_at
 
 from __future__ import annotations
 
+import bisect
 import math
 import mmap
 import os
@@ -530,8 +531,8 @@ class TurnIndex(TurnColumns):
         case) in its raw bytes, in order: every turn whose text holds it is among them. None
         when raw bytes cannot tell (a needle JSON would escape, or not ASCII)."""
         if not needle or not needle.isascii() or any(
-                char in needle for char in '"\\/') or not needle.isprintable():
-            return None
+                char in needle for char in '"\\/[]') or not needle.isprintable():
+            return None  # (brackets: `[image]` stands in a result's text for an image)
         pattern = re.compile(re.escape(needle.encode()), re.IGNORECASE)
         starts: set[int] = set()
         try:
@@ -558,10 +559,23 @@ class TurnIndex(TurnColumns):
                 if offsets[span] in starts or offsets[span] - 3 in starts:
                     found_turns.append(index)  # (- 3: a first line after a byte-order mark)
                     break
-        for index in (*self._moved, *self._kept, *self._tail):
+        for index in self._moved:
             if any(offset in starts or offset - 3 in starts
                    for offset, _ in self.spans_at(index)):
                 found_turns.append(index)
+        found_turns.extend((*self._kept, *self._tail))  # whole already: looked at as they are
+        # What a search looks through that a record may not hold as such: the id (made up
+        # for a record without one) and the role (`system` for a line of orphan results).
+        ends = self._id_at
+        for match in pattern.finditer(self._ids):
+            index = bisect.bisect_right(ends, match.start()) - 1
+            if 0 <= index < self._base and match.end() <= ends[index + 1]:
+                found_turns.append(index)
+        folded = needle.casefold()
+        for code, role in enumerate(ROLES):
+            if folded in role:
+                found_turns.extend(index for index in range(self._base)
+                                   if self._role[index] == code)
         return sorted(set(found_turns))
 
     def nbytes(self) -> int:

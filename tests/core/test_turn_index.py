@@ -183,7 +183,8 @@ def test_search_finds_the_same_turns(files: list[Path]) -> None:
         whole = read(path, indexed=False)
         indexed = read(path, indexed=True, tail=1, cache=3)
         ours, theirs = Navigator(indexed), Navigator(whole)
-        needles = ["the", "TEST", "step 3", "ok", "é", 'say "hi"', "zzz-not-there", "Bash"]
+        needles = ["the", "TEST", "step 3", "ok", "é", 'say "hi"', "zzz-not-there", "Bash",
+                   "SYSTEM", "line-", "[image]", "assist"]
         needles += [turn.id[:8] for turn in whole.turns[:3]]
         for needle in needles:
             assert ours.matches(needle) == theirs.matches(needle), (path, needle)
