@@ -56,7 +56,8 @@ def print_table(report: dict[str, Any]) -> None:
     count_style = "bold yellow" if empty_turns else ""
     heading.append(f"{len(empty_turns)} empty", style=count_style)
     if report["skipped"]:
-        heading.append(f" · {report['skipped']} records skipped", style="red")
+        skipped = report["skipped"]
+        heading.append(f" · {skipped:,} record{'' if skipped == 1 else 's'} skipped", style="red")
     heading.append(f"\n{escape_controls(report['path'])}", style="dim")
     console.print(heading)
     for warning in report["warnings"][:5]:
