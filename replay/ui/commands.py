@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -58,11 +59,41 @@ class EmptyTurnProvider(Provider):
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
+        ranking = TurnRanking(query)
         for title, help_text, index in self._entries():
-            score = matcher.match(title)
+            score = ranking.score(title, index + 1, matcher.match(title))
             if score > 0:
                 yield Hit(score, highlight(matcher, title), partial(self._jump, index),
                           text=title, help=help_text)
+
+
+class TurnRanking:
+    """Puts the empty turns that match what was typed before the built-in commands: the
+    palette sorts every provider's hits by score alone, and a short command name (`Keys`,
+    `Screenshot`) outscores a turn's longer title on a fuzzy match."""
+
+    _NUMBER = re.compile(r"#?0*(\d+)\+?")
+
+    def __init__(self, query: str) -> None:
+        wanted = query.strip().lower()
+        number = self._NUMBER.fullmatch(wanted)
+        self.digits = number.group(1) if number else None
+        """A turn number typed (`12`, `#12`): that turn first, then the numbers it starts."""
+        self.words = wanted.split() if number is None and len(wanted) >= 2 else []
+        """Words typed (two characters or more): turns holding each of them, in any order."""
+        self.step = 8 * len(query) + 1
+        """More than any fuzzy score of this query (at most 8 per character typed)."""
+
+    def score(self, title: str, number: int, fuzzy: float) -> float:
+        """The hit's score: its fuzzy score, raised a step for each rank it earns."""
+        rank = 0
+        if self.digits is not None:
+            shown = str(number)
+            rank = 3 if shown == self.digits else 2 if shown.startswith(self.digits) else 0
+        elif self.words:
+            lowered = title.lower()
+            rank = 1 if all(word in lowered for word in self.words) else 0
+        return fuzzy + rank * self.step if fuzzy > 0 or rank else 0.0
 
 
 def highlight(matcher: Matcher, title: str) -> Content:
