@@ -35,7 +35,7 @@ async def _listed(path: Path, tmp_path: Path, *queries: str) -> dict[str, list[s
             await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
             await pilot.press(*query)
             options = app.screen.query_one(CommandList)
-            await wait_until(pilot, lambda: options.option_count > 0)
+            await wait_until(pilot, lambda listed=options: listed.option_count > 0)
             await pilot.pause(0.3)  # every provider answered
             found[query] = [str(options.get_option_at_index(i).prompt).split("\n")[0]
                             for i in range(options.option_count)]
