@@ -35,7 +35,9 @@ One JSON line per event, each with "event", "path" and "session_id":
 
   empty     an empty turn, once complete: the fields of an element of `replay scan --json`'s
             empty_turns (index from 0, number = the #N the app shows, id, role,
-            timestamp, reason, evidence, suggestion)
+            timestamp, reason, evidence, suggestion); with --missing-replies also a
+            request's missing reply (reason no-reply, "placeholder": "#N+", id
+            "<request id>+no-reply", index and number of the request)
   retract   a turn printed as empty now shows content (index, number, id, role)
   stalled   nothing was written for --stall seconds while a reply was due: "since" (time
             of the last write) and "last_turn" (index, number, id, role, timestamp)
@@ -64,6 +66,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "to follow (default: the newest when watching starts)")
     parser.add_argument("--tool-only", action="store_true",
                         help="also count assistant turns that only call tools as empty")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="also report a request that got no reply (reason no-reply, the "
+                             "placeholder #N+), once a cancel, an error, an interrupt or the "
+                             "next request shows that none is coming")
     parser.add_argument("--stall", metavar="SECONDS", type=seconds, default=DEFAULT_STALL,
                         help="silence, while a reply is due, reported as a stall "
                              f"(default {DEFAULT_STALL:g})")
@@ -140,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     if missing or not (path.is_dir() or path.is_file()):
         say_error(f"{path}: {missing or 'not a file or folder that can be followed'}")
         return EXIT_BAD_INPUT
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
+                                       missing_replies=args.missing_replies)
     try:
         follower = SessionFollower(path, args.format, rules=rules, suggester=default_suggester(),
                                    session_id=args.session, settle=args.settle,

@@ -164,3 +164,42 @@ async def test_without_the_rule_there_is_no_placeholder(tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.press("left")
         assert (screen.index, screen.at_placeholder) == (2, True)
+
+
+async def test_following_stops_at_the_placeholder_once_no_reply_is_coming(
+        tmp_path: Path) -> None:
+    import orjson
+
+    from tests.core.test_missing_reply import GEMINI_HEAD, gemini_line
+
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(orjson.dumps(GEMINI_HEAD) + b"\n"
+                     + gemini_line("1", "user", "list the files", 0)
+                     + gemini_line("2", "gemini", "a.py and b.py", 4))
+
+    def append(*lines: bytes) -> None:
+        with open(path, "ab") as handle:
+            handle.write(b"".join(lines))
+
+    app = build_app(path, follow=True, rules=RULES, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        append(gemini_line("3", "user", ASK, 10))
+        await wait_until(pilot, lambda: len(screen.session.turns) == 3, rounds=300)
+        await wait_until(pilot, lambda: screen.index == 2)
+        # Waiting for its reply: no stop yet.
+        assert screen.navigator.empty_indices == [] and not screen.paused_at_empty
+        append(gemini_line("4", "info", "Request cancelled.", 13))
+        await wait_until(pilot, lambda: screen.paused_at_empty, rounds=300)
+        assert (screen.index, screen.at_placeholder) == (2, True)
+        assert "no reply — info: Request cancelled. 3 s later" in text_of(screen, "current")
+        await pilot.press("5", "enter")
+        assert screen.store.get("3+no-reply").label == "artifact"  # type: ignore[union-attr]
+        # More turns arrive: the view stays at the stop until the reviewer moves on.
+        append(gemini_line("5", "user", ASK, 18), gemini_line("6", "gemini", "Two fail.", 25))
+        await wait_until(pilot, lambda: len(screen.session.turns) == 6, rounds=300)
+        await pilot.pause()
+        assert (screen.index, screen.at_placeholder) == (2, True)
+        await pilot.press("f")
+        assert (screen.index, screen.at_placeholder) == (5, False)
