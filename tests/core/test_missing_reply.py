@@ -183,3 +183,20 @@ def test_following_a_request_that_gets_its_reply_reports_nothing(tmp_path: Path)
              gemini_line("2", "gemini", "Built.", 35),
              gemini_line("3", "user", "thanks", 40)]
     assert follow_lines(tmp_path / "g.jsonl", lines) == [[], [], [], []]
+
+
+def test_agree_names_the_missing_reply_as_the_app_does(
+    gemini: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from replay.core.agree import turn_name
+
+    assert (turn_name("3+no-reply", 2), turn_name("m3", 2), turn_name("m3", None)) == (
+        "#3+", "#3", "m3")
+    journal = tmp_path / "j.jsonl"
+    for reviewer, label in (("ana", "artifact"), ("bo", "breakdown")):
+        assert _run(capsys, "label", str(gemini), "--turn", "#3+", "--label", label,
+                    "--reviewer", reviewer, "--annotations", str(journal))[0] == 0
+    status, out, _ = _run(capsys, "agree", str(journal), "--suggester")
+    assert status == 0
+    assert "g-missing  #3+   artifact  breakdown" in out  # the disagreement
+    assert "#3+   bo        artifact   no-reply  breakdown" in out  # the overrule, from the CLI
