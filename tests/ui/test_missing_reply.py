@@ -193,6 +193,8 @@ async def test_following_stops_at_the_placeholder_once_no_reply_is_coming(
         append(gemini_line("4", "info", "Request cancelled.", 13))
         await wait_until(pilot, lambda: screen.paused_at_empty, rounds=300)
         assert (screen.index, screen.at_placeholder) == (2, True)
+        assert any("New empty turn #3+: paused here" in str(n.message)
+                   for n in app._notifications)
         assert "no reply — info: Request cancelled. 3 s later" in text_of(screen, "current")
         await pilot.press("5", "enter")
         assert screen.store.get("3+no-reply").label == "artifact"  # type: ignore[union-attr]

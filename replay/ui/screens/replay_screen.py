@@ -1045,5 +1045,6 @@ class ReplayScreen(Screen[None]):
         # Stay here while more turns arrive: the reviewer decides when to go on (f).
         self.at_live_end = False
         self.new_turns = max(0, last - target)
-        self.notify(f"New empty turn #{target + 1}: paused here. f returns to the live end.",
+        name = f"#{target + 1}{'+' if self.at_placeholder else ''}"
+        self.notify(f"New empty turn {name}: paused here. f returns to the live end.",
                     timeout=5, markup=False)
