@@ -15,14 +15,17 @@ from typing import Any
 
 import orjson
 
-_CONTROL = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f"
-    "\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-    "\ud800-\udfff]"
+INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
 )
-"""C0 (but tab and newline), DEL, C1; bidi marks, embeddings, overrides and isolates that can
-disguise text; zero-width characters that hide in it; lone surrogates (bytes of a file name
-that are not UTF-8, as Python decodes them)."""
+"""Characters that change how text reads without being seen (a regex class body): bidi marks,
+embeddings, overrides and isolates that can disguise text; zero-width, filler and other
+invisible format characters that hide in it; line and paragraph separators."""
+
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}\ud800-\udfff]")
+"""C0 (but tab and newline), DEL, C1; the invisible characters above; lone surrogates (bytes
+of a file name that are not UTF-8, as Python decodes them)."""
 
 _NAMES = {"\x1b": "ESC", "\x07": "BEL", "\x9b": "CSI", "\x9d": "OSC", "\r": "CR", "\x00": "NUL"}
 
@@ -36,15 +39,19 @@ def _visible(match: re.Match[str]) -> str:
     if 0xDC80 <= code <= 0xDCFF:
         # surrogateescape's stand-in for one undecodable byte: show the byte itself.
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return f"\\x{code:02x}"
+    # A character, not a byte: named the way Unicode names it, so a reader can look it up.
+    return f"<U+{code:04X}>"
 
 
 def escape_controls(text: str) -> str:
-    """Replace every terminal control character, bidi control and zero-width character with a
-    visible escape.
+    """Replace every terminal control character and invisible character with a visible escape.
 
-    ESC becomes `␛[ESC]`, BEL `[BEL]`, other C0/C1 characters `\\xNN`, U+202E `\\u202e`, an
-    undecodable file-name byte `\\xNN`; tab and newline stay. Escaping twice changes nothing.
+    The one rule for the CLI on a terminal and the app: ESC becomes `␛[ESC]`, BEL `[BEL]`,
+    other C0/C1 characters `\\xNN`, U+202E `<U+202E>` (every bidi, zero-width or other
+    invisible format character alike), an undecodable file-name byte `\\xNN`; tab and newline
+    stay. Escaping twice changes nothing.
     """
     if not _CONTROL.search(text):
         return text
@@ -85,16 +92,13 @@ def json_path(path: str | bytes | os.PathLike[str] | None, key: str = "path") ->
                 f"{key}_base64": base64.b64encode(raw).decode("ascii")}
 
 
-_JSON_UNSAFE = re.compile(
-    rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe1\xa0\x8e|\xe2\x80[\x8b-\x8f\xa8-\xae]"
-    rb"|\xe2\x81[\xa0-\xa4\xa6-\xa9]|\xef\xbb\xbf"
-)
-"""UTF-8 encodings of the characters `escape_controls` escapes above ASCII (orjson already
-writes C0 as `\\u00NN`)."""
+_JSON_UNSAFE = re.compile(f"[\x7f-\x9f{INVISIBLE}]")
+"""The characters `escape_controls` escapes above ASCII (orjson already writes C0 as
+`\\u00NN`)."""
 
 
-def _json_escape(match: re.Match[bytes]) -> bytes:
-    return f"\\u{ord(match.group(0).decode('utf-8')):04x}".encode("ascii")
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group(0)):04x}"
 
 
 def json_line(value: Any) -> bytes:
@@ -109,7 +113,12 @@ def json_line(value: Any) -> bytes:
         encoded = orjson.dumps(value)
     except TypeError:
         encoded = orjson.dumps(_valid(value))
-    return _JSON_UNSAFE.sub(_json_escape, encoded) + b"\n"
+    if encoded.isascii() and b"\x7f" not in encoded:
+        return encoded + b"\n"
+    text = encoded.decode("utf-8")
+    if _JSON_UNSAFE.search(text):
+        encoded = _JSON_UNSAFE.sub(_json_escape, text).encode("utf-8")
+    return encoded + b"\n"
 
 
 def _valid(value: Any) -> Any:

@@ -34,7 +34,7 @@ from replay.core.readers import (
     load_sessions,
     read_entry,
 )
-from replay.core.readers.base import SessionEntry, iter_lines
+from replay.core.readers.base import EMPTY_FILE, SessionEntry, iter_lines
 from replay.core.scan import summarize
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.literal import literal, shown
@@ -300,6 +300,7 @@ class ReplayApp(App[None]):
         started = False
         reported = 0
         last_report = time.monotonic()
+        lineno = 0
         with open(path, "rb") as handle:
             for line, offset, lineno in iter_lines(handle):
                 builder.feed(line, offset, lineno)
@@ -316,6 +317,8 @@ class ReplayApp(App[None]):
                     reported = count
                     last_report = time.monotonic()
         builder.finish()
+        if not lineno:  # no line at all: said as `scan` says it
+            session.warn(EMPTY_FILE, skipped=False)
         if reader.complete is not None:
             reader.complete(path, builder)
         if not started:

@@ -147,7 +147,7 @@ def test_scan_table_on_a_terminal_shows_everything_escaped(corpus: Path) -> None
     shown = out.decode()
     # The names, visibly escaped, each once as a heading and once as a path.
     for visible in ("x\\xff.json", "t␛[ESC]]0;TITLE[BEL].json", "c␛[ESC][31mred.json",
-                    "c1[CSI]31m.json", "bidi\\u202egnp.json", "zw\\u200bx.json"):
+                    "c1[CSI]31m.json", "bidi<U+202E>gnp.json", "zw<U+200B>x.json"):
         assert shown.count(visible) == 2, visible
 
 
@@ -254,7 +254,7 @@ def test_export_file_is_faithful_terminal_is_escaped(corpus: Path, tmp_path: Pat
     # CSV on a terminal: every cell escaped.
     status, out, err = replay_on_terminal("export", "--all-empty", source)
     assert status == 0 and _raw_controls(out) == [] and _raw_controls(err) == []
-    assert "␛[ESC]]0;PWNED[BEL]" in out.decode() and "\\u202eevil" in out.decode()
+    assert "␛[ESC]]0;PWNED[BEL]" in out.decode() and "<U+202E>evil" in out.decode()
 
 
 def test_export_writes_through_links_fifos_and_devices(corpus: Path, tmp_path: Path) -> None:
@@ -325,7 +325,7 @@ def test_label_and_agree_with_hostile_names(corpus: Path, tmp_path: Path) -> Non
         "ana\x1b]0;R\x07\u202e", "--annotations", str(journal))
     assert (status, err) == (0, b"")
     assert _raw_controls(out) == []
-    assert "by ana␛[ESC]]0;R[BEL]\\u202e in " in out.decode()
+    assert "by ana␛[ESC]]0;R[BEL]<U+202E> in " in out.decode()
     assert out.decode().rstrip().endswith("j␛[ESC]]0;J[BEL].jsonl")
     result = replay("label", source, "--turn", "x\x1b]0;T\x07", "--label", "continue",
                     "--annotations", str(journal))

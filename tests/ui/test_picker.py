@@ -137,3 +137,18 @@ async def test_files_that_cannot_be_read_are_listed_greyed_with_the_reason(
         reason = table.get_row_at(row)[4]
         assert "dim" in str(reason.style)
         assert "counting" not in str(picker.query_one("#picker-title").render())
+
+
+async def test_prose_beside_the_sessions_is_not_listed_but_a_broken_candidate_is(
+        tmp_path: Path) -> None:
+    from tests.core.test_folder_candidates import _listable_folder
+
+    app = build_app(_listable_folder(tmp_path))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and all(row.summary or row.problem for row in app.screen.rows))
+        table = app.screen.query_one(DataTable)
+        shown = " | ".join(" ".join(cells(table, row)) for row in range(table.row_count))
+        assert table.row_count == 4, shown
+        assert "README" not in shown and "notes.txt" not in shown
+        assert "broken.json · unreadable: " in shown and "loop.jsonl · unreadable: " in shown

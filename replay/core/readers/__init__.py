@@ -112,8 +112,9 @@ def _check_path(path: Path) -> None:
         raise UnreadablePath.of(path, error) from None
 
 
-def detect_reader(path: Path) -> Reader:
-    """The first reader whose `sniff` accepts the content at `path`."""
+def detect_reader(path: Path, *, empty_by_name: bool = True) -> Reader:
+    """The first reader whose `sniff` accepts the content at `path`; an empty file goes by its
+    name unless `empty_by_name` is False (then it is not recognised)."""
     _check_path(path)
     try:
         head = read_head(path)
@@ -122,7 +123,7 @@ def detect_reader(path: Path) -> Reader:
     is_dir = path.is_dir()
     found = _sniff_all(path, head, is_dir)
     if found is None and not is_dir:
-        found = _sniff_tolerant(path, head)
+        found = _sniff_tolerant(path, head, empty_by_name)
     if found is not None:
         return found
     tried = ", ".join(r.name for r in all_readers()
@@ -143,12 +144,12 @@ def _sniff_all(path: Path, head: bytes, is_dir: bool) -> Reader | None:
     return None
 
 
-def _sniff_tolerant(path: Path, head: bytes) -> Reader | None:
+def _sniff_tolerant(path: Path, head: bytes, empty_by_name: bool = True) -> Reader | None:
     """Second round, for what no reader took as it is: a JSON document with lines of text
     around it (a captured status line, a shell prompt) or cut off before its end, and an
     empty file (by its name: nothing else tells)."""
     if not head.strip():
-        return _empty_file_reader(path)
+        return _empty_file_reader(path) if empty_by_name else None
     try:
         whole = len(head) >= os.path.getsize(path)
     except OSError:

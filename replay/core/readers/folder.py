@@ -29,6 +29,20 @@ MAX_DEPTH = 4
 MAX_ENTRIES = 20_000
 """Entries looked at in one directory tree before giving up on the rest (with a warning)."""
 
+SESSION_SUFFIXES = frozenset({".json", ".jsonl", ".ndjson", ".traj", ".db", ".sqlite", ".sqlite3"})
+"""Name endings under which the agents and exporters write transcripts: a file of a folder
+ending so is a session candidate, said as skipped when it cannot be read."""
+
+SESSION_NAME_ENDINGS = (".chat.history.md",)
+"""Whole name endings of transcripts whose suffix alone says nothing (Aider's history)."""
+
+
+def is_candidate(path: Path) -> bool:
+    """True when the name says the file should hold a session: a README, notes or a picture
+    beside the transcripts is no session that went missing, so nobody is told it was skipped."""
+    name = path.name.lower()
+    return path.suffix.lower() in SESSION_SUFFIXES or name.endswith(SESSION_NAME_ENDINGS)
+
 
 def _entries(directory: Path) -> list[Path]:
     """Entries to look at: hidden folders (.git, .venv) are skipped, hidden files are not
@@ -44,8 +58,11 @@ def _claims(path: Path, depth: int,
             skipped: list[tuple[Path, str]] | None = None) -> list[tuple[Path, Reader]]:
     """Every (path, reader) pair under a directory, without descending into claimed ones.
 
-    `skipped`, when given, receives (file, line) for each file no reader takes (hidden files aside:
-    tool state such as `.DS_Store` is no transcript that went missing).
+    Content decides what is read, whatever the name; the name decides only what is said about a
+    file nothing takes. `skipped`, when given, receives (file, line) for each session candidate
+    (`is_candidate`) no reader takes, hidden files aside (tool state such as `.DS_Store`). An
+    empty file is read (as a session with no turns) only when it is a candidate: its name is
+    all there is to go by.
     """
     from replay.core.readers import all_readers, detect_reader
 
@@ -58,12 +75,14 @@ def _claims(path: Path, depth: int,
             elif depth < MAX_DEPTH:
                 found.extend(_claims(entry, depth + 1, skipped))
             continue
+        candidate = is_candidate(entry)
         try:
-            found.append((entry, detect_reader(entry)))
+            reader = detect_reader(entry, empty_by_name=candidate)
         except ReaderError as error:
-            if skipped is not None and not entry.name.startswith("."):
+            if skipped is not None and candidate and not entry.name.startswith("."):
                 skipped.append((entry, f"{SKIPPED}{error}"))
             continue
+        found.append((entry, reader))
     return found
 
 
@@ -87,8 +106,12 @@ def _specific_directory_reader(path: Path, readers: tuple[Reader, ...]) -> Reade
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """True for a directory holding at least one recognised transcript."""
-    return path.is_dir() and bool(_claims(path, 0))
+    """True for a directory holding at least one recognised transcript or session candidate
+    (so candidates that all fail are each said, not folded into "directory not recognised")."""
+    if not path.is_dir():
+        return False
+    skipped: list[tuple[Path, str]] = []
+    return bool(_claims(path, 0, skipped)) or bool(skipped)
 
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
@@ -96,7 +119,8 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     skipped: list[tuple[Path, str]] = []
     claims = _claims(path, 0, skipped)
     if not claims:
-        raise ReaderError(f"{path}: no transcript found in this directory")
+        why = f" ({skipped[0][1]})" if skipped else ""
+        raise ReaderError(f"{path}: no transcript found in this directory{why}")
     sessions: list[Session] = []
     problems: list[str] = []
     for number, (entry, reader) in enumerate(claims):

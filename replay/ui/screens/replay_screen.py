@@ -34,6 +34,7 @@ from replay.core.labels import LabelSet
 from replay.core.model import Kind, Session, Turn
 from replay.core.navigation import Navigator, faster, slower
 from replay.ui.messages import OpenSessionRequested
+from replay.ui.read_warnings import warning_line
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.repaint import update_static
 from replay.ui.widgets.annotation_bar import AnnotationBar
@@ -452,7 +453,11 @@ class ReplayScreen(Screen[None]):
         annotation = self.query_one(AnnotationBar)
         banner = self.query_one("#banner", Static)
         if not turns:
-            update_static(banner, Text(" (no turns yet)", style="italic"))
+            # An empty or cut-off file: say why there is nothing, as `scan` does.
+            warning = warning_line(self.session)
+            update_static(banner, Text(f" no turns · {warning}" if warning else " (no turns yet)",
+                                       style="italic"))
+            banner.display = True
             annotation.display = False
             return
         turn = turns[self.index]
@@ -1001,6 +1006,10 @@ class ReplayScreen(Screen[None]):
         first_load = done and self.indexing
         if first_load:
             self.indexing = False
+            warning = warning_line(self.session)
+            if warning and self.session.turns:
+                self.notify(warning, title="Read with warnings", severity="warning", timeout=8,
+                            markup=False)
         last = max(len(self.session.turns) - 1, 0)
         if first_load and self.following:
             self.index = last

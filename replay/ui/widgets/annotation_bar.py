@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import accumulate
+
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from replay.core.annotations import OVERRULE_REASONS, Annotation
@@ -13,15 +17,76 @@ from replay.core.labels import LabelSet
 from replay.ui.literal import shown
 from replay.ui.repaint import update_static
 
+ONE_LINE = {"\n": "↵", "\t": "⇥"}
+"""How the one-row note field shows a line break or a tab of a note read from a journal."""
+
 
 class NoteInput(Input):
-    """The note field; it takes focus only when asked (tab), so keys drive the replayer."""
+    """The note field; it takes focus only when asked (tab), so keys drive the replayer.
+
+    The value stays exactly the note (saved back unchanged); only the drawing differs: each
+    character is drawn as `shown` draws it, so a note from a journal holding ESC or a bidi
+    override shows `␛[ESC]` or `<U+202E>`, and the cursor steps over such a mark as over the
+    one character it stands for.
+    """
 
     def on_mount(self) -> None:
         self.can_focus = False
 
     def on_blur(self) -> None:
         self.can_focus = False
+
+    def on_focus(self) -> None:
+        # Writing goes on at the end of the note, wherever the cursor was left last time.
+        self.cursor_position = len(self.value)
+
+    def _pieces(self) -> list[str]:
+        """What each character of the value is drawn as."""
+        return [ONE_LINE.get(char) or shown(char) for char in self.value]
+
+    @property
+    def _value(self) -> Text:
+        return Text("".join(self._pieces()), no_wrap=True, overflow="ignore", end="")
+
+    def _position_to_cell(self, position: int) -> int:
+        return cell_len("".join(self._pieces()[:position]))
+
+    def _cell_offset_to_index(self, offset: int) -> int:
+        scroll_x, _ = self.scroll_offset
+        offset += scroll_x
+        cell = 0
+        for index, piece in enumerate(self._pieces()):
+            width = cell_len(piece)
+            if cell <= offset < cell + width:
+                return index
+            cell += width
+        return len(self.value)
+
+    def render_line(self, y: int) -> Strip:
+        if y != 0 or not self.value:
+            return super().render_line(y)  # the placeholder is ours, not a note
+        pieces = self._pieces()
+        starts = list(accumulate(map(len, pieces), initial=0))
+        text = Text("".join(pieces), no_wrap=True, overflow="ignore", end="")
+        if self.has_focus:
+            if not self.selection.is_empty:
+                start, end = sorted(self.selection)
+                text.stylize_before(self.get_component_rich_style("input--selection"),
+                                    starts[start], starts[end])
+            if self._cursor_visible:
+                cursor = self.cursor_position
+                if self.cursor_at_end:
+                    text.pad_right(1)
+                    span = (starts[-1], starts[-1] + 1)
+                else:
+                    span = (starts[cursor], starts[cursor + 1])
+                text.stylize(self.get_component_rich_style("input--cursor"), *span)
+        console = self.app.console
+        rendered = console.render(text, self.app.console_options.update_width(self.content_width))
+        width = self.scrollable_content_region.width
+        scroll_x, _ = self.scroll_offset
+        strip = Strip(list(rendered)).crop(scroll_x, scroll_x + width + 1)
+        return strip.extend_cell_length(width + 1).apply_style(self.rich_style)
 
 
 class AnnotationBar(Vertical):
@@ -47,8 +112,9 @@ class AnnotationBar(Vertical):
         yield Static(id="annotation-labels", markup=False)
         yield Static(id="annotation-help", markup=False)
         # Compact: one row with no border; a bordered Input at one row hid what was typed.
+        # Not selected on focus: tab then typing adds to a note read back, never replaces it.
         yield NoteInput(placeholder="note: tab to write, enter to save, escape to leave",
-                        id="annotation-note", compact=True)
+                        id="annotation-note", compact=True, select_on_focus=False)
         yield Static(id="annotation-state", markup=False)
 
     def show(self, empty: EmptyTurn, pending: str | None, confidence: str,
