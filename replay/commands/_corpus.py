@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, EXIT_SKIPPED, say_error
-from replay.core.corpus import SessionTask, is_url, plan
-from replay.core.pool import LOCAL, DaskMissing, default_jobs, run_tasks
+from replay.core.corpus import SessionTask, TaskResult, is_url, plan
+from replay.core.pool import LOCAL, DaskMissing, default_jobs, local_pool, pool_mapper, run_tasks
 from replay.core.readers import ReaderError
+from replay.core.readers.base import Mapper
 from replay.core.readers.folder import SKIPPED
 from replay.core.spool import named, spooled
 
@@ -60,31 +61,17 @@ class CorpusScan:
 
         `rules` changes the default detection rules (`DetectionRules.with_options`).
         """
-        tasks: list[SessionTask] = []
-        for path in paths:
-            tasks.extend(self._plan(path, format, rules))
+        jobs = jobs or default_jobs()
+        # More than one session likely: the workers start before the listing, which hands
+        # them its look at each file (one file alone is read in this process).
+        many = len(paths) > 1 or any(is_url(path) or Path(path).is_dir() for path in paths)
         try:
-            results = run_tasks(tasks, jobs or default_jobs(), dask)
-            for task, result in zip(tasks, results, strict=True):
-                if result.error is not None:
-                    if task.entry is None and task.required:
-                        say_error(self._named(result.error))
-                        self.status = EXIT_BAD_INPUT
-                    else:
-                        said = self._named(result.error)
-                        say_error(said if said.startswith(SKIPPED) else SKIPPED + said)
-                        self.skipped += 1
-                    continue
-                self.sessions += len(result.reports)
-                for report in result.reports:
-                    # A folder read whole keeps the files it skipped as warnings: say each.
-                    for warning in report.get("warnings", ()):
-                        if warning.startswith(SKIPPED):
-                            say_error(warning)
-                            self.skipped += 1
-                yield from result.reports
-            if self.skipped and self.status == EXIT_OK:
-                self.status = EXIT_SKIPPED if self.sessions else EXIT_BAD_INPUT
+            with local_pool(jobs if dask is None and many else 1) as pool:
+                mapper = pool_mapper(pool, jobs)
+                tasks: list[SessionTask] = []
+                for path in paths:
+                    tasks.extend(self._plan(path, format, rules, mapper))
+                yield from self._results(tasks, run_tasks(tasks, jobs, dask, pool))
         except DaskMissing as error:
             say_error(str(error))
             self.status = EXIT_BAD_INPUT
@@ -95,8 +82,32 @@ class CorpusScan:
             say_error(f"dask scheduler {dask}: {error}")
             self.status = EXIT_BAD_INPUT
 
-    def _plan(self, path: str, format: str | None,
-              rules: Mapping[str, Any] | None) -> list[SessionTask]:
+    def _results(self, tasks: Sequence[SessionTask],
+                 results: Iterator[TaskResult]) -> Iterator[dict[str, Any]]:
+        """Each task's `scan --json` objects in order, its failure said on stderr."""
+        for task, result in zip(tasks, results, strict=True):
+            if result.error is not None:
+                if task.entry is None and task.required:
+                    say_error(self._named(result.error))
+                    self.status = EXIT_BAD_INPUT
+                else:
+                    said = self._named(result.error)
+                    say_error(said if said.startswith(SKIPPED) else SKIPPED + said)
+                    self.skipped += 1
+                continue
+            self.sessions += len(result.reports)
+            for report in result.reports:
+                # A folder read whole keeps the files it skipped as warnings: say each.
+                for warning in report.get("warnings", ()):
+                    if warning.startswith(SKIPPED):
+                        say_error(warning)
+                        self.skipped += 1
+            yield from result.reports
+        if self.skipped and self.status == EXIT_OK:
+            self.status = EXIT_SKIPPED if self.sessions else EXIT_BAD_INPUT
+
+    def _plan(self, path: str, format: str | None, rules: Mapping[str, Any] | None,
+              mapper: Mapper) -> list[SessionTask]:
         try:
             source: str | Path = path if is_url(path) else spooled(path)
         except ReaderError as error:
@@ -106,7 +117,7 @@ class CorpusScan:
         if str(source) != path:
             self._renames[str(source)] = path
         try:
-            return plan(source, format, rules)
+            return plan(source, format, rules, mapper)
         except ReaderError as error:
             say_error(self._named(str(error)))
             self.status = EXIT_BAD_INPUT

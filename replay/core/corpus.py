@@ -28,7 +28,7 @@ from replay.core.readers import (
     load_sessions,
     read_entry,
 )
-from replay.core.readers.base import Reader
+from replay.core.readers.base import Mapper, Reader
 from replay.core.scan import scan_file, scan_session
 from replay.core.suggest import default_suggester
 
@@ -78,8 +78,9 @@ def scan_task(task: SessionTask) -> TaskResult:
         with _local_copy(task.source) as local:
             windowed = _windowed(local, task)
             if windowed is not None:
-                # One session in a file of its own: scanned through a window of turns, so
-                # memory stays bounded whatever the file's size or the size of its records.
+                # One session in a file of its own (alone or in a folder): scanned through
+                # a window of turns, so memory stays bounded whatever the file's size or the
+                # size of its records.
                 reports = [scan_file(windowed[0], windowed[1], rules).to_json()]
             else:
                 if task.entry is not None:
@@ -101,13 +102,17 @@ def scan_task(task: SessionTask) -> TaskResult:
 
 
 def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:
-    """The reader and file of a task that is one whole file of a windowed format
-    (`Reader.windowed`: one session, turns only appended), else None (read it whole)."""
-    if task.entry is not None:
-        # A listed session is read by `read_entry`, whole: sessions of a folder stay as
-        # they were read (memory: the largest session).
-        return None
+    """The reader and file of a task that is one session file of a windowed format
+    (`Reader.windowed`: one session, turns only appended), given alone or listed in a
+    folder; else None (read it whole)."""
     path, name = local, task.format
+    if task.entry is not None:
+        entry = task.entry
+        if not entry.own_file or entry.problem is not None:
+            return None  # a session inside a shared source: `read_entry` reads it
+        # A session file of a listed folder: streamed like the same file given alone, so
+        # memory stays bounded by the window, not by the folder's largest session.
+        path, name = entry.path, entry.format or name
     try:
         if not path.is_file():
             return None
@@ -140,12 +145,13 @@ def _local_copy(source: str) -> Iterator[Path]:
 
 
 def plan(source: str | Path, format: str | None = None,
-         rules: Mapping[str, Any] | None = None) -> list[SessionTask]:
+         rules: Mapping[str, Any] | None = None, mapper: Mapper = map) -> list[SessionTask]:
     """The tasks for one path or URL, in the order one job has always printed them.
 
     A source that lists its sessions (a Claude Code project folder, an opencode database)
     gives one task per session, oldest first; a URL folder gives one task per file; any
-    other path is one task.
+    other path is one task. `mapper` runs a listing's look at each file (`maps_listing`):
+    a process pool's `map` keeps that out of this process.
 
     Raises:
         ReaderError: the path cannot be read or its format is not recognised.
@@ -157,7 +163,10 @@ def plan(source: str | Path, format: str | None = None,
     path = Path(source)
     reader = get_reader(format) if format else detect_reader(path)
     listable = reader.list_sessions is not None and (path.is_dir() or reader.builder is None)
-    entries = reader.list_sessions(path) if listable and reader.list_sessions else None
+    entries = None
+    if listable and reader.list_sessions is not None:
+        entries = (reader.list_sessions(path, mapper=mapper) if reader.maps_listing
+                   else reader.list_sessions(path))
     if entries is not None:
         ordered = sorted(entries, key=lambda e: (e.started is None, e.started or 0.0, e.key))
         return [SessionTask(text, reader.name, entry, options) for entry in ordered]
@@ -167,7 +176,7 @@ def plan(source: str | Path, format: str | None = None,
         skipped: list[tuple[Path, str]] = []
         tasks = [dataclasses.replace(task, required=False)
                  for claimed, claimed_reader in folder.claims(path, skipped)
-                 for task in plan(claimed, claimed_reader.name, rules)]
+                 for task in plan(claimed, claimed_reader.name, rules, mapper)]
         # A file no reader takes is a task that fails: said on stderr, counted as skipped.
         return tasks + [SessionTask(str(file), None, None, options, required=False)
                         for file, _ in skipped]

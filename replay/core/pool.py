@@ -7,16 +7,30 @@ the output of one. Scheduling, retries and worker management are the engines' ow
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 from replay.core.corpus import SessionTask, TaskResult, scan_task
+from replay.core.readers.base import Mapper
 
 LOCAL = "local"
 """The `--dask` value that starts a cluster on this machine instead of joining one."""
+
+TASKS_PER_WORKER = 32
+"""Sessions are handed to the workers in about this many batches per worker: enough that
+a worker done early takes another batch (the run ends within one batch of even), few
+enough that the parent's cost per batch (a future, two pickles, a wake-up) stays small
+beside the work when sessions are tiny."""
+LARGEST_BATCH = 64
+"""Sessions per batch at most (a batch's results come back together)."""
+GLANCES_PER_WORKER = 4
+"""Batches per worker for the cheap per-file looks of a folder listing."""
+LARGEST_GLANCE_BATCH = 512
 
 
 class DaskMissing(Exception):
@@ -31,31 +45,71 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_tasks(tasks: Sequence[SessionTask], jobs: int = 1,
-              dask: str | None = None) -> Iterator[TaskResult]:
-    """Each task's result, in task order, as soon as it and those before it are done."""
-    if dask is not None:
-        yield from _run_dask(tasks, dask, jobs)
+def batch_size(count: int, workers: int, per_worker: int = TASKS_PER_WORKER,
+               largest: int = LARGEST_BATCH) -> int:
+    """How many of `count` items to hand a worker at once (`chunksize`, partition size)."""
+    return max(1, min(largest, count // max(1, workers * per_worker)))
+
+
+@contextlib.contextmanager
+def local_pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+    """A process pool of `jobs` workers, started at once (so that they come up while this
+    process still lists the sessions); None for one job."""
+    if jobs <= 1:
+        yield None
         return
-    workers = min(jobs, len(tasks))
-    if workers <= 1:
-        yield from map(scan_task, tasks)
-        return
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker)
+    # The first submission starts the workers (with `fork`, all of them at once).
+    pool.submit(int)
     try:
-        yield from pool.map(scan_task, tasks)
+        yield pool
     finally:
         # On an interrupt or a closed pipe, queued sessions are dropped instead of read.
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _ignore_interrupts() -> None:
+def pool_mapper(pool: ProcessPoolExecutor | None, workers: int) -> Mapper:
+    """A `map` for the per-file looks of a listing: the pool's (of `workers` processes), in
+    batches, else the builtin."""
+    if pool is None:
+        return map
+
+    def mapped(function: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        listed = list(items)
+        size = batch_size(len(listed), workers, GLANCES_PER_WORKER, LARGEST_GLANCE_BATCH)
+        return pool.map(function, listed, chunksize=size)
+
+    return mapped
+
+
+def run_tasks(tasks: Sequence[SessionTask], jobs: int = 1, dask: str | None = None,
+              pool: ProcessPoolExecutor | None = None) -> Iterator[TaskResult]:
+    """Each task's result, in task order, as soon as it and those before it are done.
+
+    `pool` is a `local_pool(jobs)` already running (else one is started here when `jobs`
+    > 1).
+    """
+    if dask is not None:
+        yield from _run_dask(tasks, dask, jobs)
+        return
+    if pool is None or len(tasks) <= 1:
+        if min(jobs, len(tasks)) <= 1:
+            yield from map(scan_task, tasks)
+            return
+        with local_pool(min(jobs, len(tasks))) as started:
+            yield from run_tasks(tasks, min(jobs, len(tasks)), None, started)
+        return
+    # Results travel back as the compact `scan --json` objects, a batch at a time.
+    yield from pool.map(scan_task, tasks, chunksize=batch_size(len(tasks), jobs))
+
+
+def _start_worker() -> None:
     """In a worker: Ctrl-C is the parent's to handle (no traceback from every worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_dask(tasks: Sequence[SessionTask], address: str, jobs: int) -> Iterator[TaskResult]:
-    """Run the tasks as a dask.bag of one session per partition on a cluster."""
+    """Run the tasks as a dask.bag on a cluster, a few sessions per partition."""
     try:
         import dask.bag
         from distributed import Client, LocalCluster
@@ -71,7 +125,12 @@ def _run_dask(tasks: Sequence[SessionTask], address: str, jobs: int) -> Iterator
         cluster = None
         client = Client(address)
     try:
-        bag = dask.bag.from_sequence(tasks, partition_size=1).map(scan_task)
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        # A partition per session costs the scheduler a task and a round trip each: on
+        # small sessions that is more than the session. Partitions of a few sessions keep
+        # that cost small and still leave many partitions per worker to balance the load.
+        size = batch_size(len(tasks), workers)
+        bag = dask.bag.from_sequence(tasks, partition_size=size).map(scan_task)
         # One future per partition, read back in order: the first lines print while the
         # rest of the corpus is still being read.
         for future in client.compute(bag.to_delayed()):

@@ -103,20 +103,21 @@ def test_scan_reads_a_listed_folder_one_session_at_a_time(
     project = _project(tmp_path)
     whole = {s.session_id: len(s.turns) for s in load_sessions(project)}
     alive: list[int] = []
-    read_entry = corpus.read_entry
+    scan_file = corpus.scan_file
 
-    def reading(reader: object, entry: object) -> Session:
+    # Each session file of the folder is streamed, as the same file given alone would be.
+    def reading(reader: object, path: Path, rules: object) -> object:
         import gc
 
-        session = read_entry(reader, entry)  # type: ignore[arg-type]
+        report = scan_file(reader, path, rules)  # type: ignore[arg-type]
         gc.collect()
         alive.append(sum(isinstance(o, Session) and not o.parent_call
                          for o in gc.get_objects()))
-        if session.session_id == "4227a68e-2b1f-4923-b824-6e04a67f77c1":
-            raise ReaderError(f"{session.path}: cannot be read")
-        return session
+        if report.session.session_id == "4227a68e-2b1f-4923-b824-6e04a67f77c1":
+            raise ReaderError(f"{path}: cannot be read")
+        return report
 
-    monkeypatch.setattr(corpus, "read_entry", reading)
+    monkeypatch.setattr(corpus, "scan_file", reading)
     # Some sessions read, one skipped (said on stderr): exit status 1.
     assert main(["scan", "--json", "--jobs", "1", str(project)]) == 1
     out, err = capsys.readouterr()

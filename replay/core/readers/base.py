@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -16,6 +16,9 @@ from replay.core.text import shorten
 
 Progress = Callable[[int, int], None]
 """Called with (bytes or items done, total) while reading."""
+
+Mapper = Callable[[Callable[[Path], Any], Iterable[Path]], Iterable[Any]]
+"""A `map` over files: the builtin, or a process pool's (the same results, in order)."""
 
 HEAD_BYTES = 64 * 1024
 """How much of a file `sniff` functions see."""
@@ -116,9 +119,13 @@ class Reader:
     """For sources that keep one session across many files: the session (the newest one
     for None) and the files and folders whose change is a change of it, None when there is
     no session yet. A follower stamps these instead of walking the whole source."""
-    list_sessions: Callable[[Path], list[SessionEntry] | None] | None = None
+    list_sessions: Callable[..., list[SessionEntry] | None] | None = None
     """For sources holding many sessions: list them without reading them (None from the
-    call: this source cannot be listed, read it whole)."""
+    call: this source cannot be listed, read it whole). Called with the path, and with
+    `mapper=` too when `maps_listing`."""
+    maps_listing: bool = False
+    """True when `list_sessions` looks at each file of a folder through its `mapper`
+    argument (a `map`; a process pool's runs those looks in the workers)."""
     single_session: bool = False
     """True when a file of this format holds exactly one session (subagents aside)."""
     windowed: bool = False
