@@ -118,6 +118,11 @@ async def test_the_placeholder_is_annotated_and_resumed_by_its_own_key(tmp_path:
         assert (record["turn_id"], record["turn_index"], record["label"], record["note"]) == (
             "3+no-reply", 2, "artifact", "cancelled by hand")
         assert "1 / 1 annotated" in status(screen)
+        from replay.ui.commands import EmptyTurnProvider
+
+        [(title, help_text, index)] = EmptyTurnProvider(screen)._entries()
+        assert title.startswith("✓ Empty #3+ assistant · no-reply") and index == 2
+        assert "before: summarise the failing tests" in help_text  # its request
         # The request itself is never annotated in its place.
         screen.go(2, placeholder=False)
         await pilot.press("5")
@@ -205,3 +210,34 @@ async def test_following_stops_at_the_placeholder_once_no_reply_is_coming(
         assert (screen.index, screen.at_placeholder) == (2, True)
         await pilot.press("f")
         assert (screen.index, screen.at_placeholder) == (5, False)
+
+
+async def test_a_review_queue_shows_queued_missing_replies_as_placeholders(
+        tmp_path: Path) -> None:
+    from replay.core.queue_position import QueueDefinition
+    from replay.core.review_queue import QueueFilters
+    from replay.ui.review import QueueScreen, ReviewOptions, make_review_app
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    first = gemini_session(folder / "a.json")
+    second = folder / "b.json"
+    second.write_text(first.read_text().replace("g-missing", "g-other")
+                      .replace("2026-01-01", "2026-01-02"))
+    definition = QueueDefinition.of([folder], reviewer="ada", missing_replies=True)
+    options = ReviewOptions([folder], definition, QueueFilters())
+    app = make_review_app(options, rules=RULES, reviewer="ada",
+                          annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, QueueScreen)
+                         and app.screen.is_mounted and app.screen.index == 2, rounds=1500)
+        screen = app.screen
+        assert isinstance(screen, QueueScreen) and screen.at_placeholder
+        await pilot.press("5", "enter", "right_square_bracket")
+        await wait_until(pilot, lambda: isinstance(app.screen, QueueScreen)
+                         and app.screen.number == 1, rounds=1500)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, QueueScreen)
+        assert (screen.index, screen.at_placeholder) == (2, True)
+        assert "#3+ the reply to #3 never came" in banner(screen)
