@@ -295,6 +295,8 @@ class ReplayApp(App[None]):
     def _load_progressively(self, path: Path, reader: Reader) -> None:
         assert reader.builder is not None
         builder = reader.builder(str(path))
+        if reader.index_turns is not None:
+            reader.index_turns(builder)  # columns per turn; whole turns read back on demand
         session = builder.session
         total = path.stat().st_size
         started = False

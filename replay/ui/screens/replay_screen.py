@@ -31,7 +31,7 @@ from replay.core.detect import (
 )
 from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
-from replay.core.model import Kind, Session, Turn
+from replay.core.model import Kind, Session, Turn, turn_id
 from replay.core.navigation import Navigator, faster, slower
 from replay.ui.messages import OpenSessionRequested
 from replay.ui.read_warnings import warning_line
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from replay.ui.app import ReplayApp
 
 ROLE_FILTERS: tuple[str | None, ...] = (None, "user", "assistant")
+DESCRIBE_PAUSE = 0.005
+"""Seconds the background description of empty turns sleeps after each one."""
 NARROW_WIDTH = 110
 SHORT_HEIGHT = 32
 
@@ -277,6 +279,18 @@ class ReplayScreen(Screen[None]):
             self._empty_cache[index] = found
         return found
 
+    def described(self, index: int) -> EmptyTurn | None:
+        """The report of the empty turn at `index` when it is worked out already."""
+        return self._empty_cache.get(index)
+
+    def empty_turn_quick(self, index: int) -> EmptyTurn | None:
+        """The cached report of the empty turn at `index`, else one made now without the
+        suggester (which reads many turns around each): for lists of every empty turn."""
+        found = self._empty_cache.get(index)
+        if found is not None or not self.navigator.is_empty_at(index):
+            return found
+        return describe_empty(self.session, self.session.turns[index], self.rules)
+
     @property
     def at_placeholder(self) -> bool:
         """True when the view is on the placeholder of a missing reply (after `index`)."""
@@ -286,8 +300,8 @@ class ReplayScreen(Screen[None]):
         """The journal key of the stop at `index`: the turn's id, or its missing reply's."""
         from replay.core.turn_ref import placeholder_id
 
-        turn_id = self.session.turns[index].id
-        return placeholder_id(turn_id) if self.navigator.is_placeholder(index) else turn_id
+        found = turn_id(self.session.turns, index)
+        return placeholder_id(found) if self.navigator.is_placeholder(index) else found
 
     def annotated_indices(self) -> set[int]:
         """Indices of the empty turns this reviewer has annotated."""
@@ -1037,9 +1051,15 @@ class ReplayScreen(Screen[None]):
         """Work out evidence and suggestions ahead, so jumping to an empty turn never waits
         for the session-wide statistics the suggester needs the first time."""
         turns = self.session.turns
-        described = {index: describe_empty(self.session, turns[index], self.rules,
-                                           self.suggester)
-                     for index in indices if index < len(turns)}
+        described: dict[int, EmptyTurn] = {}
+        for index in indices:
+            if index < len(turns):
+                described[index] = describe_empty(self.session, turns[index], self.rules,
+                                                  self.suggester)
+                # A breath after each: with thousands of empty turns this runs for seconds,
+                # and would otherwise hold the interpreter while the reviewer steps or opens
+                # the palette.
+                time.sleep(DESCRIBE_PAUSE)
         self.post_message(EmptyTurnsDescribed(generation, described))
 
     @on(EmptyTurnsDescribed)
