@@ -120,7 +120,7 @@ def print_disagreements(console: Any, report: AgreementReport) -> None:
     for item in report.disagreements[:SHOWN_DISAGREEMENTS]:
         labels = [Text(escape_controls(item.labels.get(name, ""))) for name in report.reviewers]
         # A person names a turn `#N` as the app shows it; the id only when no index was recorded.
-        turn = f"#{item.number}" if item.number is not None else escape_controls(item.turn_id)
+        turn = escape_controls(item.name)
         table.add_row(Text(escape_controls(item.session_id)), Text(turn), *labels)
     console.print(table)
     hidden = len(report.disagreements) - SHOWN_DISAGREEMENTS
@@ -165,7 +165,7 @@ def print_suggester(console: Any, suggester: SuggesterReport, *, rules: bool) ->
         for column in ("session", "turn", "reviewer", "suggested", "rule", "chose", "why"):
             table.add_column(column)
         for item in suggester.overrules[:SHOWN_DISAGREEMENTS]:
-            turn = f"#{item.number}" if item.number is not None else item.turn_id
+            turn = item.name
             why = REASON_WORDS.get(item.reason, item.reason) or "not said"
             why += " (blind)" if item.blind else ""
             table.add_row(*(Text(escape_controls(cell)) for cell in (

@@ -34,7 +34,9 @@ One JSON line per event, each with "event", "path" and "session_id":
 
   empty     an empty turn, once complete: the fields of an element of `replay scan --json`'s
             empty_turns (index from 0, number = the #N the app shows, id, role,
-            timestamp, reason, evidence, suggestion)
+            timestamp, reason, evidence, suggestion); with --missing-replies also a
+            request's missing reply (reason no-reply, "placeholder": "#N+", id
+            "<request id>+no-reply", index and number of the request)
   retract   a turn printed as empty now shows content (index, number, id, role)
   stalled   nothing was written for --stall seconds while a reply was due: "since" (time
             of the last write) and "last_turn" (index, number, id, role, timestamp)
@@ -61,7 +63,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session", metavar="ID",
                         help="for a database, directory or file holding several sessions: the one "
                              "to follow (default: the newest when watching starts)")
-    add_rules(parser, missing_replies=None)
+    add_rules(parser, missing_replies="also report a request that got no reply (reason "
+                                      "no-reply, the placeholder #N+), once a cancel, an "
+                                      "error, an interrupt or the next request shows that none "
+                                      "is coming")
     add_timing(parser)
 
 
@@ -122,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
     if missing or not (path.is_dir() or path.is_file()):
         say_error(f"{path}: {missing or 'not a file or folder that can be followed'}")
         return EXIT_BAD_INPUT
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
+                                       missing_replies=args.missing_replies)
     try:
         follower = SessionFollower(path, args.format, rules=rules, suggester=default_suggester(),
                                    session_id=args.session, settle=args.settle,

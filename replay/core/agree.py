@@ -13,6 +13,7 @@ from itertools import combinations
 from typing import Any
 
 from replay.core.journal import latest
+from replay.core.turn_ref import placeholder_request
 
 Item = tuple[str, str]
 """(session_id, turn_id): one thing reviewers label."""
@@ -69,9 +70,22 @@ class Disagreement:
         """The `#N` a person sees for the turn (1-based), or None when unknown."""
         return _number(self.turn_index)
 
+    @property
+    def name(self) -> str:
+        """`#N`, `#N+` for a missing reply, or the turn id when no index was recorded."""
+        return turn_name(self.turn_id, self.turn_index)
+
     def to_json(self) -> dict[str, Any]:
         """A JSON object for `replay agree --json`."""
         return {**_turn_json(self), "labels": dict(self.labels)}
+
+
+def turn_name(turn_id: str, turn_index: int | None) -> str:
+    """How a person names an annotated turn: `#N`, `#N+` (the missing reply after request #N),
+    or its id when the journal recorded no index."""
+    if turn_index is None:
+        return turn_id
+    return f"#{turn_index + 1}{'+' if placeholder_request(turn_id) is not None else ''}"
 
 
 SUGGESTER = "(suggester)"
@@ -101,6 +115,11 @@ class Overrule:
     def number(self) -> int | None:
         """The `#N` a person sees for the turn (1-based), or None when unknown."""
         return _number(self.turn_index)
+
+    @property
+    def name(self) -> str:
+        """`#N`, `#N+` for a missing reply, or the turn id when no index was recorded."""
+        return turn_name(self.turn_id, self.turn_index)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object for `replay agree --json`."""

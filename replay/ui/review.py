@@ -159,6 +159,8 @@ class QueueScreen(ReplayScreen):
         self.set_reactive(ReplayScreen.index,
                           max(0, min(len(session.turns) - 1, target)) if session.turns else 0)
         self.turns_added(0, done=True, reset=True, session=session)
+        # A queued missing reply is shown as its placeholder, after its request.
+        self.placeholder = self.navigator.is_placeholder(self.index)
         self.watch_index()  # what a move resets: picked label, note, confidence
         self.call_after_refresh(self.review_app.session_painted, number)
         if play:
@@ -168,6 +170,7 @@ class QueueScreen(ReplayScreen):
         if self.session.turns:
             self.set_reactive(ReplayScreen.index,
                               max(0, min(len(self.session.turns) - 1, self.target)))
+            self.placeholder = self.navigator.is_placeholder(self.index)
 
     # ------------------------------------------------------------ queue state
 
