@@ -778,13 +778,27 @@ class ReplayScreen(Screen[None]):
             return
         _turn, empty = current
         saved = self.store.get(empty.id)
-        if not empty.suggestion or (self.blind and saved is None):
+        if not empty.suggestion:
             self.notify("No suggestion to disagree with here.", timeout=2)
+            return
+        if self.blind and saved is None:
+            self.notify("Blind review: save your label first (enter); then d says why it "
+                        "differs from the suggestion, saved at once.", timeout=4)
+            return
+        label = self.pending_label or (saved.label if saved is not None else None)
+        if label == empty.suggestion:
+            self.notify(f"{clean(label)} is the suggestion: nothing to overrule.", timeout=2,
+                        markup=False)
             return
         codes = [code for code, _ in OVERRULE_REASONS]
         position = codes.index(self.overrule) + 1 if self.overrule in codes else 0
         self.overrule = codes[position % len(codes)]
-        self.show()
+        if saved is not None and saved.label and self.pending_label in (None, saved.label):
+            # The label is saved already (a blind reviewer saw the suggestion only then):
+            # the reason is saved at once, with no second save to forget.
+            self.action_commit()
+        else:
+            self.show()
 
     def action_note(self) -> None:
         if self._current_empty() is not None:
@@ -829,8 +843,13 @@ class ReplayScreen(Screen[None]):
                         title="Annotation not saved", severity="error", markup=False,
                         timeout=10)
         else:
+            from replay.core.annotations import OVERRULE_REASONS
+
             name = f"#{empty.index + 1}{'+' if empty.is_placeholder else ''}"
-            self.notify(f"Saved {clean(annotation.label)} for {name}.", timeout=2, markup=False)
+            why = dict(OVERRULE_REASONS).get(annotation.overrule)
+            said = f" Why not {clean(empty.suggestion or '')}: {why}." if why else ""
+            self.notify(f"Saved {clean(annotation.label)} for {name}.{said}", timeout=3,
+                        markup=False)
         self.pending_label = None
         self.show()
 
@@ -1074,5 +1093,6 @@ class ReplayScreen(Screen[None]):
         # Stay here while more turns arrive: the reviewer decides when to go on (f).
         self.at_live_end = False
         self.new_turns = max(0, last - target)
-        self.notify(f"New empty turn #{target + 1}: paused here. f returns to the live end.",
+        name = f"#{target + 1}{'+' if self.at_placeholder else ''}"
+        self.notify(f"New empty turn {name}: paused here. f returns to the live end.",
                     timeout=5, markup=False)
