@@ -11,12 +11,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from replay.arguments import add_format, add_rules, add_timing
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
 from replay.core.detect import DEFAULT_RULES, EmptyTurn
 from replay.core.files import why_missing
 from replay.core.follow import (
-    DEFAULT_SETTLE,
-    DEFAULT_STALL,
     FollowUpdate,
     SessionFollower,
     iso_time,
@@ -61,33 +60,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="session file, directory or database (the file may still be empty)")
     parser.add_argument("--from-start", action="store_true",
                         help="also print the empty turns already there")
-    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
+    add_format(parser)
     parser.add_argument("--session", metavar="ID",
                         help="for a database, directory or file holding several sessions: the one "
                              "to follow (default: the newest when watching starts)")
-    parser.add_argument("--tool-only", action="store_true",
-                        help="also count assistant turns that only call tools as empty")
-    parser.add_argument("--missing-replies", action="store_true",
-                        help="also report a request that got no reply (reason no-reply, the "
-                             "placeholder #N+), once a cancel, an error, an interrupt or the "
-                             "next request shows that none is coming")
-    parser.add_argument("--stall", metavar="SECONDS", type=seconds, default=DEFAULT_STALL,
-                        help="silence, while a reply is due, reported as a stall "
-                             f"(default {DEFAULT_STALL:g})")
-    parser.add_argument("--settle", metavar="SECONDS", type=seconds, default=DEFAULT_SETTLE,
-                        help="quiet time that completes a user message written as several "
-                             f"records (default {DEFAULT_SETTLE:g})")
-
-
-def seconds(text: str) -> float:
-    """A non-negative number of seconds, for argparse."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
-    return value
+    add_rules(parser, missing_replies="also report a request that got no reply (reason "
+                                      "no-reply, the placeholder #N+), once a cancel, an "
+                                      "error, an interrupt or the next request shows that none "
+                                      "is coming")
+    add_timing(parser)
 
 
 def _line(update: FollowUpdate, event: str, fields: dict[str, Any]) -> bytes:

@@ -42,6 +42,16 @@ class PairAgreement:
                 "kappa": self.kappa, "reason": self.reason}
 
 
+def _number(turn_index: int | None) -> int | None:
+    return turn_index + 1 if turn_index is not None else None
+
+
+def _turn_json(item: Disagreement | Overrule) -> dict[str, Any]:
+    """The fields that name the turn an agreement item is about, as JSON."""
+    return {"session_id": item.session_id, "turn_id": item.turn_id,
+            "turn_index": item.turn_index, "number": item.number}
+
+
 @dataclass(frozen=True, slots=True)
 class Disagreement:
     """An item on which reviewers gave different labels."""
@@ -58,7 +68,7 @@ class Disagreement:
     @property
     def number(self) -> int | None:
         """The `#N` a person sees for the turn (1-based), or None when unknown."""
-        return self.turn_index + 1 if self.turn_index is not None else None
+        return _number(self.turn_index)
 
     @property
     def name(self) -> str:
@@ -67,9 +77,7 @@ class Disagreement:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object for `replay agree --json`."""
-        return {"session_id": self.session_id, "turn_id": self.turn_id,
-                "turn_index": self.turn_index, "number": self.number,
-                "labels": dict(self.labels)}
+        return {**_turn_json(self), "labels": dict(self.labels)}
 
 
 def turn_name(turn_id: str, turn_index: int | None) -> str:
@@ -106,7 +114,7 @@ class Overrule:
     @property
     def number(self) -> int | None:
         """The `#N` a person sees for the turn (1-based), or None when unknown."""
-        return self.turn_index + 1 if self.turn_index is not None else None
+        return _number(self.turn_index)
 
     @property
     def name(self) -> str:
@@ -115,10 +123,9 @@ class Overrule:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON object for `replay agree --json`."""
-        return {"session_id": self.session_id, "turn_id": self.turn_id,
-                "turn_index": self.turn_index, "number": self.number,
-                "suggestion": self.suggestion, "rule": self.rule, "reviewer": self.reviewer,
-                "label": self.label, "reason": self.reason, "blind": self.blind}
+        return {**_turn_json(self), "suggestion": self.suggestion, "rule": self.rule,
+                "reviewer": self.reviewer, "label": self.label, "reason": self.reason,
+                "blind": self.blind}
 
 
 @dataclass(slots=True)

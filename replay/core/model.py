@@ -319,11 +319,15 @@ class Session:
         return self.path.rsplit("/", 1)[-1]
 
 
+PROMPT_TURNS = 500
+"""How many turns from the start `first_prompt` looks through."""
+
+
 def first_prompt(turns: list[Turn], limit: int = 70) -> str | None:
     """The first line a person typed (not injected context, not a line opening with a tag
     such as `<command-name>` or `<pr_description>`), cut to `limit` characters; None when
     the session has none."""
-    for turn in turns[:500]:
+    for turn in turns[:PROMPT_TURNS]:
         if turn.role != "user" or turn.is_meta:
             continue
         for part in turn.parts:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import re
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -101,6 +102,7 @@ class EmptyTurnProvider(Provider):
         if screen is None:
             return
         matcher = self.matcher(query)
+        ranking = TurnRanking(query)
         scored = []
         # Titles are kept while the palette is open: it searches again on every key.
         titles: dict[int, str | None] = self.__dict__.setdefault("_titles", {})
@@ -108,13 +110,43 @@ class EmptyTurnProvider(Provider):
             if index not in titles:
                 titles[index] = self._title(screen, index)
             title = titles[index]
-            score = matcher.match(title) if title is not None else 0
+            score = (ranking.score(title, index + 1, matcher.match(title))
+                     if title is not None else 0)
             if score > 0:
                 scored.append((score, title, index))
         # The best SHOWN, with their evidence: laying out every match would take seconds.
         for score, title, index in heapq.nlargest(SHOWN, scored, key=lambda hit: hit[0]):
             yield Hit(score, highlight(matcher, title), partial(self._jump, index),
                       text=title, help=self._help(screen, index))
+
+
+class TurnRanking:
+    """Puts the empty turns that match what was typed before the built-in commands: the
+    palette sorts every provider's hits by score alone, and a short command name (`Keys`,
+    `Screenshot`) outscores a turn's longer title on a fuzzy match."""
+
+    _NUMBER = re.compile(r"#?0*(\d+)\+?")
+
+    def __init__(self, query: str) -> None:
+        wanted = query.strip().lower()
+        number = self._NUMBER.fullmatch(wanted)
+        self.digits = number.group(1) if number else None
+        """A turn number typed (`12`, `#12`): that turn first, then the numbers it starts."""
+        self.words = wanted.split() if number is None and len(wanted) >= 2 else []
+        """Words typed (two characters or more): turns holding each of them, in any order."""
+        self.step = 8 * len(query) + 1
+        """More than any fuzzy score of this query (at most 8 per character typed)."""
+
+    def score(self, title: str, number: int, fuzzy: float) -> float:
+        """The hit's score: its fuzzy score, raised a step for each rank it earns."""
+        rank = 0
+        if self.digits is not None:
+            shown = str(number)
+            rank = 3 if shown == self.digits else 2 if shown.startswith(self.digits) else 0
+        elif self.words:
+            lowered = title.lower()
+            rank = 1 if all(word in lowered for word in self.words) else 0
+        return fuzzy + rank * self.step if fuzzy > 0 or rank else 0.0
 
 
 def highlight(matcher: Matcher, title: str) -> Content:
