@@ -37,7 +37,8 @@ One JSON line per event, each with "event", "path" and "session_id":
             timestamp, reason, evidence, suggestion); with --missing-replies also a
             request's missing reply (reason no-reply, "placeholder": "#N+", id
             "<request id>+no-reply", index and number of the request)
-  retract   a turn printed as empty now shows content (index, number, id, role)
+  retract   a turn printed as empty now shows content, or a missing reply printed
+            came after all (index, number, id, role)
   stalled   nothing was written for --stall seconds while a reply was due: "since" (time
             of the last write) and "last_turn" (index, number, id, role, timestamp)
   resumed   writing began again after a stall: "since", "duration" (seconds), "last_turn"

@@ -43,6 +43,7 @@ from replay.core.completion import (
 )
 from replay.core.detect import (
     DEFAULT_RULES,
+    REPLY_WINDOW,
     DetectionRules,
     EmptyTurn,
     Suggester,
@@ -64,6 +65,7 @@ from replay.core.readers.base import (
 )
 from replay.core.readers.claude_code import link_subagents, subagent_files
 from replay.core.tail import FileTail
+from replay.core.turn_ref import placeholder_id
 
 CHANGE_WINDOW = 256
 """How many of the last reported turns are re-checked for changed content on each poll.
@@ -482,6 +484,9 @@ class SessionFollower:
         self._completion: TurnCompletion | None = None
         self._reported_at: dict[str, int] = {}
         self._open_requests: set[int] = set()
+        self._missing_reported: dict[str, int] = {}
+        """Missing replies reported, by placeholder id: request index (taken back if a reply
+        comes after all)."""
         """Requests still waiting for a reply (`missing_replies`): neither answered nor, yet,
         clearly left without one."""
         self._last_write = clock()
@@ -688,7 +693,23 @@ class SessionFollower:
         self._judged = max(self._judged, end)
         if self._open_requests:
             self._judge_requests(found, session, end)
+        if self._missing_reported:
+            update.retracted.extend(self._answered_after_all(session))
         return last_complete
+
+    def _answered_after_all(self, session: Session) -> list[Retraction]:
+        """Missing replies reported before whose request got a reply after all."""
+        taken: list[Retraction] = []
+        turns = session.turns
+        for placeholder, index in list(self._missing_reported.items()):
+            if index >= len(turns) or placeholder_id(turns[index].id) != placeholder:
+                del self._missing_reported[placeholder]  # the turns were rewritten
+            elif missing_reply(session, index) is None:
+                del self._missing_reported[placeholder]
+                taken.append(Retraction(index, placeholder, "assistant"))
+            elif index + 1 + REPLY_WINDOW < len(turns):
+                del self._missing_reported[placeholder]  # too far back to be answered now
+        return taken
 
     def _judge_requests(self, found: list[EmptyTurn], session: Session, end: int) -> None:
         """Report a request's missing reply once it is clear none is coming (a cancel, an
@@ -706,6 +727,7 @@ class SessionFollower:
             empty = describe_empty(session, session.turns[index], self.rules, self.suggester)
             if empty.id not in self._reported_empty:
                 self._reported_empty.add(empty.id)
+                self._missing_reported[empty.id] = index
                 found.append(empty)
         found.sort(key=lambda empty: empty.index)
 

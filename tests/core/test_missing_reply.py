@@ -200,3 +200,26 @@ def test_agree_names_the_missing_reply_as_the_app_does(
     assert status == 0
     assert "g-missing  #3+   artifact  breakdown" in out  # the disagreement
     assert "#3+   bo        artifact   no-reply  breakdown" in out  # the overrule, from the CLI
+
+
+def test_following_takes_a_missing_reply_back_when_the_reply_comes_after_all(
+        tmp_path: Path) -> None:
+    from replay.core.follow import SessionFollower
+
+    path = tmp_path / "g.jsonl"
+    path.write_bytes(orjson.dumps(GEMINI_HEAD) + b"\n")
+    follower = SessionFollower(path, rules=RULES)
+    follower.poll()
+    seen = []
+    for line in (gemini_line("1", "user", "build the docs", 0),
+                 gemini_line("2", "error", "API error: 503", 3),
+                 gemini_line("3", "gemini", "Built after a retry.", 9),
+                 gemini_line("4", "user", "thanks", 12)):
+        with open(path, "ab") as handle:
+            handle.write(line)
+        update = follower.poll()
+        seen.append(([e.id for e in update.new_empty],
+                     [(t.id, t.index, t.role) for t in update.retracted]))
+    follower.close()
+    assert seen == [([], []), (["1+no-reply"], []), ([], [("1+no-reply", 0, "assistant")]),
+                    ([], [])]

@@ -77,6 +77,9 @@ async def test_playback_stops_at_the_placeholder_after_the_request(tmp_path: Pat
         assert before.rstrip().endswith(ASK) and "#3 user" in before
         assert after.lstrip().startswith("#4 system") and "Request cancelled." in after
         assert "∅ empty" not in before  # the request is no empty turn
+        await pilot.press("y")  # copies what is known of it, not the request's words
+        assert app.clipboard == ("#3+ (not in the file) no reply — info: Request cancelled. "
+                                 "3 s later")
         # Playing on leaves the placeholder for the next turn.
         await pilot.press("space")
         await wait_until(pilot, lambda: screen.index >= 3)

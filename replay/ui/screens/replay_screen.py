@@ -928,10 +928,18 @@ class ReplayScreen(Screen[None]):
         if not self.session.turns:
             return
         turn = self.session.turns[self.index]
-        text = turn_plain_text(self.session.full_parts(turn)) or f"(empty turn {turn.id})"
+        if self.at_placeholder:
+            from replay.ui.placeholder import headline
+
+            # Not in the file: what is known about it, never the request's words.
+            text = f"#{turn.index + 1}+ (not in the file) " \
+                f"{headline(self.session, turn.index, live=self.following)}"
+            name = f"#{turn.index + 1}+"
+        else:
+            text = turn_plain_text(self.session.full_parts(turn)) or f"(empty turn {turn.id})"
+            name = f"#{turn.index + 1}"
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2,
-                    markup=False)
+        self.notify(f"Copied {len(text):,} characters of {name}.", timeout=2, markup=False)
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
