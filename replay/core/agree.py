@@ -42,18 +42,32 @@ class PairAgreement:
                 "kappa": self.kappa, "reason": self.reason}
 
 
-def _number(turn_index: int | None) -> int | None:
-    return turn_index + 1 if turn_index is not None else None
+class _AboutATurn:
+    """What an agreement item says of the turn it is about (its fields are the item's own)."""
 
+    __slots__ = ()
+    session_id: str
+    turn_id: str
+    turn_index: int | None
 
-def _turn_json(item: Disagreement | Overrule) -> dict[str, Any]:
-    """The fields that name the turn an agreement item is about, as JSON."""
-    return {"session_id": item.session_id, "turn_id": item.turn_id,
-            "turn_index": item.turn_index, "number": item.number}
+    @property
+    def number(self) -> int | None:
+        """The `#N` a person sees for the turn (1-based), or None when unknown."""
+        return self.turn_index + 1 if self.turn_index is not None else None
+
+    @property
+    def name(self) -> str:
+        """`#N`, `#N+` for a missing reply, or the turn id when no index was recorded."""
+        return turn_name(self.turn_id, self.turn_index)
+
+    def turn_json(self) -> dict[str, Any]:
+        """The fields that name the turn, as JSON."""
+        return {"session_id": self.session_id, "turn_id": self.turn_id,
+                "turn_index": self.turn_index, "number": self.number}
 
 
 @dataclass(frozen=True, slots=True)
-class Disagreement:
+class Disagreement(_AboutATurn):
     """An item on which reviewers gave different labels."""
 
     session_id: str
@@ -65,19 +79,9 @@ class Disagreement:
     turn_index: int | None = None
     """The turn's 0-based position as the journal recorded it, or None when it did not."""
 
-    @property
-    def number(self) -> int | None:
-        """The `#N` a person sees for the turn (1-based), or None when unknown."""
-        return _number(self.turn_index)
-
-    @property
-    def name(self) -> str:
-        """`#N`, `#N+` for a missing reply, or the turn id when no index was recorded."""
-        return turn_name(self.turn_id, self.turn_index)
-
     def to_json(self) -> dict[str, Any]:
         """A JSON object for `replay agree --json`."""
-        return {**_turn_json(self), "labels": dict(self.labels)}
+        return {**self.turn_json(), "labels": dict(self.labels)}
 
 
 def turn_name(turn_id: str, turn_index: int | None) -> str:
@@ -93,7 +97,7 @@ SUGGESTER = "(suggester)"
 
 
 @dataclass(frozen=True, slots=True)
-class Overrule:
+class Overrule(_AboutATurn):
     """A reviewer's label that differs from the suggestion they were offered (or not shown)."""
 
     session_id: str
@@ -111,19 +115,9 @@ class Overrule:
     blind: bool
     """The reviewer had not seen the suggestion."""
 
-    @property
-    def number(self) -> int | None:
-        """The `#N` a person sees for the turn (1-based), or None when unknown."""
-        return _number(self.turn_index)
-
-    @property
-    def name(self) -> str:
-        """`#N`, `#N+` for a missing reply, or the turn id when no index was recorded."""
-        return turn_name(self.turn_id, self.turn_index)
-
     def to_json(self) -> dict[str, Any]:
         """A JSON object for `replay agree --json`."""
-        return {**_turn_json(self), "suggestion": self.suggestion, "rule": self.rule,
+        return {**self.turn_json(), "suggestion": self.suggestion, "rule": self.rule,
                 "reviewer": self.reviewer, "label": self.label, "reason": self.reason,
                 "blind": self.blind}
 
