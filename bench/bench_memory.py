@@ -15,7 +15,8 @@ Each command runs in its own subprocess; peak RSS is that child's `ru_maxrss` (`
   costs at least);
 - `replay scan --json FILE` and `replay scan FILE` (the table), stdout to /dev/null;
 - app (unless --skip-app): `replay FILE` run headless until indexing is done, then ctrl+p:
-  the time until the command palette is on screen, and the process's peak RSS.
+  the time until the command palette is on screen and until it lists empty turns, how many
+  turns the app read back from the file for it, and the process's peak RSS.
 
 Prints each peak over the file size and over the baseline's peak, and the table's time over
 `--json`'s. Targets: scan <= 0.5x the file on both files, the table no slower than `--json`
@@ -86,7 +87,10 @@ def child_app(path: Path) -> None:
     scratch = tempfile.mkdtemp(prefix="bench-memory-")
     os.environ.update(REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"),
                       REPLAY_DATA_DIR=scratch, TEXTUAL_ANIMATIONS="none")
-    from textual.command import CommandPalette
+    import asyncio
+
+    from textual import events
+    from textual.command import CommandList, CommandPalette
 
     from replay.cli import main
     from replay.ui.app import ReplayApp
@@ -100,12 +104,28 @@ def child_app(path: Path) -> None:
         print(f"turns {len(screen.session.turns)}", flush=True)
         print(f"indexed-peak {indexed}", flush=True)
         await pilot.pause(0.2)  # type: ignore[attr-defined]
+        before = screen.session.turns
+        read_back = getattr(before, "materialised", None)
         started = time.perf_counter()
-        await pilot.press("ctrl+p")  # type: ignore[attr-defined]
-        while not isinstance(app.screen, CommandPalette):
-            await pilot.pause(0.01)  # type: ignore[attr-defined]
-        await pilot.pause(0)  # type: ignore[attr-defined]
-        print(f"palette {time.perf_counter() - started:.3f}", flush=True)
+        # The key as the terminal sends it. Not `pilot.press`: it then waits until the whole
+        # process is idle (up to 1 s while a worker thread describes the empty turns),
+        # which is no part of what the reviewer waits for.
+        app.post_message(events.Key("ctrl+p", None))
+        shown = None
+        while True:
+            await asyncio.sleep(0.005)
+            palette = app.screen
+            if shown is None and isinstance(palette, CommandPalette):
+                shown = time.perf_counter() - started
+            if isinstance(palette, CommandPalette) and any(
+                    "Empty #" in str(option.prompt)
+                    for found in palette.query(CommandList) for option in found._options):
+                break
+        listed = time.perf_counter() - started
+        print(f"palette {shown:.3f}", flush=True)
+        print(f"palette-listed {listed:.3f}", flush=True)
+        if read_back is not None:
+            print(f"read-back {before.materialised - read_back}", flush=True)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         print(f"peak {peak}", flush=True)
         app.exit()
@@ -176,9 +196,13 @@ def main() -> int:
             print(f"  app: {found['turns']} turns; peak {int(found['indexed-peak']) / 1e6:.1f} MB"
                   f" when indexed, {peak / 1e6:.1f} MB with the palette open = "
                   f"{peak / size:.2f}x file, {peak / base.peak:.2f}x baseline; palette open in "
-                  f"{float(found['palette']):.2f} s")
+                  f"{float(found['palette']):.2f} s, its empty turns listed in "
+                  f"{float(found['palette-listed']):.2f} s"
+                  + (f" ({found['read-back']} turns read back from the file)"
+                     if "read-back" in found else ""))
             if path is tiny:
-                passed &= peak / size <= APP_TARGET and float(found["palette"]) < PALETTE_TARGET
+                passed &= peak / size <= APP_TARGET
+                passed &= float(found["palette-listed"]) < PALETTE_TARGET
     return 0 if passed else 1
 
 

@@ -20,7 +20,15 @@ from pathlib import Path
 from replay.core.detect import find_empty_turns
 from replay.core.model import Kind, Part, Session, Turn
 from replay.core.suggest import default_suggester
-from replay.core.suggest.evaluate import SPLITS, EvalResult, evaluate
+from replay.core.suggest.evaluate import (
+    SPLITS,
+    EvalResult,
+    evaluate,
+    held_out_sessions,
+    session_accuracy,
+    session_macro,
+    wilson_lower,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -70,6 +78,34 @@ def print_part(name: str, result: EvalResult) -> None:
     print()
 
 
+def print_by_session(labels: str) -> None:
+    """The test part measured by turn (as above) and by session, side by side.
+
+    Split by turn, turns of one session sit in both parts, and neighbouring turns are alike:
+    each test turn counts as independent evidence although it is not. Two session views:
+    the test turns of sessions with no development label at all (whole sessions held out),
+    and the mean of per-session accuracies (each session weighs one). The lower end of the
+    95 % Wilson interval is given with n = turns for the first and n = sessions for the
+    others, the number of independent draws each view assumes.
+    """
+    result = evaluate(labels, split="test")
+    accuracy, hits, turns = session_accuracy(result)
+    held = held_out_sessions(labels)
+    held_accuracy, held_hits, held_turns = session_accuracy(result, held)
+    macro, sessions = session_macro(result)
+    print("== test part, by turn and by session\n")
+    print(f"{'view':<44}{'accuracy':>9}{'n':>14}{'95% lower':>11}")
+    print(f"{'split by turn (the figure above)':<44}{accuracy:>9.3f}"
+          f"{f'{hits}/{turns} turns':>14}{wilson_lower(hits, turns):>11.3f}")
+    print(f"{'whole sessions held out (no dev label)':<44}{held_accuracy:>9.3f}"
+          f"{f'{held_hits}/{held_turns} turns':>14}"
+          f"{wilson_lower(held_accuracy * len(held), len(held)):>11.3f}"
+          f"   ({len(held)} session{'s' if len(held) != 1 else ''})")
+    print(f"{'each session weighs one':<44}{macro:>9.3f}{f'{sessions} sessions':>14}"
+          f"{wilson_lower(macro * sessions, sessions):>11.3f}")
+    print()
+
+
 def built_session(turns: int = 100_000, every: int = 1000) -> Session:
     """A long session with an empty user turn every `every` turns."""
     session = Session(path="built", format="bench")
@@ -106,6 +142,7 @@ def main() -> None:
     args = parser.parse_args()
     for split in SPLITS:
         print_part(split, evaluate(args.labels, split=split))
+    print_by_session(args.labels)
     unlabelled = evaluate(args.labels).unlabelled
     if unlabelled:
         print(f"default empty turns without a label: {len(unlabelled)}")

@@ -7,8 +7,16 @@ import sys
 from collections.abc import Sequence
 
 from replay import __version__
+from replay.arguments import (
+    add_blind,
+    add_format,
+    add_labels,
+    add_reviewer,
+    add_rules,
+    add_theme,
+    add_timing,
+)
 from replay.commands import command_module, command_modules, command_names
-from replay.core.completion import DEFAULT_SETTLE, DEFAULT_STALL
 
 DESCRIPTION = """\
 Step through an AI coding-agent transcript, stop at every empty turn, see the turns
@@ -36,12 +44,6 @@ class _AppParser(argparse.ArgumentParser):
         return super().format_help()
 
 
-def _seconds(text: str) -> float:
-    from replay.commands.watch import seconds
-
-    return seconds(text)
-
-
 def app_parser() -> argparse.ArgumentParser:
     """The parser for opening the app."""
     parser = _AppParser(
@@ -51,30 +53,18 @@ def app_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("path", nargs="?", metavar="PATH",
                         help="session file, directory or database (default: bundled sample)")
-    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
+    add_format(parser)
     parser.add_argument("--follow", action="store_true",
                         help="keep reading as the file grows; stop at new empty turns")
-    parser.add_argument("--stall", metavar="SECONDS", type=_seconds, default=DEFAULT_STALL,
-                        help="with --follow: silence, while a reply is due, shown as a stall "
-                             f"(default {DEFAULT_STALL:g})")
-    parser.add_argument("--settle", metavar="SECONDS", type=_seconds, default=DEFAULT_SETTLE,
-                        help="with --follow: quiet time that completes a user message written "
-                             f"as several records (default {DEFAULT_SETTLE:g})")
-    parser.add_argument("--reviewer", metavar="NAME",
-                        help="name recorded with annotations (default: config, then login name)")
+    add_timing(parser, "with --follow: ", "shown")
+    add_reviewer(parser)
     parser.add_argument("--annotations", metavar="FILE",
                         help="annotation journal to use (default: in the user data directory)")
-    parser.add_argument("--labels", metavar="FILE", help="TOML file with the label set to use")
-    parser.add_argument("--theme", metavar="NAME",
-                        help="colour theme for this run (one picked in the app is remembered)")
-    parser.add_argument("--tool-only", action="store_true",
-                        help="also stop at assistant turns that only call tools")
-    parser.add_argument("--missing-replies", action="store_true",
-                        help="also stop at a request that got no reply at all (shown as a "
-                             "placeholder turn)")
-    parser.add_argument("--blind", action="store_true",
-                        help="blind review: hide the suggestion and other reviewers' labels "
-                             "until you save your own")
+    add_labels(parser)
+    add_theme(parser, "colour theme for this run (one picked in the app is remembered)")
+    add_rules(parser, "also stop at assistant turns that only call tools",
+              "also stop at a request that got no reply at all (shown as a placeholder turn)")
+    add_blind(parser, own=True)
     parser.add_argument("--version", action="version", version=f"replay {__version__}")
     return parser
 

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replay.core.files import regular_file_refusal
+from replay.config import Settings, load_settings
+from replay.core.files import regular_file_refusal, why_missing
 from replay.core.journal import Journal, JournalError
+from replay.core.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
 from replay.core.model import Session
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions, read_entry
 from replay.core.readers.base import Progress
@@ -30,6 +32,25 @@ def say_error(message: str) -> None:
     """Print one clear line on stderr, every control, bidi or zero-width character escaped
     (messages name paths and quote transcript text)."""
     print(f"replay: {escape_controls(message)}", file=sys.stderr, flush=True)
+
+
+def settings_or_defaults() -> Settings:
+    """The user's settings; problems with the config file are reported on stderr, not fatal."""
+    loaded = load_settings()
+    for problem in loaded.problems:
+        say_error(f"warning: {problem}")
+    return loaded.settings
+
+
+def label_set_or_none(path: str | None) -> LabelSet | None:
+    """The label set from `path` (the default set when None), or None after printing why not."""
+    if not path:
+        return DEFAULT_LABELS
+    try:
+        return load_label_set(path)
+    except LabelSetError as error:
+        say_error(str(error))
+        return None
 
 
 def load_or_none(
@@ -123,6 +144,42 @@ def journal_records_or_none(path: Path) -> list[dict[str, Any]] | None:
     for warning in loaded.warnings:
         say_error(f"warning: {warning}")
     return loaded.records
+
+
+def journal_files_or_none(paths: list[str]) -> list[Path] | None:
+    """The journals named: files as given, folders as their `*.jsonl` files; None after one
+    line about the first path that is missing, a loop, or no regular file."""
+    files: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        missing = why_missing(path)
+        if missing == "no such file or directory":
+            say_error(f"{path}: no such journal file or folder")
+            return None
+        if missing:
+            say_error(f"{path}: {missing}")
+            return None
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.jsonl")))
+            continue
+        refusal = journal_refusal(path)
+        if refusal:
+            say_error(refusal)
+            return None
+        files.append(path)
+    return files
+
+
+def pooled_records_or_none(files: list[Path]) -> list[dict[str, Any]] | None:
+    """The records of every journal, in file order; None after the line about one that
+    cannot be read."""
+    records: list[dict[str, Any]] = []
+    for path in files:
+        found = journal_records_or_none(path)
+        if found is None:
+            return None
+        records.extend(found)
+    return records
 
 
 def table_console() -> Console:

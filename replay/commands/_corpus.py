@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from replay.arguments import positive_int
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, EXIT_SKIPPED, say_error
 from replay.core.corpus import SessionTask, TaskResult, is_url, plan
 from replay.core.pool import LOCAL, DaskMissing, default_jobs, local_pool, pool_mapper, run_tasks
@@ -15,17 +16,6 @@ from replay.core.readers import ReaderError
 from replay.core.readers.base import Mapper
 from replay.core.readers.folder import SKIPPED
 from replay.core.spool import named, spooled
-
-
-def positive_int(text: str) -> int:
-    """An argparse type for a count of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from replay.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
-    journal_records_or_none,
-    journal_refusal,
-    say_error,
+    journal_files_or_none,
+    pooled_records_or_none,
     table_console,
 )
 from replay.core.agree import AgreementReport, SuggesterReport, agreement
 from replay.core.annotations import OVERRULE_REASONS
-from replay.core.files import why_missing
 from replay.core.safe import escape_controls, json_line, path_text
 
 NAME = "agree"
@@ -38,39 +35,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "with the labels they chose instead and the reasons they gave")
 
 
-def _journal_files(paths: list[str]) -> list[Path] | None:
-    files: list[Path] = []
-    for name in paths:
-        path = Path(name)
-        missing = why_missing(path)
-        if missing == "no such file or directory":
-            say_error(f"{path}: no such journal file or folder")
-            return None
-        if missing:
-            say_error(f"{path}: {missing}")
-            return None
-        if path.is_dir():
-            files.extend(sorted(path.glob("*.jsonl")))
-            continue
-        refusal = journal_refusal(path)
-        if refusal:
-            say_error(refusal)
-            return None
-        files.append(path)
-    return files
-
-
 def run(args: argparse.Namespace) -> int:
     """Pool the journals and print the agreement report."""
-    files = _journal_files(args.journals)
-    if files is None:
+    files = journal_files_or_none(args.journals)
+    records = pooled_records_or_none(files) if files is not None else None
+    if files is None or records is None:
         return EXIT_BAD_INPUT
-    records: list[dict[str, Any]] = []
-    for path in files:
-        found = journal_records_or_none(path)
-        if found is None:
-            return EXIT_BAD_INPUT
-        records.extend(found)
     report = agreement(records)
     if args.json:
         document = {"journals": [path_text(path) for path in files], **report.to_json()}
@@ -150,7 +120,7 @@ def print_disagreements(console: Any, report: AgreementReport) -> None:
     for item in report.disagreements[:SHOWN_DISAGREEMENTS]:
         labels = [Text(escape_controls(item.labels.get(name, ""))) for name in report.reviewers]
         # A person names a turn `#N` as the app shows it; the id only when no index was recorded.
-        turn = f"#{item.number}" if item.number is not None else escape_controls(item.turn_id)
+        turn = escape_controls(item.name)
         table.add_row(Text(escape_controls(item.session_id)), Text(turn), *labels)
     console.print(table)
     hidden = len(report.disagreements) - SHOWN_DISAGREEMENTS
@@ -195,7 +165,7 @@ def print_suggester(console: Any, suggester: SuggesterReport, *, rules: bool) ->
         for column in ("session", "turn", "reviewer", "suggested", "rule", "chose", "why"):
             table.add_column(column)
         for item in suggester.overrules[:SHOWN_DISAGREEMENTS]:
-            turn = f"#{item.number}" if item.number is not None else item.turn_id
+            turn = item.name
             why = REASON_WORDS.get(item.reason, item.reason) or "not said"
             why += " (blind)" if item.blind else ""
             table.add_row(*(Text(escape_controls(cell)) for cell in (

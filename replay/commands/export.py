@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from replay.arguments import add_format, add_labels, add_reviewer
 from replay.commands._casestudy import write_case_studies
 from replay.commands._common import (
     EXIT_BAD_INPUT,
@@ -15,11 +16,12 @@ from replay.commands._common import (
     EXIT_OK,
     journal_records_or_none,
     journal_refusal,
+    label_set_or_none,
     load_or_none,
     say_error,
+    settings_or_defaults,
     stderr_progress,
 )
-from replay.commands.label import label_set_or_none, settings_or_defaults
 from replay.core.annotations import annotations_from_records, default_journal_path, session_identity
 from replay.core.casestudy import CaseStudy, case_studies
 from replay.core.detect import DEFAULT_RULES
@@ -52,14 +54,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--annotations", metavar="FILE",
                         help="journal to read (default: the session's own journal in the user "
                              "data directory)")
-    parser.add_argument("--labels", metavar="FILE",
-                        help="TOML label set, for the label_title column and suggestions")
-    parser.add_argument("--reviewer", metavar="NAME",
-                        help="only this reviewer's annotations (default: every reviewer)")
-    parser.add_argument("--format", metavar="NAME",
-                        help="md or html: write case studies (each empty turn with its labels "
-                             "and the turns around it); any other NAME: skip detection and "
-                             "read the session as this format")
+    add_labels(parser, "TOML label set, for the label_title column and suggestions")
+    add_reviewer(parser, "only this reviewer's annotations (default: every reviewer)")
+    add_format(parser, "md or html: write case studies (each empty turn with its labels and "
+                       "the turns around it); any other NAME: skip detection and read the "
+                       "session as this format")
 
 
 def _kind(args: argparse.Namespace) -> str:

@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from replay.arguments import add_format, add_labels, add_reviewer, add_rules
 from replay.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     EXIT_OK,
     journal_refusal,
+    label_set_or_none,
     load_or_none,
     say_error,
+    settings_or_defaults,
 )
-from replay.config import Settings, load_settings
 from replay.core.annotations import (
     CONFIDENCE,
     AnnotationStore,
@@ -30,7 +32,7 @@ from replay.core.detect import (
     is_empty,
     missing_reply,
 )
-from replay.core.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
+from replay.core.labels import LabelSet
 from replay.core.model import Session, Turn
 from replay.core.safe import escape_controls, show_path
 from replay.core.turn_ref import (
@@ -56,42 +58,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "after request #12")
     parser.add_argument("--any-turn", action="store_true",
                         help="allow a turn that is not an empty turn (refused by default)")
-    parser.add_argument("--tool-only", action="store_true",
-                        help="count assistant turns that only call tools as empty (as the app's "
-                             "--tool-only)")
+    add_rules(parser, "count assistant turns that only call tools as empty (as the app's "
+                      "--tool-only)", missing_replies=None)
     parser.add_argument("--label", required=True, metavar="NAME",
                         help="label name (continue, approval, ... or one from --labels)")
     parser.add_argument("--note", default="", metavar="TEXT", help="free-text note")
     parser.add_argument("--confidence", default="medium", choices=CONFIDENCE,
                         help="how sure you are (default: medium)")
-    parser.add_argument("--reviewer", metavar="NAME",
-                        help="name recorded with the annotation (default: config, then login name)")
+    add_reviewer(parser)
     parser.add_argument("--annotations", metavar="FILE",
                         help="journal to append to (default: one per session in the user "
                              "data directory)")
-    parser.add_argument("--labels", metavar="FILE", help="TOML file with the label set to use")
+    add_labels(parser)
     parser.add_argument("--session", metavar="ID",
                         help="for a path holding several sessions: the session the turn is in")
-    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
-
-
-def settings_or_defaults() -> Settings:
-    """The user's settings; problems with the config file are reported on stderr, not fatal."""
-    loaded = load_settings()
-    for problem in loaded.problems:
-        say_error(f"warning: {problem}")
-    return loaded.settings
-
-
-def label_set_or_none(path: str | None) -> LabelSet | None:
-    """The label set from `path` (the default set when None), or None after printing why not."""
-    if not path:
-        return DEFAULT_LABELS
-    try:
-        return load_label_set(path)
-    except LabelSetError as error:
-        say_error(str(error))
-        return None
+    add_format(parser)
 
 
 def _resolve(session: Session, reference: str) -> TurnRef:

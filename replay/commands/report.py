@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
+from replay.arguments import add_format, add_paths, add_rules, positive_int
 from replay.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
-    journal_records_or_none,
+    journal_files_or_none,
+    pooled_records_or_none,
     say_error,
     table_console,
 )
-from replay.commands._corpus import CorpusScan, add_arguments, positive_int
+from replay.commands._corpus import CorpusScan, add_arguments
 from replay.core.annotations import journal_path_for
 from replay.core.report import CorpusReport
 from replay.core.safe import escape_controls
@@ -25,8 +26,7 @@ HELP = ("the corpus in numbers: sessions, turns and empty turns by format, role,
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the report arguments."""
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="session files, directories or databases")
+    add_paths(parser)
     parser.add_argument("--annotations", metavar="FILE", action="append",
                         help="journal file or folder of journals to count labels and agreement "
                              "from (repeatable; default: each session's own journal)")
@@ -35,11 +35,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "charts (charts need the extra replay[report])")
     parser.add_argument("--top", type=positive_int, default=10, metavar="N",
                         help="how many of the most silent sessions to list (default: 10)")
-    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
-    parser.add_argument("--tool-only", action="store_true",
-                        help="also count assistant turns that only call tools as empty")
-    parser.add_argument("--missing-replies", action="store_true",
-                        help="also count a request that got no reply at all (reason no-reply)")
+    add_format(parser)
+    add_rules(parser)
     add_arguments(parser)
 
 
@@ -71,27 +68,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _records(report: CorpusReport, given: list[str] | None) -> list[dict[str, Any]] | None:
     """Journal records from the files given, else from each session's own journal."""
-    files: list[Path] = []
     if given:
-        for name in given:
-            path = Path(name)
-            if path.is_dir():
-                files.extend(sorted(path.glob("*.jsonl")))
-            elif path.exists():
-                files.append(path)
-            else:
-                say_error(f"{path}: no such journal file or folder")
-                return None
+        files = journal_files_or_none(given)
+        if files is None:
+            return None
     else:
         files = [path for path in dict.fromkeys(journal_path_for(row.key)
                                                 for row in report.sessions) if path.exists()]
-    records: list[dict[str, Any]] = []
-    for path in files:
-        found = journal_records_or_none(path)
-        if found is None:
-            return None
-        records.extend(found)
-    return records
+    return pooled_records_or_none(files)
 
 
 def _share(part: int, whole: int) -> str:

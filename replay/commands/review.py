@@ -8,9 +8,20 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
+from replay.arguments import (
+    add_blind,
+    add_format,
+    add_labels,
+    add_paths,
+    add_reviewer,
+    add_rules,
+    add_theme,
+    positive_int,
+    whole_number,
+)
+from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, label_set_or_none, say_error
 from replay.core.detect import DEFAULT_RULES, REASON_BY_CODE
-from replay.core.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
+from replay.core.labels import LabelSet
 from replay.core.queue_position import QueueDefinition
 from replay.core.review_queue import QueueFilters, ReviewQueue, build_queue, index_corpus
 from replay.core.safe import json_line
@@ -31,55 +42,29 @@ each kind when N allows it): two reviewers given the same corpus and seed get th
 --reason, --suggestion and --format narrow the queue before the draw."""
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, not {value}")
-    return value
-
-
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the review arguments."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="session files, directories or databases")
-    parser.add_argument("--sample", type=_positive, metavar="N",
+    add_paths(parser)
+    parser.add_argument("--sample", type=positive_int, metavar="N",
                         help="review a reproducible random sample of N empty turns")
-    parser.add_argument("--seed", type=_integer, default=0, metavar="S",
+    parser.add_argument("--seed", type=whole_number, default=0, metavar="S",
                         help="seed of the sample (default 0); same seed, same turns")
     parser.add_argument("--reason", action="append", metavar="CODE",
                         help="only empty turns with this reason (repeatable): "
                              + ", ".join(REASON_BY_CODE))
     parser.add_argument("--suggestion", metavar="LABEL",
                         help="only empty turns whose suggested label is LABEL")
-    parser.add_argument("--format", metavar="NAME",
-                        help="only sessions of this format (a path nothing recognises is read "
-                             "as it)")
-    parser.add_argument("--reviewer", metavar="NAME",
-                        help="name recorded with annotations (default: config, then login name)")
+    add_format(parser, "only sessions of this format (a path nothing recognises is read as it)")
+    add_reviewer(parser)
     parser.add_argument("--annotations", metavar="FILE",
                         help="one journal for every session of the queue (default: each "
                              "session's own, in the user data directory)")
-    parser.add_argument("--labels", metavar="FILE", help="TOML file with the label set to use")
-    parser.add_argument("--theme", metavar="NAME", help="colour theme for this run")
-    parser.add_argument("--tool-only", action="store_true",
-                        help="also count assistant turns that only call tools as empty")
-    parser.add_argument("--missing-replies", action="store_true",
-                        help="also stop at a request that got no reply (as `scan` does)")
-    parser.add_argument("--blind", action="store_true",
-                        help="blind review: hide the suggestion and other reviewers' labels "
-                             "until you save")
+    add_labels(parser)
+    add_theme(parser)
+    add_rules(parser, missing_replies="also stop at a request that got no reply (as `scan` does)")
+    add_blind(parser)
     parser.add_argument("--restart", action="store_true",
                         help="forget where you stopped; start at the first turn not annotated")
     parser.add_argument("--json", action="store_true",
@@ -111,14 +96,9 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = load_settings()
     settings = loaded.settings
-    labels = DEFAULT_LABELS
-    labels_path = args.labels or settings.labels
-    if labels_path:
-        try:
-            labels = load_label_set(labels_path)
-        except LabelSetError as error:
-            say_error(str(error))
-            return EXIT_BAD_INPUT
+    labels = label_set_or_none(args.labels or settings.labels)
+    if labels is None:
+        return EXIT_BAD_INPUT
     problem = _check(args, labels)
     if problem:
         say_error(problem)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from replay.arguments import add_format, add_paths, add_rules
 from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
 from replay.core.safe import escape_controls, json_line
@@ -17,15 +18,11 @@ HELP = "list the empty turns of one or more sessions (a table, or JSON lines wit
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the scan arguments."""
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="session files, directories or databases")
+    add_paths(parser)
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object per session per line")
-    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
-    parser.add_argument("--tool-only", action="store_true",
-                        help="also count assistant turns that only call tools as empty")
-    parser.add_argument("--missing-replies", action="store_true",
-                        help="also count a request that got no reply at all (reason no-reply)")
+    add_format(parser)
+    add_rules(parser)
     add_arguments(parser)
 
 
@@ -56,7 +53,8 @@ def print_table(report: dict[str, Any]) -> None:
     count_style = "bold yellow" if empty_turns else ""
     heading.append(f"{len(empty_turns)} empty", style=count_style)
     if report["skipped"]:
-        heading.append(f" · {report['skipped']} records skipped", style="red")
+        skipped = report["skipped"]
+        heading.append(f" · {skipped:,} record{'' if skipped == 1 else 's'} skipped", style="red")
     heading.append(f"\n{escape_controls(report['path'])}", style="dim")
     console.print(heading)
     for warning in report["warnings"][:5]:

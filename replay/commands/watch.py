@@ -11,12 +11,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from replay.arguments import add_format, add_rules, add_timing
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
 from replay.core.detect import DEFAULT_RULES, EmptyTurn
 from replay.core.files import why_missing
 from replay.core.follow import (
-    DEFAULT_SETTLE,
-    DEFAULT_STALL,
     FollowUpdate,
     SessionFollower,
     iso_time,
@@ -35,8 +34,11 @@ One JSON line per event, each with "event", "path" and "session_id":
 
   empty     an empty turn, once complete: the fields of an element of `replay scan --json`'s
             empty_turns (index from 0, number = the #N the app shows, id, role,
-            timestamp, reason, evidence, suggestion)
-  retract   a turn printed as empty now shows content (index, number, id, role)
+            timestamp, reason, evidence, suggestion); with --missing-replies also a
+            request's missing reply (reason no-reply, "placeholder": "#N+", id
+            "<request id>+no-reply", index and number of the request)
+  retract   a turn printed as empty now shows content, or a missing reply printed
+            came after all (index, number, id, role)
   stalled   nothing was written for --stall seconds while a reply was due: "since" (time
             of the last write) and "last_turn" (index, number, id, role, timestamp)
   resumed   writing began again after a stall: "since", "duration" (seconds), "last_turn"
@@ -58,29 +60,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="session file, directory or database (the file may still be empty)")
     parser.add_argument("--from-start", action="store_true",
                         help="also print the empty turns already there")
-    parser.add_argument("--format", metavar="NAME", help="skip detection and read as this format")
+    add_format(parser)
     parser.add_argument("--session", metavar="ID",
                         help="for a database, directory or file holding several sessions: the one "
                              "to follow (default: the newest when watching starts)")
-    parser.add_argument("--tool-only", action="store_true",
-                        help="also count assistant turns that only call tools as empty")
-    parser.add_argument("--stall", metavar="SECONDS", type=seconds, default=DEFAULT_STALL,
-                        help="silence, while a reply is due, reported as a stall "
-                             f"(default {DEFAULT_STALL:g})")
-    parser.add_argument("--settle", metavar="SECONDS", type=seconds, default=DEFAULT_SETTLE,
-                        help="quiet time that completes a user message written as several "
-                             f"records (default {DEFAULT_SETTLE:g})")
-
-
-def seconds(text: str) -> float:
-    """A non-negative number of seconds, for argparse."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
-    return value
+    add_rules(parser, missing_replies="also report a request that got no reply (reason "
+                                      "no-reply, the placeholder #N+), once a cancel, an "
+                                      "error, an interrupt or the next request shows that none "
+                                      "is coming")
+    add_timing(parser)
 
 
 def _line(update: FollowUpdate, event: str, fields: dict[str, Any]) -> bytes:
@@ -140,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
     if missing or not (path.is_dir() or path.is_file()):
         say_error(f"{path}: {missing or 'not a file or folder that can be followed'}")
         return EXIT_BAD_INPUT
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only)
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
+                                       missing_replies=args.missing_replies)
     try:
         follower = SessionFollower(path, args.format, rules=rules, suggester=default_suggester(),
                                    session_id=args.session, settle=args.settle,

@@ -13,6 +13,7 @@ from itertools import combinations
 from typing import Any
 
 from replay.core.journal import latest
+from replay.core.turn_ref import placeholder_request
 
 Item = tuple[str, str]
 """(session_id, turn_id): one thing reviewers label."""
@@ -41,8 +42,32 @@ class PairAgreement:
                 "kappa": self.kappa, "reason": self.reason}
 
 
+class _AboutATurn:
+    """What an agreement item says of the turn it is about (its fields are the item's own)."""
+
+    __slots__ = ()
+    session_id: str
+    turn_id: str
+    turn_index: int | None
+
+    @property
+    def number(self) -> int | None:
+        """The `#N` a person sees for the turn (1-based), or None when unknown."""
+        return self.turn_index + 1 if self.turn_index is not None else None
+
+    @property
+    def name(self) -> str:
+        """`#N`, `#N+` for a missing reply, or the turn id when no index was recorded."""
+        return turn_name(self.turn_id, self.turn_index)
+
+    def turn_json(self) -> dict[str, Any]:
+        """The fields that name the turn, as JSON."""
+        return {"session_id": self.session_id, "turn_id": self.turn_id,
+                "turn_index": self.turn_index, "number": self.number}
+
+
 @dataclass(frozen=True, slots=True)
-class Disagreement:
+class Disagreement(_AboutATurn):
     """An item on which reviewers gave different labels."""
 
     session_id: str
@@ -54,16 +79,17 @@ class Disagreement:
     turn_index: int | None = None
     """The turn's 0-based position as the journal recorded it, or None when it did not."""
 
-    @property
-    def number(self) -> int | None:
-        """The `#N` a person sees for the turn (1-based), or None when unknown."""
-        return self.turn_index + 1 if self.turn_index is not None else None
-
     def to_json(self) -> dict[str, Any]:
         """A JSON object for `replay agree --json`."""
-        return {"session_id": self.session_id, "turn_id": self.turn_id,
-                "turn_index": self.turn_index, "number": self.number,
-                "labels": dict(self.labels)}
+        return {**self.turn_json(), "labels": dict(self.labels)}
+
+
+def turn_name(turn_id: str, turn_index: int | None) -> str:
+    """How a person names an annotated turn: `#N`, `#N+` (the missing reply after request #N),
+    or its id when the journal recorded no index."""
+    if turn_index is None:
+        return turn_id
+    return f"#{turn_index + 1}{'+' if placeholder_request(turn_id) is not None else ''}"
 
 
 SUGGESTER = "(suggester)"
@@ -71,7 +97,7 @@ SUGGESTER = "(suggester)"
 
 
 @dataclass(frozen=True, slots=True)
-class Overrule:
+class Overrule(_AboutATurn):
     """A reviewer's label that differs from the suggestion they were offered (or not shown)."""
 
     session_id: str
@@ -89,17 +115,11 @@ class Overrule:
     blind: bool
     """The reviewer had not seen the suggestion."""
 
-    @property
-    def number(self) -> int | None:
-        """The `#N` a person sees for the turn (1-based), or None when unknown."""
-        return self.turn_index + 1 if self.turn_index is not None else None
-
     def to_json(self) -> dict[str, Any]:
         """A JSON object for `replay agree --json`."""
-        return {"session_id": self.session_id, "turn_id": self.turn_id,
-                "turn_index": self.turn_index, "number": self.number,
-                "suggestion": self.suggestion, "rule": self.rule, "reviewer": self.reviewer,
-                "label": self.label, "reason": self.reason, "blind": self.blind}
+        return {**self.turn_json(), "suggestion": self.suggestion, "rule": self.rule,
+                "reviewer": self.reviewer, "label": self.label, "reason": self.reason,
+                "blind": self.blind}
 
 
 @dataclass(slots=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from replay.core.harness import interrupt_of, is_harness_text
-from replay.core.model import MARKER_KINDS, VISIBLE_KINDS, Kind, Part, Session, Turn
+from replay.core.model import MARKER_KINDS, VISIBLE_KINDS, Kind, Part, Session, Turn, TurnColumns
 from replay.core.text import empty_wrapper_names, is_blank, one_line
 from replay.core.turn_ref import placeholder_id, placeholder_name
 
@@ -188,7 +188,10 @@ def is_stop(session: Session, index: int, rules: DetectionRules = DEFAULT_RULES,
             live: bool = False) -> bool:
     """True when the turn at `index` is an empty turn under the rules, or a request whose reply
     is missing (then the stop is the placeholder after it); `live` as in `missing_reply`."""
-    turn = session.turns[index]
+    turns = session.turns
+    if type(turns) is not list and isinstance(turns, TurnColumns):
+        return turns.stop_at(index, rules, live=live)
+    turn = turns[index]
     if is_empty(turn, rules):
         return True
     return rules.missing_replies and missing_reply(session, index, live=live) is not None
@@ -268,10 +271,21 @@ def format_size(count: int) -> str:
 
 def gap_before(session: Session, index: int) -> float | None:
     """Seconds between the previous timed turn and this one."""
-    turn = session.turns[index]
+    turns = session.turns
+    if isinstance(turns, TurnColumns):
+        here = turns.time_at(index)
+        if here is None:
+            return None
+        for position in range(index - 1, max(0, index - 50) - 1, -1):
+            time = turns.time_at(position)
+            if time is not None:
+                completed = turns.completed_at(position)
+                return max(0.0, here - (completed if completed is not None else time))
+        return None
+    turn = turns[index]
     if turn.time is None:
         return None
-    for previous in reversed(session.turns[max(0, index - 50) : index]):
+    for previous in reversed(turns[max(0, index - 50) : index]):
         if previous.time is not None:
             end = previous.completed if previous.completed is not None else previous.time
             return max(0.0, turn.time - end)
@@ -333,9 +347,14 @@ def _evidence_tools(session: Session, turn: Turn, rules: DetectionRules) -> list
 def _evidence_completion(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     if turn.role != "assistant" or turn.completed is not None:
         return []
-    records_completion = any(
-        other.completed is not None for other in session.turns if other.role == "assistant"
-    )
+    turns = session.turns
+    if isinstance(turns, TurnColumns):
+        records_completion = any(turns.completed_at(index) is not None
+                                 for index in range(len(turns))
+                                 if turns.role_at(index) == "assistant")
+    else:
+        records_completion = any(
+            other.completed is not None for other in turns if other.role == "assistant")
     return [NO_COMPLETION] if records_completion else []
 
 

@@ -43,11 +43,14 @@ from replay.core.completion import (
 )
 from replay.core.detect import (
     DEFAULT_RULES,
+    REPLY_WINDOW,
     DetectionRules,
     EmptyTurn,
     Suggester,
     describe_empty,
     is_empty,
+    missing_reply,
+    request_words,
 )
 from replay.core.model import Session, Turn, parse_time
 from replay.core.readers import detect_reader, get_reader
@@ -62,6 +65,7 @@ from replay.core.readers.base import (
 )
 from replay.core.readers.claude_code import link_subagents, subagent_files
 from replay.core.tail import FileTail
+from replay.core.turn_ref import placeholder_id
 
 CHANGE_WINDOW = 256
 """How many of the last reported turns are re-checked for changed content on each poll.
@@ -479,6 +483,12 @@ class SessionFollower:
         self._clock = clock
         self._completion: TurnCompletion | None = None
         self._reported_at: dict[str, int] = {}
+        self._open_requests: set[int] = set()
+        self._missing_reported: dict[str, int] = {}
+        """Missing replies reported, by placeholder id: request index (taken back if a reply
+        comes after all)."""
+        """Requests still waiting for a reply (`missing_replies`): neither answered nor, yet,
+        clearly left without one."""
         self._last_write = clock()
         self._stalled: Stall | None = None
         self._pending: int | None = None
@@ -604,6 +614,7 @@ class SessionFollower:
             self._judged = 0
         elif update.dropped:
             self._judged = min(self._judged, known - update.dropped)
+        self._open_requests = {i for i in self._open_requests if i < self._judged}
         if self._sidechains is not None:
             update.sidechains_changed = self._sidechains.poll()
         update.retracted = self._retractions(session, update.changed)
@@ -672,13 +683,53 @@ class SessionFollower:
         found = update.new_empty
         for index in range(self._judged, max(end, self._judged)):
             turn = turns[index]
+            if self.rules.missing_replies and request_words(turn):
+                self._open_requests.add(index)
             if turn.id in self._reported_empty or not is_empty(turn, self.rules):
                 continue
             self._reported_empty.add(turn.id)
             self._reported_at[turn.id] = index
             found.append(describe_empty(session, turn, self.rules, self.suggester))
         self._judged = max(self._judged, end)
+        if self._open_requests:
+            self._judge_requests(found, session, end)
+        if self._missing_reported:
+            update.retracted.extend(self._answered_after_all(session))
         return last_complete
+
+    def _answered_after_all(self, session: Session) -> list[Retraction]:
+        """Missing replies reported before whose request got a reply after all."""
+        taken: list[Retraction] = []
+        turns = session.turns
+        for placeholder, index in list(self._missing_reported.items()):
+            if index >= len(turns) or placeholder_id(turns[index].id) != placeholder:
+                del self._missing_reported[placeholder]  # the turns were rewritten
+            elif missing_reply(session, index) is None:
+                del self._missing_reported[placeholder]
+                taken.append(Retraction(index, placeholder, "assistant"))
+            elif index + 1 + REPLY_WINDOW < len(turns):
+                del self._missing_reported[placeholder]  # too far back to be answered now
+        return taken
+
+    def _judge_requests(self, found: list[EmptyTurn], session: Session, end: int) -> None:
+        """Report a request's missing reply once it is clear none is coming (a cancel, an
+        error, an interrupt or the next request); forget requests that got their reply."""
+        for index in sorted(self._open_requests):
+            if index >= end:
+                continue
+            if missing_reply(session, index) is None:
+                # Answered (or so far back that a reply would not be its own): settled.
+                self._open_requests.discard(index)
+                continue
+            if missing_reply(session, index, live=True) is None:
+                continue  # nothing after it yet, or only what is still being written
+            self._open_requests.discard(index)
+            empty = describe_empty(session, session.turns[index], self.rules, self.suggester)
+            if empty.id not in self._reported_empty:
+                self._reported_empty.add(empty.id)
+                self._missing_reported[empty.id] = index
+                found.append(empty)
+        found.sort(key=lambda empty: empty.index)
 
     def close(self) -> None:
         """Release open files."""

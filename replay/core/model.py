@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 
 class Kind:
@@ -173,6 +174,68 @@ def parse_time(value: object) -> tuple[str | None, float | None]:
     return None, None
 
 
+class TurnColumns(Sequence[Turn]):
+    """Turns held compactly and read whole on demand (`replay.core.turn_index.TurnIndex`):
+    what loops over every turn ask of its columns instead of reading each turn back."""
+
+    def append(self, turn: Turn) -> None:
+        """Add the next turn."""
+        raise NotImplementedError
+
+    def role_at(self, index: int) -> str:
+        """The turn's role."""
+        raise NotImplementedError
+
+    def id_at(self, index: int) -> str:
+        """The turn's id."""
+        raise NotImplementedError
+
+    def time_at(self, index: int) -> float | None:
+        """Epoch seconds of the turn, if known."""
+        raise NotImplementedError
+
+    def completed_at(self, index: int) -> float | None:
+        """Epoch seconds the reply finished, if recorded."""
+        raise NotImplementedError
+
+    def text_size_at(self, index: int) -> int:
+        """Characters of the turn's text parts."""
+        raise NotImplementedError
+
+    def text_sizes(self, start: int, end: int) -> Sequence[int]:
+        """`text_size_at` of the turns [start, end), at once."""
+        raise NotImplementedError
+
+    def stop_at(self, index: int, rules: Any, *, live: bool = False) -> bool:
+        """`detect.is_stop` of the turn under `rules` (a `DetectionRules`)."""
+        raise NotImplementedError
+
+    def empty_at(self, index: int, rules: Any) -> bool:
+        """`detect.is_empty` of the turn under `rules`."""
+        raise NotImplementedError
+
+    def stops(self, start: int, end: int, rules: Any, *, live: bool = False) -> list[int]:
+        """Indices of the stops among [start, end)."""
+        raise NotImplementedError
+
+    def ids_with(self, text: str, *, prefix: bool, limit: int | None = None) -> list[int]:
+        """Indices of turns whose id is `text` (or starts with it, with `prefix`)."""
+        raise NotImplementedError
+
+    def tally(self, add: Callable[[float | None, bool, bool, int], None]) -> None:
+        """Feed every turn's (time, assistant, completed, text size) to `add`, in order."""
+        raise NotImplementedError
+
+    def lines_with(self, needle: str) -> list[int] | None:
+        """Turns whose records hold `needle` in their raw bytes (None: cannot tell)."""
+        raise NotImplementedError
+
+
+def turn_id(turns: Sequence[Turn], index: int) -> str:
+    """The id of the turn at `index`, without reading a compactly held turn back."""
+    return turns.id_at(index) if isinstance(turns, TurnColumns) else turns[index].id
+
+
 PartsLoader = Callable[[Turn], list[Part]]
 """Reads the full parts of a turn back from its source."""
 
@@ -233,7 +296,11 @@ class Session:
     @property
     def started(self) -> float | None:
         """Epoch seconds of the first timed turn."""
-        for turn in self.turns:
+        turns = self.turns
+        if isinstance(turns, TurnColumns):
+            return next((found for index in range(len(turns))
+                         if (found := turns.time_at(index)) is not None), None)
+        for turn in turns:
             if turn.time is not None:
                 return turn.time
         return None
@@ -252,11 +319,15 @@ class Session:
         return self.path.rsplit("/", 1)[-1]
 
 
+PROMPT_TURNS = 500
+"""How many turns from the start `first_prompt` looks through."""
+
+
 def first_prompt(turns: list[Turn], limit: int = 70) -> str | None:
     """The first line a person typed (not injected context, not a line opening with a tag
     such as `<command-name>` or `<pr_description>`), cut to `limit` characters; None when
     the session has none."""
-    for turn in turns[:500]:
+    for turn in turns[:PROMPT_TURNS]:
         if turn.role != "user" or turn.is_meta:
             continue
         for part in turn.parts:

@@ -6,7 +6,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from replay.core.detect import DEFAULT_RULES, REPLY_WINDOW, DetectionRules, is_empty, is_stop
-from replay.core.model import Kind, Session, Turn
+from replay.core.model import Kind, Session, Turn, TurnColumns
 
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 """Playback speeds offered by + and -."""
@@ -85,13 +85,18 @@ class Navigator:
             self.placeholders = {i for i in self.placeholders if i < start}
         turns = self.session.turns
         end = len(turns) if upto is None else max(0, min(upto, len(turns)))
-        found = [i for i in range(start, end)
-                 if is_stop(self.session, i, self.rules, live=self.live)]
+        if isinstance(turns, TurnColumns):
+            found = turns.stops(start, end, self.rules, live=self.live)
+        else:
+            found = [i for i in range(start, end)
+                     if is_stop(self.session, i, self.rules, live=self.live)]
         self.empty_indices.extend(found)
         if self.rules.missing_replies:
             # A request is never empty itself (it holds the person's words): a stop there is
             # the missing reply after it.
-            self.placeholders.update(i for i in found if not is_empty(turns[i], self.rules))
+            empty_at = turns.empty_at if isinstance(turns, TurnColumns) else \
+                (lambda at, rules: is_empty(turns[at], rules))
+            self.placeholders.update(i for i in found if not empty_at(i, self.rules))
         self._indexed = max(start, end)
         return [i for i in found if i not in known]
 
@@ -135,9 +140,11 @@ class Navigator:
         direction = 1 if delta > 0 else -1
         position = index
         remaining = abs(delta)
+        role_at = turns.role_at if isinstance(turns, TurnColumns) else \
+            (lambda at: turns[at].role)
         while remaining:
             candidate = position + direction
-            while 0 <= candidate < len(turns) and turns[candidate].role != role:
+            while 0 <= candidate < len(turns) and role_at(candidate) != role:
                 candidate += direction
             if not 0 <= candidate < len(turns):
                 break
@@ -153,6 +160,18 @@ class Navigator:
             return None
         total = len(turns)
         direction = 1 if forward else -1
+        candidates = turns.lines_with(query) if isinstance(turns, TurnColumns) else None
+        if candidates is not None:
+            # Only turns whose records hold the words can match: read those back, in order.
+            if forward:
+                order = ([c for c in candidates if c > start]
+                         + [c for c in candidates if c < start])
+            else:
+                order = ([c for c in reversed(candidates) if c < start]
+                         + [c for c in reversed(candidates) if c > start])
+            order += [start] if start in candidates else []
+            return next((index for index in order
+                         if needle in turn_search_text(turns[index]).casefold()), None)
         for offset in range(1, total + 1):
             index = (start + direction * offset) % total
             if needle in turn_search_text(turns[index]).casefold():
@@ -164,6 +183,11 @@ class Navigator:
         needle = query.casefold()
         if not needle:
             return []
+        turns = self.session.turns
+        candidates = turns.lines_with(query) if isinstance(turns, TurnColumns) else None
+        if candidates is not None:
+            return [index for index in candidates
+                    if needle in turn_search_text(turns[index]).casefold()]
         return [turn.index for turn in self.session.turns
                 if needle in turn_search_text(turn).casefold()]
 
@@ -177,10 +201,13 @@ class Navigator:
         speed = max(speed, 0.01)
         if index + 1 >= len(turns):
             return FIXED_STEP / speed
-        here, after = turns[index], turns[index + 1]
-        if here.time is None or after.time is None:
+        if isinstance(turns, TurnColumns):
+            here, after = turns.time_at(index), turns.time_at(index + 1)
+        else:
+            here, after = turns[index].time, turns[index + 1].time
+        if here is None or after is None:
             return FIXED_STEP / speed
-        gap = max(0.0, after.time - here.time)
+        gap = max(0.0, after - here)
         return min(max(gap, 0.05), idle_cap) / speed
 
 

@@ -20,7 +20,7 @@ from replay.core.detect import (
     find_empty_turns,
     is_stop,
 )
-from replay.core.model import Session, Turn
+from replay.core.model import PROMPT_TURNS, Session, Turn, first_prompt
 from replay.core.readers.base import EMPTY_FILE, Progress, Reader, UnreadablePath, iter_lines
 from replay.core.safe import json_path
 from replay.core.suggest.rules import suggest_from
@@ -42,6 +42,8 @@ class ScanReport:
     """The session scanned."""
     empty_turns: list[EmptyTurn]
     """Its empty turns in order."""
+    prompt: str | None = None
+    """Its first real prompt (`first_prompt`), taken while its first turns were at hand."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of PRODUCT.md's `scan --json` contract."""
@@ -50,7 +52,8 @@ class ScanReport:
             # Lossless for any file name: `path` text, plus `path_base64` when not UTF-8.
             **json_path(session.path),
             "format": session.format,
-            "title": session.title,
+            # The name the app shows: the source's title, else the first real prompt.
+            "title": session.title or self.prompt,
             "session_id": session.session_id,
             "turns": len(session.turns),
             "skipped": session.skipped,
@@ -69,7 +72,8 @@ def scan_session(
     session: Session, rules: DetectionRules = DEFAULT_RULES, suggester: Suggester | None = None
 ) -> ScanReport:
     """Find the empty turns of one session."""
-    return ScanReport(session, find_empty_turns(session, rules, suggester))
+    return ScanReport(session, find_empty_turns(session, rules, suggester),
+                      first_prompt(session.turns))
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +181,8 @@ class _WindowScan:
         self.tally = StatsTally()
         self.found: list[tuple[EmptyTurn, Signals | None]] = []
         self._next = 0
+        self.prompt: str | None = None
+        """The first real prompt, looked for among the turns `first_prompt` looks at."""
 
     def advance(self, final: bool = False) -> None:
         """Judge every turn that has enough turns after it (every turn, when `final`)."""
@@ -191,6 +197,8 @@ class _WindowScan:
 
     def _judge(self, turn: Turn) -> None:
         self.tally.add(turn)
+        if self.prompt is None and turn.role == "user" and turn.index < PROMPT_TURNS:
+            self.prompt = first_prompt([turn])
         session, rules = self.session, self.rules
         if not is_stop(session, turn.index, rules):
             return
@@ -267,7 +275,7 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
             gc.enable()
     if progress is not None:
         progress(total, total)
-    return ScanReport(session, empties)
+    return ScanReport(session, empties, scan.prompt)
 
 
 _BATCH_MASK = 63

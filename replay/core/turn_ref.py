@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from replay.core.model import Turn
+from replay.core.model import Turn, TurnColumns
 from replay.core.safe import escape_controls
 
 _NUMBER = re.compile(r"#([0-9]+)", re.ASCII)
@@ -87,8 +87,15 @@ def resolve_turn(
     if not wanted:
         raise TurnReferenceError("no turn given: write #N for the N-th turn (from 1) or a turn id")
     number = reference_number(wanted)
-    if number is None and bare_numbers and is_bare_number(wanted) \
-            and not any(turn.id == wanted for turn in turns):
+    if isinstance(turns, TurnColumns):
+        # An index of a big session: look the id up in its ids, never turn by turn.
+        def ids(prefix: bool) -> list[int]:
+            return turns.ids_with(wanted, prefix=prefix)
+    else:
+        def ids(prefix: bool) -> list[int]:
+            return [turn.index for turn in turns
+                    if turn.id == wanted or (prefix and turn.id.startswith(wanted))]
+    if number is None and bare_numbers and is_bare_number(wanted) and not ids(False):
         number = int(wanted)
     if number is not None:
         if number == 0:
@@ -97,16 +104,16 @@ def resolve_turn(
             span = f"#1 to #{count}" if count else "none"
             raise TurnReferenceError(f"turn #{number} is out of range: {count:,} turns ({span})")
         return number - 1
-    for turn in turns:
-        if turn.id == wanted:
-            return turn.index
+    exact = ids(False)
+    if exact:
+        return exact[0]
     if is_bare_number(wanted):
         raise TurnReferenceError(
             f"{shown!r} is not a turn id; write '#{int(wanted)}' for turn #{int(wanted)} as the "
             f"app counts (from 1); a 0-based index {int(wanted)} from `scan --json` is "
             f"'#{int(wanted) + 1}'")
     if prefixes:
-        matches = [turn.index for turn in turns if turn.id.startswith(wanted)]
+        matches = ids(True)
         if len(matches) == 1:
             return matches[0]
         if matches:

@@ -295,6 +295,8 @@ class ReplayApp(App[None]):
     def _load_progressively(self, path: Path, reader: Reader) -> None:
         assert reader.builder is not None
         builder = reader.builder(str(path))
+        if reader.index_turns is not None:
+            reader.index_turns(builder)  # columns per turn; whole turns read back on demand
         session = builder.session
         total = path.stat().st_size
         started = False
@@ -646,16 +648,11 @@ def lazy_suggester(labels: LabelSet) -> Suggester:
     return suggest
 
 
-def make_app(path: Path | str | None = None, *, settings: Settings | None = None,
-             format: str | None = None, follow: bool = False, reviewer: str | None = None,
-             annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
-             rules: DetectionRules | None = None, problems: list[str] | None = None,
-             suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
-             settle: float = DEFAULT_SETTLE) -> ReplayApp:
-    """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
+def settings_and_rules(settings: Settings | None, blind: bool | None,
+                       rules: DetectionRules | None) -> tuple[Settings, DetectionRules]:
+    """The settings an app runs with (`blind` overrides the setting) and its detection rules
+    (the settings' own unless given)."""
     from dataclasses import replace
-
-    from replay.resources import default_sample
 
     settings = settings or Settings()
     if blind is not None:
@@ -663,6 +660,19 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
     if rules is None:
         rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty,
                                            missing_replies=settings.missing_replies)
+    return settings, rules
+
+
+def make_app(path: Path | str | None = None, *, settings: Settings | None = None,
+             format: str | None = None, follow: bool = False, reviewer: str | None = None,
+             annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
+             rules: DetectionRules | None = None, problems: list[str] | None = None,
+             suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
+             settle: float = DEFAULT_SETTLE) -> ReplayApp:
+    """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
+    from replay.resources import default_sample
+
+    settings, rules = settings_and_rules(settings, blind, rules)
     options = LaunchOptions(
         path=Path(path) if path is not None else default_sample(), format=format,
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.text import Text
@@ -15,7 +15,7 @@ from textual.widgets import ProgressBar, Static
 
 from replay.config import Settings
 from replay.core.annotations import AnnotationStore, default_reviewer
-from replay.core.detect import DEFAULT_RULES, DetectionRules, Suggester
+from replay.core.detect import DetectionRules, Suggester
 from replay.core.journal import JournalError
 from replay.core.labels import DEFAULT_LABELS, LabelSet
 from replay.core.model import Session
@@ -36,7 +36,13 @@ from replay.core.review_queue import (
     load_annotated,
     resolve_position,
 )
-from replay.ui.app import LaunchOptions, LoadingScreen, ReplayApp, lazy_suggester
+from replay.ui.app import (
+    LaunchOptions,
+    LoadingScreen,
+    ReplayApp,
+    lazy_suggester,
+    settings_and_rules,
+)
 from replay.ui.screens.replay_screen import ReplayScreen
 
 KEEP_AROUND = 1
@@ -153,6 +159,8 @@ class QueueScreen(ReplayScreen):
         self.set_reactive(ReplayScreen.index,
                           max(0, min(len(session.turns) - 1, target)) if session.turns else 0)
         self.turns_added(0, done=True, reset=True, session=session)
+        # A queued missing reply is shown as its placeholder, after its request.
+        self.placeholder = self.navigator.is_placeholder(self.index)
         self.watch_index()  # what a move resets: picked label, note, confidence
         self.call_after_refresh(self.review_app.session_painted, number)
         if play:
@@ -162,6 +170,7 @@ class QueueScreen(ReplayScreen):
         if self.session.turns:
             self.set_reactive(ReplayScreen.index,
                               max(0, min(len(self.session.turns) - 1, self.target)))
+            self.placeholder = self.navigator.is_placeholder(self.index)
 
     # ------------------------------------------------------------ queue state
 
@@ -549,12 +558,7 @@ def make_review_app(review: ReviewOptions, *, settings: Settings | None = None,
                     problems: list[str] | None = None, blind: bool | None = None) -> ReviewApp:
     """Build the review app the same way for the CLI and the tests (`blind` overrides the
     setting, as for `make_app`)."""
-    settings = settings or Settings()
-    if blind is not None:
-        settings = replace(settings, blind=blind)
-    if rules is None:
-        rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty,
-                                           missing_replies=settings.missing_replies)
+    settings, rules = settings_and_rules(settings, blind, rules)
     options = LaunchOptions(path=review.paths[0], reviewer=reviewer, annotations=annotations,
                             labels=labels, rules=rules, problems=list(problems or []))
     return ReviewApp(options, review, settings)

@@ -128,3 +128,98 @@ def test_export_all_empty_writes_unannotated_missing_replies_only_when_asked(gem
     [row] = export_rows(session, [note], DEFAULT_LABELS)
     assert (row["turn_id"], row["label"], row["empty_reason"]) == ("3+no-reply", "breakdown",
                                                                    "no-reply")
+
+
+GEMINI_HEAD = {"sessionId": "g-live", "projectHash": "p", "startTime": "2026-01-01T10:00:00Z"}
+
+
+def gemini_line(own: str, kind: str, text: str, second: int) -> bytes:
+    """One Gemini CLI JSONL message record."""
+    content: object = [{"text": text}] if kind == "user" else text
+    return orjson.dumps({"id": own, "type": kind, "content": content,
+                         "timestamp": f"2026-01-01T10:00:{second:02d}Z"}) + b"\n"
+
+
+def follow_lines(path: Path, lines: list[bytes], rules: object = RULES) -> list[list[str]]:
+    """Write the lines one by one, polling after each: the empty-turn ids each poll reported."""
+    from replay.core.follow import SessionFollower
+
+    path.write_bytes(orjson.dumps(GEMINI_HEAD) + b"\n")
+    follower = SessionFollower(path, rules=rules)  # type: ignore[arg-type]
+    reported = [[empty.id for empty in follower.poll().new_empty]]
+    for line in lines:
+        with open(path, "ab") as handle:
+            handle.write(line)
+        reported.append([empty.id for empty in follower.poll().new_empty])
+    follower.close()
+    return reported
+
+
+def test_following_reports_a_missing_reply_once_a_cancel_says_none_is_coming(
+        tmp_path: Path) -> None:
+    lines = [gemini_line("1", "user", "list the files", 0),
+             gemini_line("2", "gemini", "a.py and b.py", 4),
+             gemini_line("3", "user", "summarise the failing tests", 10),
+             gemini_line("4", "info", "Request cancelled.", 13),
+             gemini_line("5", "user", "summarise the failing tests", 18),
+             gemini_line("6", "gemini", "Two tests fail.", 25)]
+    reported = follow_lines(tmp_path / "g.jsonl", lines)
+    # Not while #3 waits (it may still be answered), once at the cancel, never again.
+    assert reported == [[], [], [], [], ["3+no-reply"], [], []]
+    # Without the option nothing is reported.
+    assert follow_lines(tmp_path / "h.jsonl", lines, DEFAULT_RULES) == [[]] * 7
+
+
+def test_following_reports_it_at_the_next_request_when_nothing_else_says_so(
+        tmp_path: Path) -> None:
+    lines = [gemini_line("1", "user", "build the docs", 0),
+             gemini_line("2", "user", "hello? build the docs", 30),
+             gemini_line("3", "gemini", "Built.", 35)]
+    assert follow_lines(tmp_path / "g.jsonl", lines) == [[], [], ["1+no-reply"], []]
+
+
+def test_following_a_request_that_gets_its_reply_reports_nothing(tmp_path: Path) -> None:
+    lines = [gemini_line("1", "user", "build the docs", 0),
+             gemini_line("2", "gemini", "Built.", 35),
+             gemini_line("3", "user", "thanks", 40)]
+    assert follow_lines(tmp_path / "g.jsonl", lines) == [[], [], [], []]
+
+
+def test_agree_names_the_missing_reply_as_the_app_does(
+    gemini: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from replay.core.agree import turn_name
+
+    assert (turn_name("3+no-reply", 2), turn_name("m3", 2), turn_name("m3", None)) == (
+        "#3+", "#3", "m3")
+    journal = tmp_path / "j.jsonl"
+    for reviewer, label in (("ana", "artifact"), ("bo", "breakdown")):
+        assert _run(capsys, "label", str(gemini), "--turn", "#3+", "--label", label,
+                    "--reviewer", reviewer, "--annotations", str(journal))[0] == 0
+    status, out, _ = _run(capsys, "agree", str(journal), "--suggester")
+    assert status == 0
+    assert "g-missing  #3+   artifact  breakdown" in out  # the disagreement
+    assert "#3+   bo        artifact   no-reply  breakdown" in out  # the overrule, from the CLI
+
+
+def test_following_takes_a_missing_reply_back_when_the_reply_comes_after_all(
+        tmp_path: Path) -> None:
+    from replay.core.follow import SessionFollower
+
+    path = tmp_path / "g.jsonl"
+    path.write_bytes(orjson.dumps(GEMINI_HEAD) + b"\n")
+    follower = SessionFollower(path, rules=RULES)
+    follower.poll()
+    seen = []
+    for line in (gemini_line("1", "user", "build the docs", 0),
+                 gemini_line("2", "error", "API error: 503", 3),
+                 gemini_line("3", "gemini", "Built after a retry.", 9),
+                 gemini_line("4", "user", "thanks", 12)):
+        with open(path, "ab") as handle:
+            handle.write(line)
+        update = follower.poll()
+        seen.append(([e.id for e in update.new_empty],
+                     [(t.id, t.index, t.role) for t in update.retracted]))
+    follower.close()
+    assert seen == [([], []), (["1+no-reply"], []), ([], [("1+no-reply", 0, "assistant")]),
+                    ([], [])]

@@ -101,3 +101,28 @@ def test_a_broken_journal_line_names_the_line(tmp_path: Path) -> None:
     path.write_text('{"path": "x", "turn_id": "t", "label": "other"}\n{"path": "x"}\n')
     with pytest.raises(ValueError, match=r"labels.jsonl:2: not a label record"):
         read_labels(path)
+
+
+def test_the_session_views_of_the_test_part(tmp_path: Path) -> None:
+    from replay.core.suggest.evaluate import (
+        EvalResult,
+        held_out_sessions,
+        session_accuracy,
+        session_macro,
+        wilson_lower,
+    )
+
+    labels = tmp_path / "labels.jsonl"
+    rows = [("a", "1", "dev"), ("a", "2", "test"), ("b", "3", "test"), ("b", "4", "test"),
+            ("c", "5", "dev")]
+    labels.write_text("".join(
+        f'{{"path": "{path}", "turn_id": "{turn}", "label": "other", "split": "{split}"}}\n'
+        for path, turn, split in rows))
+    assert held_out_sessions(labels) == {"b"}
+    result = EvalResult(0.0, 0, by_session={"a": (1, 1), "b": (1, 4)})
+    assert session_accuracy(result) == (0.4, 2, 5)
+    assert session_accuracy(result, {"b"}) == (0.25, 1, 4)
+    assert session_macro(result) == (0.625, 2)  # (1.0 + 0.25) / 2: each session weighs one
+    # 21 of 21: the lower end of the 95 % Wilson interval, and a smaller n is less sure.
+    assert round(wilson_lower(21, 21), 3) == 0.845
+    assert wilson_lower(10, 10) < wilson_lower(21, 21) and wilson_lower(0, 0) == 0.0

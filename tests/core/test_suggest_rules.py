@@ -244,3 +244,13 @@ def test_default_suggester_feeds_detection() -> None:
         (5, "approval", "medium")]
     limited = find_empty_turns(session, suggester=suggester_for({"continue"}))
     assert [e.suggestion for e in limited] == ["continue"]
+
+
+def test_a_tool_step_after_encrypted_reasoning_is_thinking_not_work() -> None:
+    # Claude Code keeps only the signature of a thinking block before a tool call: the model
+    # reasoned (as with readable reasoning, `reasoned-silently`), so "working" must not win.
+    session = build(*_work(), turn("assistant", Part(Kind.REASONING, "", hidden=616),
+                                   Part(Kind.TOOL_CALL, name="bash", input="git status")),
+                    turn("assistant", "Clean tree."))
+    found = suggest(session, 4)
+    assert found is not None and (found.label, found.rule) == ("thinking", "encrypted-reasoning")

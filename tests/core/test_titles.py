@@ -91,3 +91,43 @@ def test_opencode_export_title_and_chat_first_prompt_in_the_summary() -> None:
 def test_trajectory_is_labelled_by_its_task() -> None:
     (session,) = load_sessions(SAMPLES / "paginate-fix.mini-swe-agent.traj.json")
     assert session.label == "The first page of search results repeats items 21-40 and items 1-20 n…"
+
+
+def _scanned(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:
+    from replay.cli import main
+
+    main(["scan", "--jobs", "1", *args])
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_scan_names_each_session_as_the_app_does(capsys: pytest.CaptureFixture[str]) -> None:
+    from replay.core.model import first_prompt
+    from replay.core.scan import report_label
+    from tests.conftest import REALDATA
+
+    paths = sorted(p for p in SAMPLES.iterdir() if p.name != "README.md")
+    if REALDATA.is_dir():
+        paths += sorted(p for p in REALDATA.rglob("*.json*") if ".meta." not in p.name)
+    for path in paths:
+        sessions = load_sessions(path)
+        reports = _scanned(capsys, "--json", str(path))
+        assert len(reports) == len(sessions), path
+        for session, report in zip(sessions, reports, strict=True):
+            # `title`: the source's own title, else the first real prompt; the table heading
+            # (`report_label`) is then the header's and the session list's name.
+            assert report["title"] == (session.title or first_prompt(session.turns)), path
+            assert report_label(report) == session.label, path
+
+
+def test_the_table_heads_an_untitled_session_with_its_first_prompt(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"messages": [
+        {"role": "system", "content": "You are a helpful agent."},
+        {"role": "user", "content": "<context>cwd=/x</context>\nwhy is the build red?"},
+        {"role": "assistant", "content": ""}]}))
+    from replay.cli import main
+
+    assert main(["scan", str(path)]) == 0
+    heading = capsys.readouterr().out.splitlines()[0]
+    assert heading.startswith("why is the build red?  chat-json · 3 turns · 1 empty"), heading

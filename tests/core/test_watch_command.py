@@ -352,3 +352,29 @@ def test_bad_stall_value_is_one_line_and_exit_2(tmp_path: Path) -> None:
                             timeout=WAIT_SECONDS)
     assert result.returncode == 2
     assert "expected a number of seconds" in result.stderr.decode()
+
+
+def test_missing_replies_prints_the_placeholder_once_no_reply_is_coming(
+    tmp_path: Path, watch_processes: list[Watch]
+) -> None:
+    from tests.core.test_missing_reply import GEMINI_HEAD, gemini_line
+
+    path = tmp_path / "gemini.jsonl"
+    path.write_bytes(orjson.dumps(GEMINI_HEAD) + b"\n"
+                     + gemini_line("1", "user", "summarise the failing tests", 0))
+    # --from-start: whatever the first read already finds is printed too, so no race.
+    watch = Watch(str(path), "--missing-replies", "--from-start")
+    watch_processes.append(watch)
+    with pytest.raises(AssertionError, match="no output"):
+        watch.lines(1, timeout=1.5)  # the request waits for its reply: nothing to say yet
+    _append(path, gemini_line("2", "info", "Request cancelled.", 3))
+    (line,) = watch.lines(1)
+    assert {key: line[key] for key in ("event", "id", "index", "number", "placeholder",
+                                       "role", "reason")} == {
+        "event": "empty", "id": "1+no-reply", "index": 0, "number": 1, "placeholder": "#1+",
+        "role": "assistant", "reason": "no-reply"}
+    assert line["evidence"][:2] == ["no reply", "info: Request cancelled."]
+    _append(path, gemini_line("3", "user", "summarise the failing tests", 8),
+            gemini_line("4", "gemini", "Two tests fail.", 12))
+    status, rest, err = watch.stop()
+    assert status == 0 and rest == b"", (rest, err)

@@ -96,3 +96,18 @@ def test_session_picker(snap_compare: object, tmp_path: Path,
                          and app.screen.query_one("DataTable").row_count == 2)
 
     assert snap_compare(app, terminal_size=(100, 20), run_before=run_before)  # type: ignore[operator]
+
+
+def test_missing_reply_placeholder(snap_compare: object, tmp_path: Path) -> None:
+    from replay.core.detect import DEFAULT_RULES
+    from tests.ui.test_missing_reply import gemini_session
+
+    app = make_app(gemini_session(tmp_path / "g.json"), settings=SETTINGS,
+                   annotations=tmp_path / "j.jsonl",
+                   rules=DEFAULT_RULES.with_options(missing_replies=True))
+
+    async def run_before(pilot: object) -> None:
+        await ready(pilot, app)
+        app.clear_notifications()
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)  # type: ignore[operator]

@@ -152,3 +152,50 @@ async def test_palette_toggles_tool_only_stops_and_back(tmp_path: Path) -> None:
         app.toggle_tool_only()
         await pilot.pause()
         assert screen.navigator.empty_indices == []
+
+
+async def test_blind_overrule_reason_is_saved_by_d_alone(chat_file: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    app = build_app(chat_file, annotations=journal, reviewer="ada", blind=True)
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        suggestion = screen.empty_turn(9).suggestion  # type: ignore[union-attr]
+        assert suggestion and suggestion != "other"
+        await pilot.press("9", "d")  # before the reveal: d says what to do, saves nothing
+        assert screen.store.get("m009") is None and screen.overrule == ""
+        await pilot.press("enter")
+        await pilot.pause()
+        saved = len(Journal(journal).load().records)
+        await pilot.press("d")  # one key: the reason is on disk, no second save
+        await pilot.pause()
+        records = Journal(journal).load().records
+        assert len(records) == saved + 1
+        assert (records[-1]["label"], records[-1]["overrule"], records[-1]["blind"]) == (
+            "other", "evidence", True)
+        assert any("Why not" in str(n.message) and "the evidence is misread" in str(n.message)
+                   for n in app._notifications)
+        await pilot.press("d")  # another reason replaces it, saved at once too
+        await pilot.pause()
+        assert Journal(journal).load().records[-1]["overrule"] == "context"
+        assert screen.store.get("m009").overrule == "context"  # type: ignore[union-attr]
+        # Quit and reopen: the reason is what the journal gives back.
+    again = build_app(chat_file, annotations=journal, reviewer="ada", blind=True)
+    async with again.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, again)
+        assert screen_of(again).store.get("m009").overrule == "context"  # type: ignore[union-attr]
+
+
+async def test_d_on_a_label_equal_to_the_suggestion_overrules_nothing(chat_file: Path,
+                                                                     tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    app = build_app(chat_file, annotations=journal, reviewer="ada")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("enter")  # takes the suggestion
+        await pilot.pause()
+        records = len(Journal(journal).load().records)
+        await pilot.press("d")
+        await pilot.pause()
+        assert len(Journal(journal).load().records) == records and screen.overrule == ""

@@ -77,6 +77,9 @@ async def test_playback_stops_at_the_placeholder_after_the_request(tmp_path: Pat
         assert before.rstrip().endswith(ASK) and "#3 user" in before
         assert after.lstrip().startswith("#4 system") and "Request cancelled." in after
         assert "∅ empty" not in before  # the request is no empty turn
+        await pilot.press("y")  # copies what is known of it, not the request's words
+        assert app.clipboard == ("#3+ (not in the file) no reply — info: Request cancelled. "
+                                 "3 s later")
         # Playing on leaves the placeholder for the next turn.
         await pilot.press("space")
         await wait_until(pilot, lambda: screen.index >= 3)
@@ -118,6 +121,11 @@ async def test_the_placeholder_is_annotated_and_resumed_by_its_own_key(tmp_path:
         assert (record["turn_id"], record["turn_index"], record["label"], record["note"]) == (
             "3+no-reply", 2, "artifact", "cancelled by hand")
         assert "1 / 1 annotated" in status(screen)
+        from replay.ui.commands import EmptyTurnProvider
+
+        [(title, help_text, index)] = EmptyTurnProvider(screen)._entries()
+        assert title.startswith("✓ Empty #3+ assistant · no-reply") and index == 2
+        assert "before: summarise the failing tests" in help_text  # its request
         # The request itself is never annotated in its place.
         screen.go(2, placeholder=False)
         await pilot.press("5")
@@ -164,3 +172,75 @@ async def test_without_the_rule_there_is_no_placeholder(tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.press("left")
         assert (screen.index, screen.at_placeholder) == (2, True)
+
+
+async def test_following_stops_at_the_placeholder_once_no_reply_is_coming(
+        tmp_path: Path) -> None:
+    import orjson
+
+    from tests.core.test_missing_reply import GEMINI_HEAD, gemini_line
+
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(orjson.dumps(GEMINI_HEAD) + b"\n"
+                     + gemini_line("1", "user", "list the files", 0)
+                     + gemini_line("2", "gemini", "a.py and b.py", 4))
+
+    def append(*lines: bytes) -> None:
+        with open(path, "ab") as handle:
+            handle.write(b"".join(lines))
+
+    app = build_app(path, follow=True, rules=RULES, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        append(gemini_line("3", "user", ASK, 10))
+        await wait_until(pilot, lambda: len(screen.session.turns) == 3, rounds=300)
+        await wait_until(pilot, lambda: screen.index == 2)
+        # Waiting for its reply: no stop yet.
+        assert screen.navigator.empty_indices == [] and not screen.paused_at_empty
+        append(gemini_line("4", "info", "Request cancelled.", 13))
+        await wait_until(pilot, lambda: screen.paused_at_empty, rounds=300)
+        assert (screen.index, screen.at_placeholder) == (2, True)
+        assert any("New empty turn #3+: paused here" in str(n.message)
+                   for n in app._notifications)
+        assert "no reply — info: Request cancelled. 3 s later" in text_of(screen, "current")
+        await pilot.press("5", "enter")
+        assert screen.store.get("3+no-reply").label == "artifact"  # type: ignore[union-attr]
+        # More turns arrive: the view stays at the stop until the reviewer moves on.
+        append(gemini_line("5", "user", ASK, 18), gemini_line("6", "gemini", "Two fail.", 25))
+        await wait_until(pilot, lambda: len(screen.session.turns) == 6, rounds=300)
+        await pilot.pause()
+        assert (screen.index, screen.at_placeholder) == (2, True)
+        await pilot.press("f")
+        assert (screen.index, screen.at_placeholder) == (5, False)
+
+
+async def test_a_review_queue_shows_queued_missing_replies_as_placeholders(
+        tmp_path: Path) -> None:
+    from replay.core.queue_position import QueueDefinition
+    from replay.core.review_queue import QueueFilters
+    from replay.ui.review import QueueScreen, ReviewOptions, make_review_app
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    first = gemini_session(folder / "a.json")
+    second = folder / "b.json"
+    second.write_text(first.read_text().replace("g-missing", "g-other")
+                      .replace("2026-01-01", "2026-01-02"))
+    definition = QueueDefinition.of([folder], reviewer="ada", missing_replies=True)
+    options = ReviewOptions([folder], definition, QueueFilters())
+    app = make_review_app(options, rules=RULES, reviewer="ada",
+                          annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, QueueScreen)
+                         and app.screen.is_mounted and app.screen.index == 2, rounds=1500)
+        screen = app.screen
+        assert isinstance(screen, QueueScreen) and screen.at_placeholder
+        await pilot.press("5", "enter", "right_square_bracket")
+        await wait_until(pilot, lambda: isinstance(app.screen, QueueScreen)
+                         and app.screen.number == 1, rounds=1500)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, QueueScreen)
+        assert (screen.index, screen.at_placeholder) == (2, True)
+        assert "#3+ the reply to #3 never came" in banner(screen)

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from replay.core.model import Kind, Part, Session, Source, Turn
-from replay.core.readers.base import HEAD_BYTES, Document, load_document
+from replay.core.readers.base import HEAD_BYTES, Document, Progress, load_document
 
 EXIT_STATUS = "exit_status"
 """`Session.meta` key of the run's exit status (`Submitted`, `LimitsExceeded`, ...)."""
@@ -74,6 +74,16 @@ def close_with_info(session: Session, info: object, path: str, pointer: str) -> 
     if parts:
         session.add(Turn(id="info", role="system", parts=parts, is_meta=True,
                          source=Source(path, record=pointer)))
+
+
+def finished(session: Session, info: object, path: Path,
+             progress: Progress | None) -> list[Session]:
+    """The run read: closed with its `info` (at `/info`), progress said done, as the one
+    session of a trajectory file."""
+    close_with_info(session, info, str(path), "/info")
+    if progress is not None:
+        progress(1, 1)
+    return [session]
 
 
 def sniff_keys(head: bytes, patterns: tuple[re.Pattern[bytes], ...],

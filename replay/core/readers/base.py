@@ -131,6 +131,10 @@ class Reader:
     windowed: bool = False
     """True when `builder` only ever appends turns (`Session.add`) and never reads them back
     through `session.turns`: a scan may then keep only a window of them."""
+    index_turns: Callable[[Any], object] | None = None
+    """For line-based formats whose turns can be read back from their own records: hold a
+    fresh builder's turns in a compact `TurnIndex` (the app on a big file); None keeps every
+    turn whole."""
     priority: int = 50
     """Lower sniffs first; specific formats before generic ones."""
     directories: bool = False

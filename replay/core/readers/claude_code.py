@@ -32,7 +32,7 @@ from replay.core.readers.base import (
     UnreadablePath,
     read_line_session,
 )
-from replay.core.readers.claude_code_builder import NAME, ClaudeCodeBuilder
+from replay.core.readers.claude_code_builder import NAME, ClaudeCodeBuilder, index_turns
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -560,6 +560,7 @@ READER = Reader(
     builder=ClaudeCodeBuilder,
     single_session=True,
     windowed=True,
+    index_turns=index_turns,
     complete=complete,
     list_sessions=list_sessions,
     maps_listing=True,

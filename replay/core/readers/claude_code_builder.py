@@ -12,6 +12,7 @@ import re
 import sys
 from datetime import datetime
 from functools import partial
+from typing import TYPE_CHECKING
 
 import msgspec
 import orjson
@@ -30,6 +31,9 @@ from replay.core.readers.claude_code_schema import (
     entry_from_object,
 )
 from replay.core.text import PREVIEW_CHARS, shorten
+
+if TYPE_CHECKING:
+    from replay.core.turn_index import TurnIndex
 
 NAME = "claude-code"
 """The format name of this reader."""
@@ -150,6 +154,9 @@ class ClaudeCodeBuilder:
         self._need_meta = True
         self._meta_lines = _META_LINES
         self._title_rank = -1
+        self.turn_index: TurnIndex | None = None
+        """Set when the session's turns are a `TurnIndex`: told of every turn changed after
+        it was added, so its columns follow."""
 
     # -- reading records -------------------------------------------------------------------
 
@@ -391,12 +398,12 @@ class ClaudeCodeBuilder:
         content = message.content
         synthetic = bool(entry.isMeta)
         parts: list[Part] = []
+        owner: Turn | None = None
         if isinstance(content, str):
             parts.append(self._text_part(Kind.TEXT, content, self._limit, synthetic))
             if self.first_prompt is None:
                 self.first_prompt = prompt_key(content)
         elif content:
-            owner: Turn | None = None
             for block in content:
                 if block.type == "tool_result":
                     holder = self._attach(block, entry, parts)
@@ -407,6 +414,8 @@ class ClaudeCodeBuilder:
                         if not source.spans or source.spans[-1] != span:
                             source.spans += (span,)
                         owner = holder
+                    if holder is not None and self.turn_index is not None:
+                        self.turn_index.changed(holder)
                 else:
                     parts.append(self._part(block, synthetic))
             if owner is not None and not parts:
@@ -419,6 +428,9 @@ class ClaudeCodeBuilder:
         turn.parts = parts
         turn.is_meta = synthetic or orphaned
         turn.is_summary = bool(entry.isCompactSummary)
+        if owner is not None and self.turn_index is not None:
+            # Read back alone, this line's results would join the turn as orphans.
+            self.turn_index.keep(turn)
 
     def _attach(self, block: Block, entry: Entry, orphans: list[Part]) -> Turn | None:
         """Put a tool result on its call; returns the turn that now holds it."""
@@ -514,3 +526,31 @@ def _matching(kept: list[Part], rebuilt: list[Part], path: str) -> list[Part]:
         else:
             raise ValueError(f"{path}: the parts of a turn changed since it was read")
     return found
+
+
+def read_back_turn(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes],
+                   line: int | None, turn_id: str, role: str) -> Turn:
+    """A turn read back from its own records (as a `TurnIndex` materialises one).
+
+    Raises:
+        ValueError: the records no longer make that turn (the file was replaced).
+    """
+    builder = ClaudeCodeBuilder(path)
+    lineno = line or 0
+    for (offset, _), data in zip(spans, records, strict=True):
+        builder.feed(data, offset, lineno)
+    for turn in builder.session.turns:
+        if turn.id == turn_id and turn.role == role:
+            return turn
+    raise ValueError(f"{path}: turn {turn_id} is no longer at its recorded place")
+
+
+def index_turns(builder: ClaudeCodeBuilder, **sizes: int) -> TurnIndex:
+    """Hold the builder's turns in a `TurnIndex` (before any line is fed); `sizes` are its
+    `tail` and `cache`."""
+    from replay.core.turn_index import TurnIndex
+
+    index = TurnIndex(builder.session.path, read_back_turn, **sizes)
+    builder.session.turns = index  # type: ignore[assignment]
+    builder.turn_index = index
+    return index

@@ -19,8 +19,8 @@ from typing import Any
 
 from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers._trajectory import (
-    close_with_info,
     command_in,
+    finished,
     load,
     run_id,
     sniff_keys,
@@ -151,10 +151,7 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     steps = _Steps(session)
     for index, message in enumerate(value["messages"]):
         steps.add(message, index)
-    close_with_info(session, info, str(path), "/info")
-    if progress is not None:
-        progress(1, 1)
-    return [session]
+    return finished(session, info, path, progress)
 
 
 READER = Reader(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from replay.core.model import Kind, Part, Session, Source, Turn
-from replay.core.readers._trajectory import close_with_info, load, run_id, sniff_keys, text_of
+from replay.core.readers._trajectory import finished, load, run_id, sniff_keys, text_of
 from replay.core.readers.base import Progress, Reader, ReaderError
 
 NAME = "swe-agent"
@@ -109,10 +109,7 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     _opening(session, value.get("history"))
     for index, step in enumerate(value["trajectory"]):
         _step(session, step, index)
-    close_with_info(session, info, str(path), "/info")
-    if progress is not None:
-        progress(1, 1)
-    return [session]
+    return finished(session, info, path, progress)
 
 
 READER = Reader(

@@ -64,6 +64,8 @@ class EvalResult:
     """Labels whose turn is not an empty turn of the session any more."""
     unlabelled: list[tuple[str, str]] = field(default_factory=list)
     """(path, turn id) of default empty turns in labelled sessions that have no label."""
+    by_session: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Session (its label path) -> (hits, labelled turns compared)."""
 
     def labels(self) -> list[str]:
         """Every label that occurs as gold or as suggestion, sorted."""
@@ -147,6 +149,41 @@ def _sessions(path: Path) -> list[Session]:
         return []
 
 
+def held_out_sessions(labels_path: Path | str) -> set[str]:
+    """Sessions (label paths) with test labels and no development label: whole sessions the
+    rules were never written against, not only turns."""
+    splits: dict[str, set[str]] = {}
+    for gold in read_labels(labels_path):
+        splits.setdefault(gold.path, set()).add(gold.split)
+    return {path for path, found in splits.items() if found == {"test"}}
+
+
+def session_accuracy(result: EvalResult, sessions: Collection[str] | None = None,
+                     ) -> tuple[float, int, int]:
+    """(accuracy, hits, turns) over the turns of `sessions` (every session when None)."""
+    chosen = [value for path, value in result.by_session.items()
+              if sessions is None or path in sessions]
+    hits, count = sum(h for h, _ in chosen), sum(n for _, n in chosen)
+    return (hits / count if count else 0.0), hits, count
+
+
+def session_macro(result: EvalResult) -> tuple[float, int]:
+    """(mean of the per-session accuracies, sessions): each session weighs one, however many
+    of its turns are labelled."""
+    shares = [hits / count for hits, count in result.by_session.values() if count]
+    return (sum(shares) / len(shares) if shares else 0.0), len(shares)
+
+
+def wilson_lower(successes: float, n: int, z: float = 1.96) -> float:
+    """The lower end of the 95 % Wilson interval of a share (0 when n is 0)."""
+    if n == 0:
+        return 0.0
+    share = successes / n
+    centre = share + z * z / (2 * n)
+    spread = z * ((share * (1 - share) + z * z / (4 * n)) / n) ** 0.5
+    return max(0.0, (centre - spread) / (1 + z * z / n))
+
+
 def evaluate(labels_path: Path | str, roots: Iterable[Path] | None = None,
              labels: Collection[str] | None = None, split: str | None = None) -> EvalResult:
     """Run the rules on every labelled empty turn (of one part when `split` is given) and
@@ -182,6 +219,8 @@ def evaluate(labels_path: Path | str, roots: Iterable[Path] | None = None,
                     suggestion = suggest(session, empty, labels)
                     predicted = suggestion.label if suggestion else "none"
                     confusion[(gold.label, predicted)] += 1
+                    hits, count = result.by_session.get(path, (0, 0))
+                    result.by_session[path] = (hits + (predicted == gold.label), count + 1)
                     if predicted != gold.label:
                         result.misses.append(Miss(path, empty.id, empty.index, gold.label,
                                                   predicted,

@@ -121,7 +121,10 @@ RULES: tuple[Rule, ...] = (
          "thinking", "medium", lambda s: _is_assistant(s) and bool(s.reasoning_chars),
          "reasoned for {reasoning} chars but showed nothing"),
     Rule("working",
-         "other", "medium", lambda s: _is_assistant(s) and bool(s.tools),
+         "other", "medium",
+         # A reasoning block the harness keeps only signed or encrypted is reasoning all the
+         # same: such a step is a silent thinking round, as with readable reasoning above.
+         lambda s: _is_assistant(s) and bool(s.tools) and not s.hidden_reasoning,
          "called {tools} without a word: the agent at work, nobody fell silent"),
     Rule("empty-pair",
          "artifact", "medium", lambda s: _is_assistant(s) and s.partner is not None,

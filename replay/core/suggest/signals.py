@@ -27,7 +27,7 @@ from replay.core.detect import (
 )
 from replay.core.detect import gap_before as _detect_gap_before
 from replay.core.harness import is_harness_text, wrapper_of
-from replay.core.model import MARKER_KINDS, Kind, Session, Turn
+from replay.core.model import MARKER_KINDS, Kind, Session, Turn, TurnColumns
 from replay.core.text import empty_wrapper_names, strip_empty_wrappers
 
 WINDOW = 40
@@ -98,6 +98,19 @@ class StatsTally:
             if chars:
                 self._lengths.append(chars)
 
+    def add_values(self, time: float | None, assistant: bool, completed: bool,
+                   chars: int) -> None:
+        """Count the next turn from its figures (`add` without the turn: an index's columns)."""
+        self.turns += 1
+        if time is not None:
+            if self._previous is not None:
+                self._gaps.append(max(0.0, time - self._previous))
+            self._previous = time
+        if assistant:
+            self._records_completion = self._records_completion or completed
+            if chars:
+                self._lengths.append(chars)
+
     def stats(self) -> SessionStats:
         """The figures of the turns counted so far."""
         return SessionStats(
@@ -110,7 +123,11 @@ class StatsTally:
 
 def _compute_stats(session: Session) -> SessionStats:
     tally = StatsTally()
-    for turn in session.turns:
+    turns = session.turns
+    if isinstance(turns, TurnColumns):
+        turns.tally(tally.add_values)
+        return tally.stats()
+    for turn in turns:
         tally.add(turn)
     return tally.stats()
 

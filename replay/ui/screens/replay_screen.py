@@ -31,7 +31,7 @@ from replay.core.detect import (
 )
 from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
-from replay.core.model import Kind, Session, Turn
+from replay.core.model import Kind, Session, Turn, turn_id
 from replay.core.navigation import Navigator, faster, slower
 from replay.ui.messages import OpenSessionRequested
 from replay.ui.read_warnings import warning_line
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from replay.ui.app import ReplayApp
 
 ROLE_FILTERS: tuple[str | None, ...] = (None, "user", "assistant")
+DESCRIBE_PAUSE = 0.005
+"""Seconds the background description of empty turns sleeps after each one."""
 NARROW_WIDTH = 110
 SHORT_HEIGHT = 32
 
@@ -277,6 +279,18 @@ class ReplayScreen(Screen[None]):
             self._empty_cache[index] = found
         return found
 
+    def described(self, index: int) -> EmptyTurn | None:
+        """The report of the empty turn at `index` when it is worked out already."""
+        return self._empty_cache.get(index)
+
+    def empty_turn_quick(self, index: int) -> EmptyTurn | None:
+        """The cached report of the empty turn at `index`, else one made now without the
+        suggester (which reads many turns around each): for lists of every empty turn."""
+        found = self._empty_cache.get(index)
+        if found is not None or not self.navigator.is_empty_at(index):
+            return found
+        return describe_empty(self.session, self.session.turns[index], self.rules)
+
     @property
     def at_placeholder(self) -> bool:
         """True when the view is on the placeholder of a missing reply (after `index`)."""
@@ -286,8 +300,8 @@ class ReplayScreen(Screen[None]):
         """The journal key of the stop at `index`: the turn's id, or its missing reply's."""
         from replay.core.turn_ref import placeholder_id
 
-        turn_id = self.session.turns[index].id
-        return placeholder_id(turn_id) if self.navigator.is_placeholder(index) else turn_id
+        found = turn_id(self.session.turns, index)
+        return placeholder_id(found) if self.navigator.is_placeholder(index) else found
 
     def annotated_indices(self) -> set[int]:
         """Indices of the empty turns this reviewer has annotated."""
@@ -764,13 +778,27 @@ class ReplayScreen(Screen[None]):
             return
         _turn, empty = current
         saved = self.store.get(empty.id)
-        if not empty.suggestion or (self.blind and saved is None):
+        if not empty.suggestion:
             self.notify("No suggestion to disagree with here.", timeout=2)
+            return
+        if self.blind and saved is None:
+            self.notify("Blind review: save your label first (enter); then d says why it "
+                        "differs from the suggestion, saved at once.", timeout=4)
+            return
+        label = self.pending_label or (saved.label if saved is not None else None)
+        if label == empty.suggestion:
+            self.notify(f"{clean(label)} is the suggestion: nothing to overrule.", timeout=2,
+                        markup=False)
             return
         codes = [code for code, _ in OVERRULE_REASONS]
         position = codes.index(self.overrule) + 1 if self.overrule in codes else 0
         self.overrule = codes[position % len(codes)]
-        self.show()
+        if saved is not None and saved.label and self.pending_label in (None, saved.label):
+            # The label is saved already (a blind reviewer saw the suggestion only then):
+            # the reason is saved at once, with no second save to forget.
+            self.action_commit()
+        else:
+            self.show()
 
     def action_note(self) -> None:
         if self._current_empty() is not None:
@@ -815,8 +843,13 @@ class ReplayScreen(Screen[None]):
                         title="Annotation not saved", severity="error", markup=False,
                         timeout=10)
         else:
+            from replay.core.annotations import OVERRULE_REASONS
+
             name = f"#{empty.index + 1}{'+' if empty.is_placeholder else ''}"
-            self.notify(f"Saved {clean(annotation.label)} for {name}.", timeout=2, markup=False)
+            why = dict(OVERRULE_REASONS).get(annotation.overrule)
+            said = f" Why not {clean(empty.suggestion or '')}: {why}." if why else ""
+            self.notify(f"Saved {clean(annotation.label)} for {name}.{said}", timeout=3,
+                        markup=False)
         self.pending_label = None
         self.show()
 
@@ -895,10 +928,18 @@ class ReplayScreen(Screen[None]):
         if not self.session.turns:
             return
         turn = self.session.turns[self.index]
-        text = turn_plain_text(self.session.full_parts(turn)) or f"(empty turn {turn.id})"
+        if self.at_placeholder:
+            from replay.ui.placeholder import headline
+
+            # Not in the file: what is known about it, never the request's words.
+            text = f"#{turn.index + 1}+ (not in the file) " \
+                f"{headline(self.session, turn.index, live=self.following)}"
+            name = f"#{turn.index + 1}+"
+        else:
+            text = turn_plain_text(self.session.full_parts(turn)) or f"(empty turn {turn.id})"
+            name = f"#{turn.index + 1}"
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {len(text):,} characters of #{turn.index + 1}.", timeout=2,
-                    markup=False)
+        self.notify(f"Copied {len(text):,} characters of {name}.", timeout=2, markup=False)
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
@@ -1018,9 +1059,15 @@ class ReplayScreen(Screen[None]):
         """Work out evidence and suggestions ahead, so jumping to an empty turn never waits
         for the session-wide statistics the suggester needs the first time."""
         turns = self.session.turns
-        described = {index: describe_empty(self.session, turns[index], self.rules,
-                                           self.suggester)
-                     for index in indices if index < len(turns)}
+        described: dict[int, EmptyTurn] = {}
+        for index in indices:
+            if index < len(turns):
+                described[index] = describe_empty(self.session, turns[index], self.rules,
+                                                  self.suggester)
+                # A breath after each: with thousands of empty turns this runs for seconds,
+                # and would otherwise hold the interpreter while the reviewer steps or opens
+                # the palette.
+                time.sleep(DESCRIBE_PAUSE)
         self.post_message(EmptyTurnsDescribed(generation, described))
 
     @on(EmptyTurnsDescribed)
@@ -1054,5 +1101,6 @@ class ReplayScreen(Screen[None]):
         # Stay here while more turns arrive: the reviewer decides when to go on (f).
         self.at_live_end = False
         self.new_turns = max(0, last - target)
-        self.notify(f"New empty turn #{target + 1}: paused here. f returns to the live end.",
+        name = f"#{target + 1}{'+' if self.at_placeholder else ''}"
+        self.notify(f"New empty turn {name}: paused here. f returns to the live end.",
                     timeout=5, markup=False)

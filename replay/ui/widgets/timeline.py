@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -14,7 +15,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from replay.core.model import Kind, Session
+from replay.core.model import Kind, Session, TurnColumns
 
 BARS = "▁▂▃▄▅▆▇"
 
@@ -37,7 +38,7 @@ class Timeline(Widget):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.session = session
         """Session drawn."""
-        self.sizes: list[int] = []
+        self.sizes = array("I")
         """Text length of each turn indexed so far."""
         self.empty: list[int] = []
         """Sorted indices of empty turns."""
@@ -56,8 +57,13 @@ class Timeline(Widget):
         """Redraw for a new position, empty-turn list or annotation set."""
         self.current, self.empty, self.annotated = current, empty, annotated
         turns = self.session.turns
-        for turn in turns[len(self.sizes):]:
-            self.sizes.append(sum(p.text_length for p in turn.parts if p.kind == Kind.TEXT))
+        if isinstance(turns, TurnColumns):
+            # A big session's index knows every size: no turn is read back for the bars.
+            self.sizes.extend(turns.text_sizes(len(self.sizes), len(turns)))
+        else:
+            for turn in turns[len(self.sizes):]:
+                self.sizes.append(min(sum(p.text_length for p in turn.parts
+                                          if p.kind == Kind.TEXT), 0xFFFFFFFF))
         self.refresh()
 
     def set_silence(self, text: str) -> None:

@@ -1,0 +1,622 @@
+"""A session's turns held as compact columns, whole turns read back from the file on demand.
+
+A big line-based session (789,000 one-line turns) costs about a kilobyte a turn as `Turn`,
+`Part` and `Source` objects. `TurnIndex` keeps, per turn, what the app asks of every turn
+(role, which part kinds show something, flags, times, text size, id, the byte spans of its
+records: under a hundred bytes) and materialises a whole `Turn` by feeding its records to a
+fresh builder, with a small cache around the reviewer's position. The latest turns stay
+whole while the builder may still change them; a builder that changes an older turn says so
+(`changed`), and its columns are taken again.
+
+It is a `Sequence[Turn]`: callers that read `session.turns[i]` work unchanged. Loops over
+every turn use the column queries instead (`stops`, `role_at`, `id_at`, `time_at`, ...).
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import re
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from typing import overload
+
+from replay.core.detect import REPLY_WINDOW, DetectionRules, is_empty, request_words
+from replay.core.harness import interrupt_of
+from replay.core.model import Kind, Part, Source, Turn, TurnColumns
+from replay.core.text import empty_wrapper_names, is_blank
+
+Rebuild = Callable[[str, tuple[tuple[int, int], ...], list[bytes], int | None, str, str], Turn]
+"""(path, spans, the records at those spans, first line, turn id, role) -> the turn those
+records make."""
+
+_KINDS: tuple[str, ...] = (
+    Kind.TEXT, Kind.REASONING, Kind.TOOL_CALL, Kind.TOOL_RESULT, Kind.FILE, Kind.IMAGE,
+    Kind.PATCH, Kind.SUBTASK, Kind.AGENT, Kind.COMPACTION, Kind.STEP, Kind.SNAPSHOT,
+    Kind.ERROR, Kind.RETRY, Kind.OTHER,
+)
+KIND_BITS: dict[str, int] = {kind: 1 << number for number, kind in enumerate(_KINDS)}
+"""One bit per part kind."""
+_TOOLS = KIND_BITS[Kind.TOOL_CALL] | KIND_BITS[Kind.TOOL_RESULT]
+
+ROLES: tuple[str, ...] = ("user", "assistant", "system")
+_ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
+
+META, SUMMARY, REQUEST, WRAPPER, NOTICE = 1, 2, 4, 8, 16
+"""Flag bits: the harness marked it meta; a compaction summary; a request a person typed
+(`request_words` not empty); a text part holding an empty wrapper tag; a notice that a
+reply is not coming (an error, a system line, an interrupt: see `missing_reply`)."""
+
+TAIL = 64
+"""Latest turns kept whole: a builder still adds parts and records to them."""
+CACHE = 512
+"""Turns kept whole once read back (the reviewer's neighbourhood)."""
+
+
+def _mask(kinds: frozenset[str]) -> int:
+    mask = 0
+    for kind in kinds:
+        mask |= KIND_BITS.get(kind, 0)
+    return mask
+
+
+class TurnIndex(TurnColumns):
+    """The turns of one session file: columns for every turn, whole turns on demand."""
+
+    def __init__(self, path: str, rebuild: Rebuild, *, tail: int = TAIL,
+                 cache: int = CACHE) -> None:
+        self.path = path
+        """The file the turns' records are read back from."""
+        self._rebuild = rebuild
+        self._tail_size = max(tail, 1)
+        self._cache_size = max(cache, 1)
+        self._tail: dict[int, Turn] = {}
+        """The latest turns, whole, by index. A turn leaves it only once its columns are
+        written, so a reader in another thread finds every turn one way or the other."""
+        self._base = 0
+        """Turns before this index have columns."""
+        self._count = 0
+        self._role = array("b")
+        self._shown = array("H")
+        """Kinds with a part that shows something (text: when not blank)."""
+        self._kinds = array("H")
+        """Kinds of every part."""
+        self._flags = array("B")
+        self._time = array("d")
+        self._completed = array("d")
+        self._size = array("I")
+        """Characters of text parts (the timeline's density)."""
+        self._line = array("i")
+        self._span_at = array("I", [0])
+        self._offsets = array("q")
+        self._lengths = array("I")
+        self._id_at = array("I", [0])
+        self._ids = bytearray()
+        self._moved: dict[int, tuple[tuple[int, int], ...]] = {}
+        """Spans of a turn that grew after later turns were indexed."""
+        self._kept: dict[int, Turn] = {}
+        """Turns that cannot be read back from their own records alone: kept whole."""
+        self._keep: set[int] = set()
+        self._cache: OrderedDict[int, Turn] = OrderedDict()
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        """The file, open while turns are read back (an open per turn costs more than the
+        read); its records stay readable if the file is replaced."""
+        self._masks: dict[frozenset[str], int] = {}
+        self.materialised = 0
+        """Turns read back from the file so far (for tests and benchmarks)."""
+
+    # ------------------------------------------------------------------ growing
+
+    def append(self, turn: Turn) -> None:
+        """Add the next turn (`Session.add`); the oldest whole one becomes columns."""
+        self._tail[turn.index] = turn
+        self._count = turn.index + 1
+        if len(self._tail) > self._tail_size:
+            oldest = next(iter(self._tail))
+            self._compact(self._tail[oldest])
+            del self._tail[oldest]
+
+    def keep(self, turn: Turn) -> None:
+        """Keep this turn whole: its records alone do not make it (a line mixing a prompt
+        with results for earlier calls)."""
+        if turn.index < self._base:
+            self._kept[turn.index] = turn
+        else:
+            self._keep.add(turn.index)
+
+    def changed(self, turn: Turn) -> None:
+        """The builder changed a turn it added earlier (a reply's next line, a tool result)."""
+        index = turn.index
+        if index in self._tail or not 0 <= index < self._base:
+            return  # whole in the tail: nothing indexed yet
+        with self._lock:
+            self._cache.pop(index, None)
+        if index in self._kept:
+            self._kept[index] = turn
+            return
+        self._columns(index, turn)
+
+    def _compact(self, turn: Turn) -> None:
+        index = self._base
+        assert turn.index == index, "turns are compacted in order"
+        if index in self._keep:
+            self._keep.discard(index)
+            self._kept[index] = turn
+        for name in ("_role", "_shown", "_kinds", "_flags", "_line"):
+            getattr(self, name).append(0)
+        self._time.append(math.nan)
+        self._completed.append(math.nan)
+        self._size.append(0)
+        encoded = turn.id.encode("utf-8", "surrogatepass")
+        self._ids += encoded
+        self._id_at.append(len(self._ids))
+        self._span_at.append(self._span_at[-1])
+        self._base = index + 1
+        if index not in self._kept:
+            self._columns(index, turn)
+
+    def _columns(self, index: int, turn: Turn) -> None:
+        """Take (or take again) the columns of a turn from its whole form."""
+        role = _ROLE_CODE.get(turn.role)
+        source = turn.source
+        shown = kinds = flags = size = 0
+        for part in turn.parts:
+            bit = KIND_BITS.get(part.kind)
+            if bit is None:
+                role = None  # a kind the columns cannot name
+                break
+            kinds |= bit
+            if part.kind == Kind.TEXT:
+                size += part.text_length
+                text = part.text
+                if not is_blank(text):
+                    shown |= bit
+                if "<" in text and empty_wrapper_names(text):
+                    flags |= WRAPPER
+            else:
+                shown |= bit
+        if role is None or source is None or source.path != self.path \
+                or source.record is not None or not source.spans:
+            self._kept[index] = turn  # cannot be read back: keep it whole
+            return
+        if turn.is_meta:
+            flags |= META
+        if turn.is_summary:
+            flags |= SUMMARY
+        if turn.role == "user" and request_words(turn):
+            flags |= REQUEST
+        if _notice(turn):
+            flags |= NOTICE
+        self._role[index] = role
+        self._shown[index] = shown
+        self._kinds[index] = kinds
+        self._flags[index] = flags
+        self._time[index] = math.nan if turn.time is None else turn.time
+        self._completed[index] = math.nan if turn.completed is None else turn.completed
+        self._size[index] = min(size, 0xFFFFFFFF)
+        self._line[index] = -1 if source.line is None else source.line
+        self._set_spans(index, source.spans)
+
+    def _set_spans(self, index: int, spans: tuple[tuple[int, int], ...]) -> None:
+        start, end = self._span_at[index], self._span_at[index + 1]
+        if index == self._base - 1:
+            # The newest indexed turn: its spans are the last ones, rewrite them in place.
+            self._moved.pop(index, None)
+            del self._offsets[start:], self._lengths[start:]
+            for offset, length in spans:
+                self._offsets.append(offset)
+                self._lengths.append(length)
+            self._span_at[index + 1] = len(self._offsets)
+        elif self._spans_from_columns(start, end) != spans:
+            self._moved[index] = spans
+
+    def _spans_from_columns(self, start: int, end: int) -> tuple[tuple[int, int], ...]:
+        return tuple(zip(self._offsets[start:end], self._lengths[start:end], strict=True))
+
+    # ------------------------------------------------------------------ sequence
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    @overload
+    def __getitem__(self, key: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> Sequence[Turn]: ...
+
+    def __getitem__(self, key: int | slice) -> Turn | Sequence[Turn]:
+        if isinstance(key, slice):
+            return TurnSlice(self, range(len(self))[key])
+        return self._whole(self._position(key))
+
+    def __iter__(self) -> Iterator[Turn]:
+        for index in range(len(self)):
+            yield self._whole(index)
+
+    def _position(self, key: int) -> int:
+        index = key + len(self) if key < 0 else key
+        if not 0 <= index < len(self):
+            raise IndexError(f"turn {key} is out of range ({len(self)} turns)")
+        return index
+
+    def whole_now(self, index: int) -> Turn | None:
+        """The turn when it is whole in memory (tail, kept or cached), else None."""
+        whole = self._whole_object(index)
+        if whole is not None:
+            return whole
+        with self._lock:
+            return self._cache.get(index)
+
+    def _whole(self, index: int) -> Turn:
+        whole = self._whole_object(index)
+        if whole is not None:
+            return whole
+        with self._lock:
+            cached = self._cache.get(index)
+            if cached is not None:
+                self._cache.move_to_end(index)
+                return cached
+        turn = self._read_back(index)
+        with self._lock:
+            self._cache[index] = turn
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return turn
+
+    def spans_at(self, index: int) -> tuple[tuple[int, int], ...]:
+        """Byte (offset, length) of every record of the turn."""
+        whole = self._whole_object(index)
+        if whole is not None:
+            return whole.source.spans if whole.source is not None else ()
+        moved = self._moved.get(index)
+        if moved is not None:
+            return moved
+        return self._spans_from_columns(self._span_at[index], self._span_at[index + 1])
+
+    def _whole_object(self, index: int) -> Turn | None:
+        turn = self._tail.get(index)
+        return turn if turn is not None else self._kept.get(index)
+
+    def _read_back(self, index: int) -> Turn:
+        spans = self.spans_at(index)
+        line = self._line[index]
+        first_line = None if line < 0 else line
+        turn_id, role = self.id_at(index), ROLES[self._role[index]]
+        self.materialised += 1
+        try:
+            turn = self._rebuild(self.path, spans, self._records(spans), first_line, turn_id,
+                                 role)
+        except (OSError, ValueError) as error:
+            # The file changed under the app (replaced, truncated): say so in the turn.
+            turn = Turn(turn_id, role, parts=[Part(
+                Kind.ERROR, f"this turn could not be read back from {self.path}: {error}",
+                name="unreadable")])
+            turn.time, turn.completed = self.time_at(index), self.completed_at(index)
+        turn.index = index
+        turn.source = Source(self.path, first_line, spans)
+        return turn
+
+    def _records(self, spans: tuple[tuple[int, int], ...]) -> list[bytes]:
+        with self._lock:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDONLY)
+            fd = self._fd
+        records = [os.pread(fd, length, offset) for offset, length in spans]
+        if any(len(record) != length for record, (_, length) in zip(records, spans, strict=True)):
+            raise ValueError("the file is shorter than when it was read")
+        return records
+
+    def close(self) -> None:
+        """Let go of the file (turns read back later open it again)."""
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            os.close(fd)
+
+    # ------------------------------------------------------------------ columns
+
+    def role_at(self, index: int) -> str:
+        """The turn's role."""
+        whole = self._whole_object(index)
+        return whole.role if whole is not None else ROLES[self._role[index]]
+
+    def id_at(self, index: int) -> str:
+        """The turn's id."""
+        whole = self._whole_object(index)
+        if whole is not None:
+            return whole.id
+        return self._ids[self._id_at[index]:self._id_at[index + 1]].decode(
+            "utf-8", "surrogatepass")
+
+    def time_at(self, index: int) -> float | None:
+        """Epoch seconds of the turn, if known."""
+        whole = self._whole_object(index)
+        if whole is not None:
+            return whole.time
+        value = self._time[index]
+        return None if math.isnan(value) else value
+
+    def completed_at(self, index: int) -> float | None:
+        """Epoch seconds the reply finished, if recorded."""
+        whole = self._whole_object(index)
+        if whole is not None:
+            return whole.completed
+        value = self._completed[index]
+        return None if math.isnan(value) else value
+
+    def text_size_at(self, index: int) -> int:
+        """Characters of the turn's text parts (before any shortening)."""
+        whole = self._whole_object(index)
+        if whole is not None:
+            return sum(p.text_length for p in whole.parts if p.kind == Kind.TEXT)
+        return self._size[index]
+
+    def text_sizes(self, start: int, end: int) -> array[int]:
+        """`text_size_at` of the turns [start, end), at once (the timeline's bars)."""
+        end = min(end, len(self))
+        limit = max(start, min(end, self._base))
+        sizes = self._size[start:limit]
+        for index in set(self._kept):
+            if start <= index < limit:
+                sizes[index - start] = min(self.text_size_at(index), 0xFFFFFFFF)
+        sizes.extend(min(self.text_size_at(index), 0xFFFFFFFF) for index in range(limit, end))
+        return sizes
+
+    def kinds_at(self, index: int) -> frozenset[str]:
+        """The kinds of the turn's parts."""
+        whole = self._whole_object(index)
+        if whole is not None:
+            return frozenset(part.kind for part in whole.parts)
+        bits = self._kinds[index]
+        return frozenset(kind for kind, bit in KIND_BITS.items() if bits & bit)
+
+    def is_request_at(self, index: int) -> bool:
+        """True when the turn is a request a person typed (`request_words` not empty)."""
+        whole = self._whole_object(index)
+        if whole is not None:
+            return bool(request_words(whole))
+        return bool(self._flags[index] & REQUEST)
+
+    def empty_at(self, index: int, rules: DetectionRules) -> bool:
+        """`detect.is_empty` of the turn, from the columns."""
+        whole = self._whole_object(index)
+        if whole is not None:
+            return is_empty(whole, rules)
+        if ROLES[self._role[index]] not in rules.roles:
+            return False
+        shown = self._shown[index] & self._mask(rules.visible_kinds)
+        if not shown:
+            return True
+        return (rules.tool_only_is_empty and self._role[index] == 1
+                and not shown & ~_TOOLS)
+
+    def stop_at(self, index: int, rules: DetectionRules, *, live: bool = False) -> bool:
+        """`detect.is_stop` of the turn (an empty turn, or a request with no reply)."""
+        if self.empty_at(index, rules):
+            return True
+        return rules.missing_replies and self.unanswered_at(index, live=live)
+
+    def _is_notice(self, index: int) -> bool:
+        whole = self._whole_object(index)
+        if whole is not None:
+            return _notice(whole)
+        return bool(self._flags[index] & NOTICE)
+
+    def unanswered_at(self, index: int, *, live: bool = False) -> bool:
+        """`detect.missing_reply(..., live=live) is not None`, from the roles and flags."""
+        if not self.is_request_at(index):
+            return False
+        total = len(self)
+        end = min(total, index + 1 + REPLY_WINDOW)
+        notices = False
+        for following in range(index + 1, end):
+            role = self.role_at(following)
+            if role == "assistant":
+                return False
+            if role == "user" and self.is_request_at(following):
+                return True
+            notices = notices or self._is_notice(following)
+        if index + 1 + REPLY_WINDOW < total:
+            return False
+        return notices or not live
+
+    def stops(self, start: int, end: int, rules: DetectionRules, *,
+              live: bool = False) -> list[int]:
+        """Indices of the empty turns (stops) among [start, end)."""
+        if rules.missing_replies:
+            return [index for index in range(start, end)
+                    if self.stop_at(index, rules, live=live)]
+        # The columns straight, for the 789,000 turns of a big session (`stop_at` per turn
+        # is four times slower); whole turns (kept, or still in the tail) one by one.
+        limit = min(end, self._base)
+        whole = set(self._kept) | set(self._tail)
+        mask = self._mask(rules.visible_kinds)
+        roles = {code for code, role in enumerate(ROLES) if role in rules.roles}
+        tool_only = rules.tool_only_is_empty
+        shown_of, role_of = self._shown, self._role
+        found = []
+        for index in range(start, limit):
+            role = role_of[index]
+            if role in roles:
+                shown = shown_of[index] & mask
+                if (not shown or (tool_only and role == 1 and not shown & ~_TOOLS)) \
+                        and index not in whole:
+                    found.append(index)
+        found.extend(index for index in whole if start <= index < limit
+                     and self.stop_at(index, rules))
+        found.extend(index for index in range(max(start, limit), end)
+                     if self.stop_at(index, rules))
+        return sorted(found)
+
+    def tally(self, add: Callable[[float | None, bool, bool, int], None]) -> None:
+        """Feed every turn's (time, assistant, completed, text size) to `add`, in order
+        (`StatsTally.add_values`: the suggester's session-wide figures)."""
+        limit = self._base
+        whole = set(self._kept)
+        times, completed, roles, sizes = self._time, self._completed, self._role, self._size
+        isnan = math.isnan
+        for index in range(limit):
+            if index in whole:
+                turn = self._kept[index]
+                assistant = turn.role == "assistant"
+                add(turn.time, assistant, assistant and turn.completed is not None,
+                    self.text_size_at(index) if assistant else 0)
+                continue
+            time = times[index]
+            assistant = roles[index] == 1
+            add(None if isnan(time) else time, assistant,
+                assistant and not isnan(completed[index]), sizes[index] if assistant else 0)
+        for index in range(limit, len(self)):
+            assistant = self.role_at(index) == "assistant"
+            add(self.time_at(index), assistant,
+                assistant and self.completed_at(index) is not None,
+                self.text_size_at(index) if assistant else 0)
+
+    def _mask(self, kinds: frozenset[str]) -> int:
+        mask = self._masks.get(kinds)
+        if mask is None:
+            mask = self._masks[kinds] = _mask(kinds)
+        return mask
+
+    def find_id(self, turn_id: str) -> int | None:
+        """The index of the first turn with this id."""
+        found = self.ids_with(turn_id, prefix=False, limit=1)
+        return found[0] if found else None
+
+    def ids_with(self, text: str, *, prefix: bool, limit: int | None = None) -> list[int]:
+        """Indices of turns whose id is `text` (or starts with it, with `prefix`)."""
+        wanted = text.encode("utf-8", "surrogatepass")
+        found: list[int] = []
+        if wanted:
+            ids, ends = self._ids, self._id_at
+            position = ids.find(wanted)
+            while position >= 0:
+                # The id holding this position: a binary search over the ends.
+                low, high = 0, self._base
+                while low < high:
+                    middle = (low + high) // 2
+                    if ends[middle + 1] <= position:
+                        low = middle + 1
+                    else:
+                        high = middle
+                index = low
+                if index < self._base and ends[index] == position and index not in self._kept \
+                        and (prefix or ends[index + 1] - position == len(wanted)):
+                    found.append(index)
+                    if limit is not None and len(found) >= limit:
+                        return found
+                position = ids.find(wanted, position + 1)
+        for index in (*sorted(self._kept), *sorted(self._tail)):
+            turn_id = self.id_at(index)
+            if turn_id == text or (prefix and turn_id.startswith(text)):
+                found.append(index)
+        found.sort()
+        return found[:limit] if limit is not None else found
+
+    def lines_with(self, needle: str) -> list[int] | None:
+        """Indices of the turns one of whose records holds `needle` (ASCII letters in any
+        case) in its raw bytes, in order: every turn whose text holds it is among them. None
+        when raw bytes cannot tell (a needle JSON would escape, or not ASCII)."""
+        if not needle or not needle.isascii() or any(
+                char in needle for char in '"\\/') or not needle.isprintable():
+            return None
+        pattern = re.compile(re.escape(needle.encode()), re.IGNORECASE)
+        starts: set[int] = set()
+        try:
+            with open(self.path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size:
+                    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                        position = 0
+                        for found in pattern.finditer(data):
+                            if found.start() < position:
+                                continue  # this line is counted already
+                            start = data.rfind(b"\n", 0, found.start()) + 1
+                            starts.add(start)
+                            end = data.find(b"\n", found.end())
+                            position = size if end < 0 else end + 1
+        except (OSError, ValueError):
+            return None
+        found_turns: list[int] = []
+        offsets, span_at = self._offsets, self._span_at
+        for index in range(self._base):
+            if index in self._kept or index in self._moved:
+                continue
+            for span in range(span_at[index], span_at[index + 1]):
+                if offsets[span] in starts or offsets[span] - 3 in starts:
+                    found_turns.append(index)  # (- 3: a first line after a byte-order mark)
+                    break
+        for index in (*self._moved, *self._kept, *self._tail):
+            if any(offset in starts or offset - 3 in starts
+                   for offset, _ in self.spans_at(index)):
+                found_turns.append(index)
+        return sorted(set(found_turns))
+
+    def nbytes(self) -> int:
+        """Bytes held by the columns (not the whole turns kept)."""
+        columns = (self._role, self._shown, self._kinds, self._flags, self._time,
+                   self._completed, self._size, self._line, self._span_at, self._offsets,
+                   self._lengths, self._id_at)
+        return sum(column.itemsize * len(column) for column in columns) + len(self._ids)
+
+
+def _notice(turn: Turn) -> bool:
+    """True when `missing_reply` counts the turn as a notice that no reply is coming."""
+    for part in turn.parts:
+        if part.kind == Kind.ERROR:
+            return True
+        if part.kind == Kind.TEXT and (
+                (turn.role == "system" and part.text.strip()) or interrupt_of(part.text)):
+            return True
+    return False
+
+
+class TurnSlice(Sequence[Turn]):
+    """A slice of a `TurnIndex`, read lazily (a look 40 turns ahead usually stops at one)."""
+
+    __slots__ = ("_index", "_range")
+
+    def __init__(self, index: TurnIndex, positions: range) -> None:
+        self._index = index
+        self._range = positions
+
+    def __len__(self) -> int:
+        return len(self._range)
+
+    @overload
+    def __getitem__(self, key: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> Sequence[Turn]: ...
+
+    def __getitem__(self, key: int | slice) -> Turn | Sequence[Turn]:
+        if isinstance(key, slice):
+            return TurnSlice(self._index, self._range[key])
+        return self._index[self._range[key]]
+
+    def __iter__(self) -> Iterator[Turn]:
+        for position in self._range:
+            yield self._index[position]
+
+    def __reversed__(self) -> Iterator[Turn]:
+        for position in reversed(self._range):
+            yield self._index[position]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, TurnSlice)):
+            return len(self) == len(other) and all(a is b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
