@@ -556,6 +556,11 @@ def find_empty_turns(
     turns: Sequence[Turn] | None = None,
 ) -> list[EmptyTurn]:
     """Every empty turn of the session (or of `turns`, a slice of it), in order."""
+    every = session.turns
+    if turns is None and isinstance(every, TurnColumns):
+        # A compact index: the stops from its columns, only those turns read back.
+        return [describe_empty(session, every[index], rules, suggester)
+                for index in every.stops(0, len(every), rules)]
     return [
         describe_empty(session, turn, rules, suggester)
         for turn in (session.turns if turns is None else turns)

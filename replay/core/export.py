@@ -23,7 +23,7 @@ from replay.core.detect import (
 )
 from replay.core.files import output_stream
 from replay.core.labels import LabelSet
-from replay.core.model import Kind, Session, Turn
+from replay.core.model import Kind, Session, Turn, TurnColumns
 from replay.core.safe import json_line, path_text
 from replay.core.text import one_line
 
@@ -136,7 +136,15 @@ def export_rows(
     identity = session_identity(session)
     annotations = list(annotations)
     noted = {note.turn_id for note in annotations}
-    by_id = {turn.id: turn for turn in session.turns}
+    turns = session.turns
+    if isinstance(turns, TurnColumns):
+        # A compact index: look ids up in it, never read every turn back.
+        def by_id(turn_id: str) -> Turn | None:
+            found = turns.ids_with(turn_id, prefix=False, limit=1)
+            return turns[found[0]] if found else None
+    else:
+        whole = {turn.id: turn for turn in turns}
+        by_id = whole.get
     found = find_empty_turns(session, rules.with_options(missing_replies=True), suggester)
     empties = {empty.id: empty for empty in found
                if rules.missing_replies or not empty.is_placeholder or empty.id in noted}
@@ -146,7 +154,7 @@ def export_rows(
         if note.withdrawn or note.session_id != identity:
             continue
         empty = empties.get(note.turn_id)
-        turn = by_id.get(note.turn_id) if empty is None else session.turns[empty.index]
+        turn = by_id(note.turn_id) if empty is None else session.turns[empty.index]
         annotated.add(note.turn_id)
         row = _row(session, turn, empty, note, labels)
         keyed.append((row["turn_index"], note.reviewer, note.time, row))

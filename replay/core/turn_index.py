@@ -14,6 +14,7 @@ every turn use the column queries instead (`stops`, `role_at`, `id_at`, `time_at
 
 from __future__ import annotations
 
+import bisect
 import math
 import mmap
 import os
@@ -106,6 +107,8 @@ class TurnIndex(TurnColumns):
         """The file, open while turns are read back (an open per turn costs more than the
         read); its records stay readable if the file is replaced."""
         self._masks: dict[frozenset[str], int] = {}
+        self._found: tuple[tuple[object, ...], list[int]] | None = None
+        """The last `lines_with` answer, by needle and the file's size and time."""
         self.materialised = 0
         """Turns read back from the file so far (for tests and benchmarks)."""
 
@@ -530,25 +533,20 @@ class TurnIndex(TurnColumns):
         case) in its raw bytes, in order: every turn whose text holds it is among them. None
         when raw bytes cannot tell (a needle JSON would escape, or not ASCII)."""
         if not needle or not needle.isascii() or any(
-                char in needle for char in '"\\/') or not needle.isprintable():
-            return None
-        pattern = re.compile(re.escape(needle.encode()), re.IGNORECASE)
-        starts: set[int] = set()
+                char in needle for char in '"\\/[]') or not needle.isprintable():
+            return None  # (brackets: `[image]` stands in a result's text for an image)
         try:
-            with open(self.path, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                if size:
-                    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                        position = 0
-                        for found in pattern.finditer(data):
-                            if found.start() < position:
-                                continue  # this line is counted already
-                            start = data.rfind(b"\n", 0, found.start()) + 1
-                            starts.add(start)
-                            end = data.find(b"\n", found.end())
-                            position = size if end < 0 else end + 1
+            status = os.stat(self.path)
+        except OSError:
+            return None
+        key = (needle.casefold(), len(self), status.st_size, status.st_mtime_ns)
+        if self._found is not None and self._found[0] == key:
+            return self._found[1]  # a search and its match count ask the same in a row
+        try:
+            starts = _line_starts(self.path, needle.lower().encode())
         except (OSError, ValueError):
             return None
+        pattern = re.compile(re.escape(needle.encode()), re.IGNORECASE)
         found_turns: list[int] = []
         offsets, span_at = self._offsets, self._span_at
         for index in range(self._base):
@@ -558,11 +556,26 @@ class TurnIndex(TurnColumns):
                 if offsets[span] in starts or offsets[span] - 3 in starts:
                     found_turns.append(index)  # (- 3: a first line after a byte-order mark)
                     break
-        for index in (*self._moved, *self._kept, *self._tail):
+        for index in self._moved:
             if any(offset in starts or offset - 3 in starts
                    for offset, _ in self.spans_at(index)):
                 found_turns.append(index)
-        return sorted(set(found_turns))
+        found_turns.extend((*self._kept, *self._tail))  # whole already: looked at as they are
+        # What a search looks through that a record may not hold as such: the id (made up
+        # for a record without one) and the role (`system` for a line of orphan results).
+        ends = self._id_at
+        for match in pattern.finditer(self._ids):
+            index = bisect.bisect_right(ends, match.start()) - 1
+            if 0 <= index < self._base and match.end() <= ends[index + 1]:
+                found_turns.append(index)
+        folded = needle.casefold()
+        for code, role in enumerate(ROLES):
+            if folded in role:
+                found_turns.extend(index for index in range(self._base)
+                                   if self._role[index] == code)
+        result = sorted(set(found_turns))
+        self._found = (key, result)
+        return result
 
     def nbytes(self) -> int:
         """Bytes held by the columns (not the whole turns kept)."""
@@ -570,6 +583,36 @@ class TurnIndex(TurnColumns):
                    self._completed, self._size, self._line, self._span_at, self._offsets,
                    self._lengths, self._id_at)
         return sum(column.itemsize * len(column) for column in columns) + len(self._ids)
+
+
+SCAN_BYTES = 8 * 1024 * 1024
+"""Bytes of the file lowered and searched at a time."""
+
+
+def _line_starts(path: str, needle: bytes) -> set[int]:
+    """Offsets of the lines of a file holding `needle` (lower-case ASCII) in any case."""
+    starts: set[int] = set()
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if not size:
+            return starts
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            base = 0
+            while base < size:
+                # A chunk overlaps the next by the needle's length, so no match is cut.
+                chunk = data[base:base + SCAN_BYTES + len(needle) - 1].lower()
+                position = chunk.find(needle)
+                while position >= 0:
+                    at = base + position
+                    line = data.rfind(b"\n", 0, at) + 1
+                    starts.add(line)
+                    end = data.find(b"\n", at)
+                    if end < 0:
+                        return starts
+                    # On to the next line: this one is counted.
+                    position = chunk.find(needle, max(end + 1 - base, position + 1))
+                base += SCAN_BYTES
+    return starts
 
 
 def _notice(turn: Turn) -> bool:

@@ -183,7 +183,8 @@ def test_search_finds_the_same_turns(files: list[Path]) -> None:
         whole = read(path, indexed=False)
         indexed = read(path, indexed=True, tail=1, cache=3)
         ours, theirs = Navigator(indexed), Navigator(whole)
-        needles = ["the", "TEST", "step 3", "ok", "é", 'say "hi"', "zzz-not-there", "Bash"]
+        needles = ["the", "TEST", "step 3", "ok", "é", 'say "hi"', "zzz-not-there", "Bash",
+                   "SYSTEM", "line-", "[image]", "assist"]
         needles += [turn.id[:8] for turn in whole.turns[:3]]
         for needle in needles:
             assert ours.matches(needle) == theirs.matches(needle), (path, needle)
@@ -277,3 +278,35 @@ def test_whole_turns_kept_stay_few(tmp_path: Path) -> None:
         assert index[at].id == index.id_at(at)
     assert len(index._cache) <= 512 and not index._kept and len(index._tail) <= 64
     assert os.path.getsize(path) > 0
+
+
+def test_export_reads_back_only_the_turns_it_writes(tmp_path: Path) -> None:
+    from replay.core.annotations import Annotation, session_identity
+    from replay.core.export import export_rows
+    from replay.core.labels import DEFAULT_LABELS
+
+    path = tmp_path / "tools.jsonl"
+    _tool_session(path)
+    whole = read(path, indexed=False)
+    indexed = read(path, indexed=True, tail=1)  # (a cache that holds every turn read)
+    index = indexed.turns
+    assert isinstance(index, TurnIndex)
+    notes = [Annotation(session_identity(whole), turn.id, turn.index, "artifact",
+                        reviewer="ada", time="2026-03-01T00:00:00.000Z")
+             for turn in (whole.turns[4], whole.turns[30])]
+    notes.append(Annotation(session_identity(whole), "gone", 99, "approval", reviewer="ada"))
+    for all_empty in (False, True):
+        ours = export_rows(indexed, notes, DEFAULT_LABELS, all_empty=all_empty)
+        assert ours == export_rows(whole, notes, DEFAULT_LABELS, all_empty=all_empty)
+    # On a long session the stops come from the columns: only the annotated turns and their
+    # neighbours are read back.
+    tiny = tmp_path / "tiny.jsonl"
+    _tiny(tiny, 5_000)
+    session = read(tiny, indexed=True)
+    turns = session.turns
+    assert isinstance(turns, TurnIndex)
+    notes = [Annotation(session_identity(session), turns.id_at(at), at, "artifact",
+                        reviewer="ada") for at in (10, 4_000)]
+    rows = export_rows(session, notes, DEFAULT_LABELS, all_empty=True)
+    assert [row["turn_index"] for row in rows] == [10, 4_000]
+    assert turns.materialised <= 6
