@@ -109,6 +109,7 @@ class TurnIndex(TurnColumns):
         self._masks: dict[frozenset[str], int] = {}
         self._found: tuple[tuple[object, ...], list[int]] | None = None
         """The last `lines_with` answer, by needle and the file's size and time."""
+        self.memo: dict[object, object] = {}
         self.materialised = 0
         """Turns read back from the file so far (for tests and benchmarks)."""
 
@@ -134,6 +135,7 @@ class TurnIndex(TurnColumns):
     def changed(self, turn: Turn) -> None:
         """The builder changed a turn it added earlier (a reply's next line, a tool result)."""
         index = turn.index
+        self.memo.clear()
         if index in self._tail or not 0 <= index < self._base:
             return  # whole in the tail: nothing indexed yet
         with self._lock:
