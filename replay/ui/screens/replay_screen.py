@@ -345,24 +345,41 @@ class ReplayScreen(Screen[None]):
             silence = self.silence_text()
             if silence:
                 state.append(f" · {silence}", style="bold reverse")
-        room = (self.app.size.width if self.is_mounted else 200) - state.cell_len - 1
-        name = clean(session.label)[:40]
+        # A prefix (the review queue's place) comes right after the app's name; the name
+        # and format give way to it, so position, play state and counts stay in view.
+        prefix = self.status_prefix()
+        room = ((self.app.size.width if self.is_mounted else 200) - state.cell_len
+                - prefix.cell_len - 1)
+        name = clean(session.label)
+        if len(name) > 40:
+            name = name[:39] + "…"
         fmt = f" · {session.format} · "
         head = Text()
         if room >= len(" replay · ") + len(fmt) + 8:
             if len(" replay · ") + len(name) + len(fmt) > room:
                 name = name[:room - len(" replay · ") - len(fmt) - 1] + "…"
             head.append(" replay", style="bold")
+            head.append_text(prefix)
             head.append(f" · {name}{fmt}")
         elif room >= len(fmt) + 6:
             cut = room - len(fmt) - 2
+            if prefix:  # without the app's name, the prefix loses its leading " ·"
+                head.append_text(prefix[2:])
+                head.append(" ·")
             head.append(f" {name if len(name) <= cut else name[:cut] + '…'} · ")
+        elif prefix:
+            head.append_text(prefix[2:])
+            head.append(" · ")
         else:
             head.append(" ")
         status = Text(no_wrap=True, overflow="ellipsis")
         status.append_text(head)
         status.append_text(state)
         return status
+
+    def status_prefix(self) -> Text:
+        """What the header shows after the app's name, before the session (none here)."""
+        return Text()
 
     def search_position(self) -> tuple[int, int] | None:
         """`(k, n)` when the current turn is the k-th of the n turns matching the search."""
