@@ -33,6 +33,7 @@ from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
 from replay.core.model import Kind, Session, Turn, turn_id
 from replay.core.navigation import Navigator, faster, slower
+from replay.core.text import plural
 from replay.ui.messages import OpenSessionRequested
 from replay.ui.read_warnings import warning_line
 from replay.ui.render import clean, gap_text, turn_plain_text
@@ -341,7 +342,7 @@ class ReplayScreen(Screen[None]):
         if self.following:
             state.append(" · following" if self.at_live_end else " · following (paused)")
             if self.new_turns:
-                state.append(f" · +{self.new_turns} new turns (f)", style="bold reverse")
+                state.append(f" · +{plural(self.new_turns, 'new turn')} (f)", style="bold reverse")
             silence = self.silence_text()
             if silence:
                 state.append(f" · {silence}", style="bold reverse")
@@ -1008,8 +1009,8 @@ class ReplayScreen(Screen[None]):
         kept = "" if target.name == export_name(self.session) else \
             f"\n(an earlier {export_name(self.session)} is kept)"
         self.app.call_from_thread(
-            self.notify, clean(f"Exported {count} rows to {target}{kept}"), title="Export",
-            markup=False, timeout=8)
+            self.notify, clean(f"Exported {plural(count, 'row')} to {target}{kept}"),
+            title="Export", markup=False, timeout=8)
 
     # ---------------------------------------------------------------- growth
 
