@@ -95,11 +95,14 @@ def child_app(path: Path) -> None:
     from replay.cli import main
     from replay.ui.app import ReplayApp
 
+    begun = time.perf_counter()
+
     async def pilot_run(pilot: object) -> None:
         app = pilot.app  # type: ignore[attr-defined]
         while app.replay_screen is None or app.replay_screen.indexing:
             await pilot.pause(0.05)  # type: ignore[attr-defined]
         screen = app.replay_screen
+        print(f"indexed-after {time.perf_counter() - begun:.2f}", flush=True)
         indexed = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         print(f"turns {len(screen.session.turns)}", flush=True)
         print(f"indexed-peak {indexed}", flush=True)
@@ -193,7 +196,8 @@ def main() -> int:
         if not args.skip_app:
             found = run_app(path)
             peak = int(found["peak"])
-            print(f"  app: {found['turns']} turns; peak {int(found['indexed-peak']) / 1e6:.1f} MB"
+            print(f"  app: {found['turns']} turns indexed {float(found['indexed-after']):.1f} s "
+                  f"after start; peak {int(found['indexed-peak']) / 1e6:.1f} MB"
                   f" when indexed, {peak / 1e6:.1f} MB with the palette open = "
                   f"{peak / size:.2f}x file, {peak / base.peak:.2f}x baseline; palette open in "
                   f"{float(found['palette']):.2f} s, its empty turns listed in "

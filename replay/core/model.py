@@ -178,6 +178,9 @@ class TurnColumns(Sequence[Turn]):
     """Turns held compactly and read whole on demand (`replay.core.turn_index.TurnIndex`):
     what loops over every turn ask of its columns instead of reading each turn back."""
 
+    memo: dict[object, object]
+    """Answers kept about the turns (the first prompt), forgotten whenever one changes."""
+
     def append(self, turn: Turn) -> None:
         """Add the next turn."""
         raise NotImplementedError
@@ -327,6 +330,15 @@ def first_prompt(turns: list[Turn], limit: int = 70) -> str | None:
     """The first line a person typed (not injected context, not a line opening with a tag
     such as `<command-name>` or `<pr_description>`), cut to `limit` characters; None when
     the session has none."""
+    if isinstance(turns, TurnColumns):
+        # Asked on every redraw of the header: kept, and only user turns are read back.
+        key = ("first_prompt", limit, min(len(turns), PROMPT_TURNS))
+        if key not in turns.memo:
+            turns.memo.clear()
+            turns.memo[key] = first_prompt(
+                [turns[index] for index in range(min(len(turns), PROMPT_TURNS))
+                 if turns.role_at(index) == "user"], limit)
+        return turns.memo[key]  # type: ignore[return-value]
     for turn in turns[:PROMPT_TURNS]:
         if turn.role != "user" or turn.is_meta:
             continue

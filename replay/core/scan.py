@@ -20,7 +20,7 @@ from replay.core.detect import (
     find_empty_turns,
     is_stop,
 )
-from replay.core.model import PROMPT_TURNS, Session, Turn, first_prompt
+from replay.core.model import PROMPT_TURNS, Session, Turn, TurnColumns, first_prompt
 from replay.core.readers.base import EMPTY_FILE, Progress, Reader, UnreadablePath, iter_lines
 from replay.core.safe import json_path
 from replay.core.suggest.rules import suggest_from
@@ -96,9 +96,11 @@ class SessionSummary:
 
 def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> SessionSummary:
     """The summary of a session (no suggestions: counting is enough)."""
+    turns = session.turns
+    empty = (len(turns.stops(0, len(turns), rules)) if isinstance(turns, TurnColumns)
+             else sum(1 for turn in turns if is_stop(session, turn.index, rules)))
     return SessionSummary(
-        label=session.label, started=session.started, turns=len(session.turns),
-        empty=sum(1 for turn in session.turns if is_stop(session, turn.index, rules)),
+        label=session.label, started=session.started, turns=len(turns), empty=empty,
         subagents=len(session.sidechains), format=session.format)
 
 

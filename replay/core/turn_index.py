@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from replay.core.detect import REPLY_WINDOW, DetectionRules, is_empty, request_words
-from replay.core.harness import interrupt_of
+from replay.core.harness import interrupt_of, is_harness_text
 from replay.core.model import Kind, Part, Source, Turn, TurnColumns
 from replay.core.text import empty_wrapper_names, is_blank
 
@@ -109,6 +109,7 @@ class TurnIndex(TurnColumns):
         self._masks: dict[frozenset[str], int] = {}
         self._found: tuple[tuple[object, ...], list[int]] | None = None
         """The last `lines_with` answer, by needle and the file's size and time."""
+        self.memo: dict[object, object] = {}
         self.materialised = 0
         """Turns read back from the file so far (for tests and benchmarks)."""
 
@@ -134,6 +135,7 @@ class TurnIndex(TurnColumns):
     def changed(self, turn: Turn) -> None:
         """The builder changed a turn it added earlier (a reply's next line, a tool result)."""
         index = turn.index
+        self.memo.clear()
         if index in self._tail or not 0 <= index < self._base:
             return  # whole in the tail: nothing indexed yet
         with self._lock:
@@ -146,63 +148,93 @@ class TurnIndex(TurnColumns):
     def _compact(self, turn: Turn) -> None:
         index = self._base
         assert turn.index == index, "turns are compacted in order"
-        if index in self._keep:
+        keep = index in self._keep
+        values = None if keep else self._values(turn)
+        if values is None:
+            self._kept[index] = turn  # cannot be read back from its records: kept whole
             self._keep.discard(index)
-            self._kept[index] = turn
-        for name in ("_role", "_shown", "_kinds", "_flags", "_line"):
-            getattr(self, name).append(0)
-        self._time.append(math.nan)
-        self._completed.append(math.nan)
-        self._size.append(0)
-        encoded = turn.id.encode("utf-8", "surrogatepass")
-        self._ids += encoded
+            values = (0, 0, 0, 0, math.nan, math.nan, 0, -1)
+        role, shown, kinds, flags, time, completed, size, line = values
+        # Appended straight (this runs once per turn of a 789,000-turn file).
+        self._role.append(role)
+        self._shown.append(shown)
+        self._kinds.append(kinds)
+        self._flags.append(flags)
+        self._time.append(time)
+        self._completed.append(completed)
+        self._size.append(size)
+        self._line.append(line)
+        self._ids += turn.id.encode("utf-8", "surrogatepass")
         self._id_at.append(len(self._ids))
-        self._span_at.append(self._span_at[-1])
+        spans = () if index in self._kept or turn.source is None else turn.source.spans
+        for offset, length in spans:
+            self._offsets.append(offset)
+            self._lengths.append(length)
+        self._span_at.append(len(self._offsets))
         self._base = index + 1
-        if index not in self._kept:
-            self._columns(index, turn)
 
     def _columns(self, index: int, turn: Turn) -> None:
-        """Take (or take again) the columns of a turn from its whole form."""
-        role = _ROLE_CODE.get(turn.role)
-        source = turn.source
-        shown = kinds = flags = size = 0
-        for part in turn.parts:
-            bit = KIND_BITS.get(part.kind)
-            if bit is None:
-                role = None  # a kind the columns cannot name
-                break
-            kinds |= bit
-            if part.kind == Kind.TEXT:
-                size += part.text_length
-                text = part.text
-                if not is_blank(text):
-                    shown |= bit
-                if "<" in text and empty_wrapper_names(text):
-                    flags |= WRAPPER
-            else:
-                shown |= bit
-        if role is None or source is None or source.path != self.path \
-                or source.record is not None or not source.spans:
-            self._kept[index] = turn  # cannot be read back: keep it whole
+        """Take the columns of a turn again from its whole form (the builder changed it)."""
+        values = self._values(turn)
+        if values is None:
+            self._kept[index] = turn
             return
-        if turn.is_meta:
-            flags |= META
-        if turn.is_summary:
-            flags |= SUMMARY
-        if turn.role == "user" and request_words(turn):
-            flags |= REQUEST
-        if _notice(turn):
-            flags |= NOTICE
+        role, shown, kinds, flags, time, completed, size, line = values
         self._role[index] = role
         self._shown[index] = shown
         self._kinds[index] = kinds
         self._flags[index] = flags
-        self._time[index] = math.nan if turn.time is None else turn.time
-        self._completed[index] = math.nan if turn.completed is None else turn.completed
-        self._size[index] = min(size, 0xFFFFFFFF)
-        self._line[index] = -1 if source.line is None else source.line
-        self._set_spans(index, source.spans)
+        self._time[index] = time
+        self._completed[index] = completed
+        self._size[index] = size
+        self._line[index] = line
+        assert turn.source is not None
+        self._set_spans(index, turn.source.spans)
+
+    def _values(self, turn: Turn) -> tuple[int, int, int, int, float, float, int, int] | None:
+        """(role, shown, kinds, flags, time, completed, text size, line) of a turn, or None
+        when the columns cannot hold it (a part kind or role they cannot name, no records
+        of this file to read it back from)."""
+        role = _ROLE_CODE.get(turn.role)
+        source = turn.source
+        if role is None or source is None or source.path != self.path \
+                or source.record is not None or not source.spans:
+            return None
+        shown = kinds = flags = size = 0
+        user = role == 0
+        # `request_words(turn)` not empty, worked out in the same pass: a user turn with no
+        # tool result and a typed, visible text that is not the harness's.
+        request = False
+        for part in turn.parts:
+            kind = part.kind
+            bit = KIND_BITS.get(kind)
+            if bit is None:
+                return None
+            kinds |= bit
+            if kind == Kind.TEXT:
+                size += part.text_length
+                text = part.text
+                if not is_blank(text):
+                    shown |= bit
+                    if user and not request and not part.synthetic \
+                            and not is_harness_text(text):
+                        request = True
+                if "<" in text and empty_wrapper_names(text):
+                    flags |= WRAPPER
+            else:
+                shown |= bit
+        if request and not kinds & KIND_BITS[Kind.TOOL_RESULT]:
+            flags |= REQUEST
+        if turn.is_meta:
+            flags |= META
+        if turn.is_summary:
+            flags |= SUMMARY
+        if kinds & (KIND_BITS[Kind.ERROR] | KIND_BITS[Kind.TEXT]) and _notice(turn):
+            flags |= NOTICE
+        return (role, shown, kinds, flags,
+                math.nan if turn.time is None else turn.time,
+                math.nan if turn.completed is None else turn.completed,
+                min(size, 0xFFFFFFFF), -1 if source.line is None else source.line)
 
     def _set_spans(self, index: int, spans: tuple[tuple[int, int], ...]) -> None:
         start, end = self._span_at[index], self._span_at[index + 1]
@@ -621,7 +653,8 @@ def _notice(turn: Turn) -> bool:
         if part.kind == Kind.ERROR:
             return True
         if part.kind == Kind.TEXT and (
-                (turn.role == "system" and part.text.strip()) or interrupt_of(part.text)):
+                (turn.role == "system" and part.text.strip())
+                or ("[Request interrupted" in part.text and interrupt_of(part.text))):
             return True
     return False
 

@@ -287,7 +287,8 @@ class ReplayApp(App[None]):
             if worker.is_cancelled:
                 return
             try:
-                summary = summarize(read_entry(reader, entry), rules)
+                # Indexed: counting a 200 MB session must not hold its turns whole.
+                summary = summarize(read_entry(reader, entry, indexed=True), rules)
             except ReaderError as error:
                 self.post_message(SessionSummarized(entry, None, str(error)))
             else:

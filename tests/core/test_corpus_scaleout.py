@@ -181,3 +181,30 @@ def test_a_folder_scan_gives_each_file_s_own_scan(
         for report in listed:
             alone = _scan(capsys, "--jobs", "1", *flags, report["path"])
             assert alone == (0, [report], "")
+
+
+def test_dask_partitions_of_many_sessions_give_the_output_of_one_job(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("dask.bag", reason="the replay[dask] extra is not installed")
+    distributed = pytest.importorskip("distributed",
+                                      reason="the replay[dask] extra is not installed")
+    import logging
+
+    paths = _mixed_corpus(tmp_path)
+    assert batch_size(SESSIONS, 2) > 1
+    one = _scan(capsys, "--jobs", "1", *paths)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster:
+        on_dask = _scan(capsys, "--dask", cluster.scheduler_address, *paths)
+    assert on_dask == one
+
+
+def test_a_task_has_a_cheap_stable_dask_token(tmp_path: Path) -> None:
+    tokenize = pytest.importorskip("dask.base", reason="the replay[dask] extra is not "
+                                   "installed").tokenize
+    paths = _mixed_corpus(tmp_path)
+    tasks = plan(paths[0])
+    tokens = [tokenize(task) for task in tasks]
+    assert tokens == [tokenize(task) for task in plan(paths[0])]
+    assert len(set(tokens)) == len(tasks)

@@ -310,3 +310,18 @@ def test_export_reads_back_only_the_turns_it_writes(tmp_path: Path) -> None:
     rows = export_rows(session, notes, DEFAULT_LABELS, all_empty=True)
     assert [row["turn_index"] for row in rows] == [10, 4_000]
     assert turns.materialised <= 6
+
+
+def test_a_listed_session_counted_through_an_index(files: list[Path]) -> None:
+    from replay.core.readers import get_reader, read_entry
+    from replay.core.readers.base import SessionEntry
+    from replay.core.scan import summarize
+
+    reader = get_reader("claude-code")
+    for path in files:
+        entry = SessionEntry(key=path.name, path=path, own_file=True)
+        indexed = read_entry(reader, entry, indexed=True)
+        assert isinstance(indexed.turns, TurnIndex)
+        for rules in RULE_SETS:
+            assert summarize(indexed, rules) == summarize(read_entry(reader, entry), rules)
+        assert indexed.turns.materialised <= 500

@@ -29,9 +29,9 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
     read_entry = app_module.read_entry
     release = threading.Event()
 
-    def slow_read(reader: object, entry: object) -> object:
+    def slow_read(reader: object, entry: object, **options: bool) -> object:
         release.wait(10)  # a big session: counting takes a while
-        return read_entry(reader, entry)  # type: ignore[arg-type]
+        return read_entry(reader, entry, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(app_module, "read_entry", slow_read)
     app = build_app(project)
@@ -69,10 +69,10 @@ async def test_a_session_that_cannot_be_read_leaves_the_list_up(
     database = build_database(tmp_path / "opencode.db", list(TURNS))
     read_entry = app_module.read_entry
 
-    def failing(reader: object, entry: object) -> object:
+    def failing(reader: object, entry: object, **options: bool) -> object:
         if getattr(entry, "key", "") == newest:
             raise ReaderError(f"{database}: session {newest} is no longer there")
-        return read_entry(reader, entry)  # type: ignore[arg-type]
+        return read_entry(reader, entry, **options)  # type: ignore[arg-type]
 
     newest = load_sessions(database)[-1].session_id
     monkeypatch.setattr(app_module, "read_entry", failing)

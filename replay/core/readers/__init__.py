@@ -25,6 +25,7 @@ from replay.core.readers.base import (
     UnknownFormat,
     UnreadablePath,
     read_head,
+    read_line_session,
     tolerant_head,
 )
 
@@ -196,12 +197,24 @@ def load_sessions(
         raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None
 
 
-def read_entry(reader: Reader, entry: SessionEntry) -> Session:
-    """Read one listed session; ReaderError when it cannot be read or is gone."""
+def read_entry(reader: Reader, entry: SessionEntry, *, indexed: bool = False) -> Session:
+    """Read one listed session; ReaderError when it cannot be read or is gone.
+
+    `indexed`: a session file of a format with a turn index is read into one (the turns as
+    compact columns, see `Reader.index_turns`), for a caller that only counts.
+    """
     if entry.problem is not None:
         raise UnreadablePath(entry.problem)
     if entry.format is not None:
         reader = get_reader(entry.format)
+    if entry.own_file and indexed and reader.index_turns is not None \
+            and reader.builder is not None and entry.path.is_file():
+        builder = reader.builder(str(entry.path))
+        reader.index_turns(builder)
+        read_line_session(entry.path, builder)
+        if reader.complete is not None:
+            return reader.complete(entry.path, builder)
+        return builder.session
     if entry.own_file:
         sessions = reader.read(entry.path, None)
         if sessions:
