@@ -18,6 +18,7 @@ from replay.commands._corpus import CorpusScan, add_arguments
 from replay.core.annotations import journal_path_for
 from replay.core.report import CorpusReport
 from replay.core.safe import escape_controls
+from replay.core.text import plural
 
 NAME = "report"
 HELP = ("the corpus in numbers: sessions, turns and empty turns by format, role, reason and "
@@ -107,7 +108,8 @@ def print_report(report: CorpusReport, top: int = 10) -> None:
 
     empty = report.empty
     summary = Text()
-    summary.append(f"{len(report.sessions):,} sessions · {report.turns:,} turns · ", style="bold")
+    summary.append(f"{plural(len(report.sessions), 'session')} · {plural(report.turns, 'turn')} · ",
+                   style="bold")
     summary.append(f"{empty:,} empty turns", style="bold yellow" if empty else "bold")
     summary.append(f" ({_share(empty, report.turns)} of turns)")
     if report.skipped_records:

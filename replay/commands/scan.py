@@ -11,6 +11,7 @@ from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
 from replay.core.safe import escape_controls, json_line
 from replay.core.scan import report_label
+from replay.core.text import plural
 
 NAME = "scan"
 HELP = "list the empty turns of one or more sessions (a table, or JSON lines with --json)"
@@ -49,7 +50,7 @@ def print_table(report: dict[str, Any]) -> None:
     console = table_console()
     heading = Text()
     heading.append(escape_controls(report_label(report)), style="bold")
-    heading.append(f"  {report['format']} · {report['turns']:,} turns · ")
+    heading.append(f"  {report['format']} · {plural(report['turns'], 'turn')} · ")
     count_style = "bold yellow" if empty_turns else ""
     heading.append(f"{len(empty_turns)} empty", style=count_style)
     if report["skipped"]:

@@ -15,6 +15,11 @@ PREVIEW_CHARS = 400
 """How much of a long text a shortened part keeps in memory."""
 
 
+def plural(count: int, noun: str) -> str:
+    """A count with its noun, singular for one: `1 turn`, `2 turns`, `1,204 turns`."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def strip_empty_wrappers(text: str) -> str:
     """Remove tag pairs that wrap nothing (innermost first, then the pairs left empty by
     that) and self-closing tags, in one pass over the text.

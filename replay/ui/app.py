@@ -36,6 +36,7 @@ from replay.core.readers import (
 )
 from replay.core.readers.base import EMPTY_FILE, SessionEntry, iter_lines
 from replay.core.scan import summarize
+from replay.core.text import plural
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.literal import literal, shown
 from replay.ui.messages import (
@@ -572,7 +573,7 @@ class ReplayApp(App[None]):
                                   f"{error.strerror or error}"),
                             title="Not quitting", severity="error", markup=False, timeout=10)
                 return
-            written.append(f"replay: {count} rows exported to {target}")
+            written.append(f"replay: {plural(count, 'row')} exported to {target}")
         self.exit(message=Text(shown("\n".join(written))))
 
     def _save_and_quit(self, answer: str | None, waiting: list[ReplayScreen]) -> None:

@@ -188,15 +188,13 @@ class QueueScreen(ReplayScreen):
             return (own.start if own else before), False
         return before, False
 
-    def status_text(self, annotated: set[int] | None = None) -> Text:
+    def status_prefix(self) -> Text:
         app = self.review_app
         queue = app.queue
-        base = super().status_text(annotated)
+        status = Text()
         if queue is None:
-            return base
+            return status
         position, exact = self.queue_place()
-        status = Text(no_wrap=True, overflow="ellipsis")
-        status.append(" replay", style="bold")
         total = len(queue)
         if position is None:
             where = f" · empty turn – / {total:,}"
@@ -210,7 +208,6 @@ class QueueScreen(ReplayScreen):
         status.append(f" · session {self.number + 1:,} / {len(queue.sessions):,}",
                       style="bold")
         status.append(f" · {app.annotated_count():,} / {total:,} labelled")
-        status.append_text(base[len(" replay"):])
         return status
 
     def show(self) -> None:

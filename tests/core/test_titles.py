@@ -131,3 +131,14 @@ def test_the_table_heads_an_untitled_session_with_its_first_prompt(
     assert main(["scan", str(path)]) == 0
     heading = capsys.readouterr().out.splitlines()[0]
     assert heading.startswith("why is the build red?  chat-json · 3 turns · 1 empty"), heading
+
+
+def test_the_table_counts_one_turn_in_the_singular(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
+    from replay.cli import main
+
+    assert main(["scan", str(path)]) == 0
+    heading = capsys.readouterr().out.splitlines()[0]
+    assert heading.startswith("hi  chat-json · 1 turn · 0 empty"), heading

@@ -10,6 +10,7 @@ import pytest
 from replay.core.journal import Journal
 from replay.ui.screens.replay_screen import ReplayScreen
 from tests.ui.conftest import build_app, ready
+from tests.ui.sessions import write_chat
 
 
 def screen_of(app: object) -> ReplayScreen:
@@ -130,3 +131,17 @@ async def test_custom_label_set_with_letter_keys(chat_file: Path, tmp_path: Path
         assert screen.store.get("m009").label == "glitch"  # type: ignore[union-attr]
         await pilot.press("1")
         assert screen.pending_label is None
+
+
+async def test_export_key_counts_one_row_in_the_singular(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = build_app(write_chat(tmp_path / "one.json", empty_at=(9,)),
+                    annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await ready(pilot, app)
+        await pilot.press("6", "enter", "e")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications if n.title == "Export"]
+    assert said and said[-1].startswith("Exported 1 row to "), said

@@ -51,6 +51,8 @@ async def test_new_turns_arrive_and_a_new_empty_turn_pauses(tmp_path: Path) -> N
         await wait_until(pilot, lambda: len(screen.navigator.empty_indices) == 1, rounds=300)
         await wait_until(pilot, lambda: screen.index == 11)
         assert screen.paused_at_empty and not screen.at_live_end
+        await wait_until(pilot, lambda: screen.new_turns == 1)
+        assert "+1 new turn (f)" in str(screen.status_text())
         append(path, message(13, "assistant", "Sorry, here it is."))
         await wait_until(pilot, lambda: len(screen.session.turns) == 14, rounds=300)
         await wait_until(pilot, lambda: screen.new_turns == 2)

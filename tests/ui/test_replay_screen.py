@@ -350,3 +350,12 @@ async def test_subagent_of_a_claude_code_session_opens_with_s(tmp_path: Path) ->
         assert app.replay_screen.session is screen.session.sidechains[0]  # type: ignore[union-attr]
         await pilot.press("escape")
         assert app.screen is screen and app.replay_screen is screen
+
+
+async def test_a_long_session_name_in_the_header_ends_with_an_ellipsis(tmp_path: Path) -> None:
+    title = "System Message Parsing and HTML Rendering Upgrade for the viewer"
+    app = build_app(write_chat(tmp_path / "long.json", title=title))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await ready(pilot, app)
+        status = str(screen_of(app).status_text())
+        assert f" · {title[:39]}… · chat-json · " in status, status

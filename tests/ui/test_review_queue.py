@@ -275,3 +275,13 @@ async def test_crossing_under_the_help_screen_keeps_one_queue_screen(corpus: Pat
         assert sum(isinstance(s, QueueScreen) for s in app.screen_stack) == 1
         await pilot.press("escape")
         await at(pilot, app, 1, 5)
+
+
+async def test_a_narrow_header_keeps_the_turn_and_play_state_beside_the_queue_place(
+        corpus: Path) -> None:
+    app = review([corpus])
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await at(pilot, app, 0, 9)
+        shown = str(screen.status_text())[:80]  # what fits on the line
+        assert "empty turn 1 / 7 · session 1 / 5" in shown
+        assert "turn 10 / 30 · paused" in shown

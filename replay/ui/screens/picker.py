@@ -23,6 +23,7 @@ from replay.core.detect import DetectionRules
 from replay.core.model import Session
 from replay.core.readers.base import Reader, SessionEntry
 from replay.core.scan import SessionSummary, summarize
+from replay.core.text import plural
 from replay.ui.literal import shown
 from replay.ui.messages import CountRequested, OpenEntryRequested, OpenSessionRequested
 
@@ -157,7 +158,7 @@ class SessionPicker(Screen[None]):
         table.focus()
 
     def _title(self) -> Text:
-        title = Text(f" {len(self.rows)} sessions in {shown(self.path)}")
+        title = Text(f" {plural(len(self.rows), 'session')} in {shown(self.path)}")
         waiting = self._waiting
         if waiting:
             title.append(f" · counting turns, {len(self.rows) - waiting} / {len(self.rows)}",

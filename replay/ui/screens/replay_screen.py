@@ -33,6 +33,7 @@ from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
 from replay.core.model import Kind, Session, Turn, turn_id
 from replay.core.navigation import Navigator, faster, slower
+from replay.core.text import plural
 from replay.ui.messages import OpenSessionRequested
 from replay.ui.read_warnings import warning_line
 from replay.ui.render import clean, gap_text, turn_plain_text
@@ -341,28 +342,45 @@ class ReplayScreen(Screen[None]):
         if self.following:
             state.append(" · following" if self.at_live_end else " · following (paused)")
             if self.new_turns:
-                state.append(f" · +{self.new_turns} new turns (f)", style="bold reverse")
+                state.append(f" · +{plural(self.new_turns, 'new turn')} (f)", style="bold reverse")
             silence = self.silence_text()
             if silence:
                 state.append(f" · {silence}", style="bold reverse")
-        room = (self.app.size.width if self.is_mounted else 200) - state.cell_len - 1
-        name = clean(session.label)[:40]
+        # A prefix (the review queue's place) comes right after the app's name; the name
+        # and format give way to it, so position, play state and counts stay in view.
+        prefix = self.status_prefix()
+        room = ((self.app.size.width if self.is_mounted else 200) - state.cell_len
+                - prefix.cell_len - 1)
+        name = clean(session.label)
+        if len(name) > 40:
+            name = name[:39] + "…"
         fmt = f" · {session.format} · "
         head = Text()
         if room >= len(" replay · ") + len(fmt) + 8:
             if len(" replay · ") + len(name) + len(fmt) > room:
                 name = name[:room - len(" replay · ") - len(fmt) - 1] + "…"
             head.append(" replay", style="bold")
+            head.append_text(prefix)
             head.append(f" · {name}{fmt}")
         elif room >= len(fmt) + 6:
             cut = room - len(fmt) - 2
+            if prefix:  # without the app's name, the prefix loses its leading " ·"
+                head.append_text(prefix[2:])
+                head.append(" ·")
             head.append(f" {name if len(name) <= cut else name[:cut] + '…'} · ")
+        elif prefix:
+            head.append_text(prefix[2:])
+            head.append(" · ")
         else:
             head.append(" ")
         status = Text(no_wrap=True, overflow="ellipsis")
         status.append_text(head)
         status.append_text(state)
         return status
+
+    def status_prefix(self) -> Text:
+        """What the header shows after the app's name, before the session (none here)."""
+        return Text()
 
     def search_position(self) -> tuple[int, int] | None:
         """`(k, n)` when the current turn is the k-th of the n turns matching the search."""
@@ -991,8 +1009,8 @@ class ReplayScreen(Screen[None]):
         kept = "" if target.name == export_name(self.session) else \
             f"\n(an earlier {export_name(self.session)} is kept)"
         self.app.call_from_thread(
-            self.notify, clean(f"Exported {count} rows to {target}{kept}"), title="Export",
-            markup=False, timeout=8)
+            self.notify, clean(f"Exported {plural(count, 'row')} to {target}{kept}"),
+            title="Export", markup=False, timeout=8)
 
     # ---------------------------------------------------------------- growth
 
