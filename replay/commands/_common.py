@@ -141,6 +141,11 @@ def journal_records_or_none(path: Path) -> list[dict[str, Any]] | None:
     except JournalError as error:
         say_error(str(error))
         return None
+    if loaded.foreign is not None and not loaded.records:
+        # A transcript or other JSON given as a journal: one line, not one per line of it.
+        say_error(f"{path}: not an annotation journal: no line is an annotation record "
+                  f"({loaded.foreign})")
+        return None
     for warning in loaded.warnings:
         say_error(f"warning: {warning}")
     return loaded.records

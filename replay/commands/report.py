@@ -9,6 +9,7 @@ from replay.arguments import add_format, add_paths, add_rules, positive_int
 from replay.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
+    EXIT_OK,
     journal_files_or_none,
     pooled_records_or_none,
     say_error,
@@ -48,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
     rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
     for scanned in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
         report.add(scanned)
+    if not report.sessions and corpus.status != EXIT_OK:
+        # Nothing could be read and each path has had its line: a table of zeros (or a
+        # page of them) would contradict that.
+        return corpus.status
     records = _records(report, args.annotations)
     if records is None:
         return EXIT_BAD_INPUT

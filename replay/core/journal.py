@@ -47,6 +47,9 @@ class JournalLoad:
     """Valid records, oldest first."""
     warnings: list[str] = field(default_factory=list)
     """One line per ignored line, naming the file and line number."""
+    foreign: str | None = None
+    """Why the first line that is JSON but no annotation record is not one (`line 1:
+    missing text field 'session_id'`): with no record at all, the file is something else."""
 
 
 def check_record(record: object) -> str | None:
@@ -199,6 +202,8 @@ class Journal:
             if problem is not None:
                 result.warnings.append(
                     f"{self.path}:{lineno}: not an annotation record ({problem})")
+                if result.foreign is None:
+                    result.foreign = f"line {lineno}: {problem}"
                 continue
             result.records.append(record)
         return result

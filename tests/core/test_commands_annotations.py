@@ -325,6 +325,25 @@ def test_agree_missing_journal_exits_2(capsys: pytest.CaptureFixture[str], tmp_p
     assert capsys.readouterr().err == f"replay: {missing}: no such journal file or folder\n"
 
 
+def test_a_transcript_given_as_a_journal_is_one_line_and_exit_2(
+        chat: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("".join(json.dumps({"type": "user", "uuid": f"u{n}"}) + "\n"
+                                  for n in range(50)), encoding="utf-8")
+    for command in (["agree", str(transcript)], ["report", str(chat), "--annotations",
+                                                 str(transcript)],
+                    ["export", str(chat), "--annotations", str(transcript)]):
+        assert main(command) == 2, command
+        out, err = capsys.readouterr()
+        assert err == (f"replay: {transcript}: not an annotation journal: no line is an "
+                       "annotation record (line 1: missing text field 'session_id')\n"), command
+    # A journal holding only a torn line (a crash in its first write) is still a journal.
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(b'{"torn')
+    assert main(["agree", str(torn)]) == 0
+    assert "torn or not JSON" in capsys.readouterr().err
+
+
 def test_export_all_empty_of_the_real_opencode_exports(capsys: pytest.CaptureFixture[str]) -> None:
     folder = realdata("opencode")
     assert main(["export", str(folder), "--all-empty"]) == 0

@@ -120,6 +120,15 @@ def test_unreadable_paths_are_one_line_each_and_exit_2(
     assert err.count("\n") == 1 and "missing.json" in err
 
 
+def test_nothing_readable_is_the_error_lines_alone_without_a_table_of_zeros(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    page = tmp_path / "r.html"
+    status, out, err = _report(capsys, str(tmp_path / "empty"), "--html", str(page))
+    assert status == 2 and out == "" and not page.exists()
+    assert err.count("\n") == 1 and "empty" in err
+
+
 def test_html_is_self_contained_escaped_and_links_sessions(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _corpus(tmp_path)
