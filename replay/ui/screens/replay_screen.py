@@ -648,7 +648,7 @@ class ReplayScreen(Screen[None]):
             return
         target = self.navigator.next_empty(self.index)
         if target is None:
-            self.notify(self._no_empty("after"), timeout=2)
+            self.notify(self._no_empty("after"), timeout=2, markup=False)
         self.go(target)
 
     def _no_empty(self, side: str) -> str:
@@ -660,7 +660,7 @@ class ReplayScreen(Screen[None]):
     def action_previous_empty(self) -> None:
         target = self.navigator.previous_empty(self.index)
         if target is None:
-            self.notify(self._no_empty("before"), timeout=2)
+            self.notify(self._no_empty("before"), timeout=2, markup=False)
         self.go(target)
 
     def action_next_unannotated(self) -> None:
