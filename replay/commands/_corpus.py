@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +55,7 @@ class CorpusScan:
         jobs = jobs or default_jobs()
         # More than one session likely: the workers start before the listing, which hands
         # them its look at each file (one file alone is read in this process).
-        many = len(paths) > 1 or any(is_url(path) or Path(path).is_dir() for path in paths)
+        many = len(paths) > 1 or any(is_url(path) or os.path.isdir(path) for path in paths)
         try:
             with local_pool(jobs if dask is None and many else 1) as pool:
                 mapper = pool_mapper(pool, jobs)
