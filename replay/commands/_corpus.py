@@ -114,6 +114,10 @@ class CorpusScan:
             self.status = EXIT_BAD_INPUT
             return []
 
+    def given(self, path: str) -> str:
+        """The path as the user gave it (`-`, `/dev/fd/63`) for a pipe read into a file."""
+        return self._renames.get(path, path)
+
     def _named(self, message: str) -> str:
         for spool, original in self._renames.items():
             message = named(message, Path(spool), original)

@@ -17,6 +17,7 @@ from replay.core.atomic import write_text_atomically
 from replay.core.casestudy import anchor_for, html_page
 from replay.core.report import CorpusReport, SessionRow
 from replay.core.safe import escape_controls
+from replay.core.text import one_line
 
 Bars = Sequence[tuple[str, int | float]]
 
@@ -168,7 +169,8 @@ def render_report_html(report: CorpusReport, top: int = 10) -> tuple[str, bool]:
                      "<th>format</th><th class=n>turns</th><th class=n>empty</th>"
                      f"<th class=n>rate</th></tr>{silent_rows}</table>")
         charts.append(_chart("Most silent sessions: share of empty turns",
-                             [(row.label[:36], round(100 * row.rate, 1)) for row in silent],
+                             [(one_line(row.label, 36), round(100 * row.rate, 1))
+                              for row in silent],
                              unit="% of turns"))
     if report.labels:
         total = sum(report.labels.values())

@@ -169,6 +169,24 @@ def test_html_charts_are_svg_drawn_by_matplotlib(tmp_path: Path) -> None:
     assert any("&lt;b&gt;t&lt;/b&gt; $x^2$" in svg for svg in svgs)
 
 
+def test_a_long_session_name_in_a_chart_ends_with_an_ellipsis() -> None:
+    pytest.importorskip("matplotlib", reason="the replay[report] extra is not installed")
+    import base64
+
+    title = "Re-enable protobuf transport, logging.ts review"
+    report = CorpusReport()
+    report.add({"path": "/x/a.json", "format": "chat-json", "title": title,
+                "session_id": "s", "turns": 8, "skipped": 0, "warnings": [],
+                "empty_turns": [{"index": 1, "id": "m1", "role": "user", "timestamp": None,
+                                 "reason": "no-content", "evidence": [], "suggestion": None,
+                                 "gap_before": None}]})
+    page, _ = render_report_html(report)
+    svgs = [base64.b64decode(image).decode()
+            for image in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page)]
+    silent = next(svg for svg in svgs if "Most silent sessions" in svg)
+    assert f"{title[:35]}…" in silent
+
+
 def test_html_without_matplotlib_still_has_every_number(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from replay.core import report_html

@@ -50,8 +50,10 @@ def test_a_named_pipe_is_read_as_the_file_it_carries(tmp_path: Path) -> None:
 def test_scan_of_a_pipe_and_its_errors_name_what_was_given(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     chat = write_chat(tmp_path / "chat.json")
-    assert main(["scan", "--json", str(fifo_with(tmp_path, chat.read_bytes()))]) == 0
+    fifo = fifo_with(tmp_path, chat.read_bytes())
+    assert main(["scan", "--json", str(fifo)]) == 0
     report = orjson.loads(capsys.readouterr().out.splitlines()[0])
+    assert report["path"] == str(fifo)  # what was given, not the copy removed at exit
     assert [e["index"] for e in report["empty_turns"]] == [9, 20]
     assert [e["number"] for e in report["empty_turns"]] == [10, 21]
     junk = fifo_with(tmp_path / "junk", b"\x00\x01 not a transcript")
@@ -70,7 +72,8 @@ def test_standard_input_for_the_commands_and_refusals_for_following(tmp_path: Pa
     done = replay("scan", "--json", "-", data=chat.read_bytes())
     assert done.returncode == 0
     report = orjson.loads(done.stdout.splitlines()[0])
-    assert report["turns"] == 30 and not Path(report["path"]).exists()  # removed at exit
+    # Named as given: the copy it was read into is removed at exit.
+    assert report["turns"] == 30 and report["path"] == "-"
     refused = replay("scan", "-", data=b"garbage")
     assert refused.returncode == 2
     assert refused.stderr.decode().startswith("replay: standard input: file not recognised")

@@ -152,3 +152,21 @@ async def test_prose_beside_the_sessions_is_not_listed_but_a_broken_candidate_is
         assert table.row_count == 4, shown
         assert "README" not in shown and "notes.txt" not in shown
         assert "broken.json · unreadable: " in shown and "loop.jsonl · unreadable: " in shown
+
+
+async def test_a_long_session_title_in_the_list_ends_with_an_ellipsis(tmp_path: Path) -> None:
+    from tests.ui.sessions import write_chat
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    title = ("Tested various edge cases including markdown formatting, long text, tool "
+             "errors, system messages")
+    write_chat(folder / "a.json", title=title)
+    write_chat(folder / "b.json", title="short")
+    app = build_app(folder)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and app.screen.query_one(DataTable).row_count == 2)
+        table = app.screen.query_one(DataTable)
+        shown = {cells(table, row)[4] for row in range(table.row_count)}
+        assert f"{title[:69]}…" in shown and "short" in shown, shown

@@ -359,3 +359,21 @@ async def test_a_long_session_name_in_the_header_ends_with_an_ellipsis(tmp_path:
         await ready(pilot, app)
         status = str(screen_of(app).status_text())
         assert f" · {title[:39]}… · chat-json · " in status, status
+
+
+async def test_brackets_in_a_session_without_empty_turns_say_so(tmp_path: Path) -> None:
+    app = build_app(write_chat(tmp_path / "none.json", empty_at=()))
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await ready(pilot, app)
+        await pilot.press("right_square_bracket", "left_square_bracket")
+        said = [str(n.message) for n in app._notifications]
+    assert said.count("This session has no empty turn.") == 2, said
+
+
+async def test_brackets_past_the_last_empty_turn_say_none_after(chat_file: Path) -> None:
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await ready(pilot, app)
+        await pilot.press("end", "right_square_bracket")
+        said = [str(n.message) for n in app._notifications]
+    assert "No empty turn after this one." in said, said

@@ -23,7 +23,7 @@ from replay.core.detect import DetectionRules
 from replay.core.model import Session
 from replay.core.readers.base import Reader, SessionEntry
 from replay.core.scan import SessionSummary, summarize
-from replay.core.text import plural
+from replay.core.text import one_line, plural
 from replay.ui.literal import shown
 from replay.ui.messages import CountRequested, OpenEntryRequested, OpenSessionRequested
 
@@ -85,15 +85,16 @@ def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
             if entry is not None:
                 reason = reason.removeprefix("skipped ").removeprefix(f"{entry.path}: ")
             named = f"{entry.key} · " if entry is not None else ""
-            problem = Text(f"{shown(named)}unreadable: {shown(reason)}"[:70], style="dim italic")
+            problem = Text(one_line(f"{shown(named)}unreadable: {shown(reason)}", 70),
+                           style="dim italic")
             return (Text(_when(row.started).plain, style="dim"), Text(""), Text(""), Text(""),
                     problem, Text(format_name, style="dim"), _folder(row, root))
         return (_when(row.started), PENDING, PENDING, Text(""),
-                Text(shown(label)[:70]), Text(format_name), _folder(row, root))
+                Text(one_line(shown(label), 70)), Text(format_name), _folder(row, root))
     return (_when(row.started), Text(f"{summary.turns:,}", justify="right"),
             Text(str(summary.empty), justify="right", style="bold" if summary.empty else "dim"),
             Text(f"{summary.subagents}" if summary.subagents else "", justify="right"),
-            Text(shown(summary.label)[:70]), Text(summary.format), _folder(row, root))
+            Text(one_line(shown(summary.label), 70)), Text(summary.format), _folder(row, root))
 
 
 SORTS = {"started": "start", "empty": "empty turns", "turns": "turns"}

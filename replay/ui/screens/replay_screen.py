@@ -648,13 +648,19 @@ class ReplayScreen(Screen[None]):
             return
         target = self.navigator.next_empty(self.index)
         if target is None:
-            self.notify("No empty turn after this one.", timeout=2)
+            self.notify(self._no_empty("after"), timeout=2, markup=False)
         self.go(target)
+
+    def _no_empty(self, side: str) -> str:
+        """Why `]` or `[` goes nowhere: none on that side, or none in the whole session."""
+        if not self.navigator.empty_indices:
+            return "This session has no empty turn."
+        return f"No empty turn {side} this one."
 
     def action_previous_empty(self) -> None:
         target = self.navigator.previous_empty(self.index)
         if target is None:
-            self.notify("No empty turn before this one.", timeout=2)
+            self.notify(self._no_empty("before"), timeout=2, markup=False)
         self.go(target)
 
     def action_next_unannotated(self) -> None:
