@@ -28,6 +28,7 @@ from typing import overload
 from replay.core.detect import REPLY_WINDOW, DetectionRules, is_empty, request_words
 from replay.core.harness import interrupt_of, is_harness_text
 from replay.core.model import Kind, Part, Source, Turn, TurnColumns
+from replay.core.needle_bytes import needle_pattern, needle_piece
 from replay.core.text import empty_wrapper_names, is_blank
 
 Rebuild = Callable[[str, tuple[tuple[int, int], ...], list[bytes], int | None, str, str], Turn]
@@ -561,24 +562,23 @@ class TurnIndex(TurnColumns):
         return found[:limit] if limit is not None else found
 
     def lines_with(self, needle: str) -> list[int] | None:
-        """Indices of the turns one of whose records holds `needle` (ASCII letters in any
-        case) in its raw bytes, in order: every turn whose text holds it is among them. None
-        when raw bytes cannot tell (a needle JSON would escape, or not ASCII)."""
-        if not needle or not needle.isascii() or any(
-                char in needle for char in '"\\/[]') or not needle.isprintable():
-            return None  # (brackets: `[image]` stands in a result's text for an image)
+        """Indices of the turns that may hold `needle` (as `Navigator.search` matches it), in
+        order: every turn whose search text holds it is among them. None when raw bytes
+        cannot tell (the needle is only separators or a piece of the made-up `[block]`)."""
+        piece = needle_piece(needle) if needle else None
+        if piece is None:
+            return None
         try:
             status = os.stat(self.path)
         except OSError:
             return None
-        key = (needle.casefold(), len(self), status.st_size, status.st_mtime_ns)
+        key = (piece, len(self), status.st_size, status.st_mtime_ns)
         if self._found is not None and self._found[0] == key:
             return self._found[1]  # a search and its match count ask the same in a row
         try:
-            starts = _line_starts(self.path, needle.lower().encode())
+            starts = _line_starts(self.path, needle_pattern(piece))
         except (OSError, ValueError):
             return None
-        pattern = re.compile(re.escape(needle.encode()), re.IGNORECASE)
         found_turns: list[int] = []
         offsets, span_at = self._offsets, self._span_at
         for index in range(self._base):
@@ -595,19 +595,32 @@ class TurnIndex(TurnColumns):
         found_turns.extend((*self._kept, *self._tail))  # whole already: looked at as they are
         # What a search looks through that a record may not hold as such: the id (made up
         # for a record without one) and the role (`system` for a line of orphan results).
-        ends = self._id_at
-        for match in pattern.finditer(self._ids):
-            index = bisect.bisect_right(ends, match.start()) - 1
-            if 0 <= index < self._base and match.end() <= ends[index + 1]:
-                found_turns.append(index)
-        folded = needle.casefold()
+        found_turns.extend(self._ids_holding(piece))
         for code, role in enumerate(ROLES):
-            if folded in role:
+            if piece in role:
                 found_turns.extend(index for index in range(self._base)
                                    if self._role[index] == code)
         result = sorted(set(found_turns))
         self._found = (key, result)
         return result
+
+    def _ids_holding(self, piece: str) -> list[int]:
+        """Indices of the columned turns whose id, casefolded, holds `piece`."""
+        ids = self._ids.decode("utf-8", "surrogatepass")
+        if not ids.isascii():
+            return [index for index in range(self._base) if piece in self.id_at(index).casefold()]
+        if not piece.isascii():
+            return []  # an ASCII id casefolds to ASCII
+        # ASCII: lower-casing is the casefold and keeps every character's place.
+        found: list[int] = []
+        ends, lowered = self._id_at, ids.lower()
+        position = lowered.find(piece)
+        while position >= 0:
+            index = bisect.bisect_right(ends, position) - 1
+            if 0 <= index < self._base and position + len(piece) <= ends[index + 1]:
+                found.append(index)
+            position = lowered.find(piece, position + 1)
+        return found
 
     def nbytes(self) -> int:
         """Bytes held by the columns (not the whole turns kept)."""
@@ -617,33 +630,22 @@ class TurnIndex(TurnColumns):
         return sum(column.itemsize * len(column) for column in columns) + len(self._ids)
 
 
-SCAN_BYTES = 8 * 1024 * 1024
-"""Bytes of the file lowered and searched at a time."""
-
-
-def _line_starts(path: str, needle: bytes) -> set[int]:
-    """Offsets of the lines of a file holding `needle` (lower-case ASCII) in any case."""
+def _line_starts(path: str, pattern: re.Pattern[bytes]) -> set[int]:
+    """Offsets of the lines of a file in which `pattern` is found."""
     starts: set[int] = set()
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if not size:
             return starts
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            base = 0
-            while base < size:
-                # A chunk overlaps the next by the needle's length, so no match is cut.
-                chunk = data[base:base + SCAN_BYTES + len(needle) - 1].lower()
-                position = chunk.find(needle)
-                while position >= 0:
-                    at = base + position
-                    line = data.rfind(b"\n", 0, at) + 1
-                    starts.add(line)
-                    end = data.find(b"\n", at)
-                    if end < 0:
-                        return starts
-                    # On to the next line: this one is counted.
-                    position = chunk.find(needle, max(end + 1 - base, position + 1))
-                base += SCAN_BYTES
+            match = pattern.search(data)
+            while match is not None:
+                at = match.start()
+                starts.add(data.rfind(b"\n", 0, at) + 1)
+                end = data.find(b"\n", match.end())
+                if end < 0:
+                    break
+                match = pattern.search(data, end + 1)  # on to the next line: this one counts
     return starts
 
 

@@ -1,0 +1,150 @@
+"""Search on a turn index: the raw-byte candidates never lose a match the whole list finds,
+whatever the needle and however the file spells its strings."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay.core.navigation import Navigator
+from replay.core.needle_bytes import needle_pattern, needle_piece
+from replay.core.turn_index import TurnIndex
+from tests.core.test_turn_index import read
+
+# Characters where raw bytes and the searched text part ways: JSON escapes, case folds that
+# change length or leave ASCII, astral characters, the reader's own separators.
+ALPHABET = ["a", "s", "S", "ß", "ẞ", "ſ", "k", "K", "\u212a", "é", "É", "ﬁ", "f", "i",
+            "İ", "ı", "ΐ", "Σ", "ς", "σ", '"', "\\", "/", "[", "]", "{", "}", ":", ",", " ",
+            "\n", "\t", "😀", "\U0001d400", "\u0301", "u", "0", "e", "block", "image", "x"]
+
+texts = st.lists(st.sampled_from(ALPHABET), max_size=8).map("".join)
+
+
+@st.composite
+def records(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A short Claude Code session whose every text is drawn from `ALPHABET`."""
+    out: list[dict[str, Any]] = []
+    for number in range(draw(st.integers(2, 7))):
+        base = {"sessionId": "s", "uuid": f"u{number}-{draw(texts)}",
+                "timestamp": f"2026-03-01T09:00:{number:02d}.000Z"}
+        shape = draw(st.sampled_from(["prompt", "reply", "call", "result"]))
+        if shape == "prompt":
+            out.append({**base, "type": "user",
+                        "message": {"role": "user", "content": draw(texts)}})
+        elif shape == "reply":
+            out.append({**base, "type": "assistant", "message": {
+                "id": f"m{number}", "role": "assistant",
+                "content": [{"type": "text", "text": draw(texts)},
+                            {"type": "thinking", "thinking": draw(texts), "signature": "s"}]}})
+        elif shape == "call":
+            out.append({**base, "type": "assistant", "message": {
+                "id": f"m{number}", "role": "assistant", "content": [
+                    {"type": "tool_use", "id": f"c{number}", "name": draw(texts),
+                     "input": {draw(texts): draw(texts)}}]}})
+        else:
+            content = draw(st.sampled_from(["text", "blocks"]))
+            value: Any = draw(texts) if content == "text" else [
+                {"type": "text", "text": draw(texts)}, {"type": "image"}, {"x": 1},
+                {"type": draw(texts)}, {"tool_name": draw(texts)}]
+            call = f"c{number - 1}" if draw(st.booleans()) else f"gone{number}"
+            out.append({**base, "type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": call, "content": value}]}})
+    return out
+
+
+def _upper_escapes(line: str) -> str:
+    """`line` with `\\uxxxx` in upper-case hex and every `/` written `\\/` (legal JSON too)."""
+    out: list[str] = []
+    at = 0
+    while at < len(line):
+        char = line[at]
+        if char == "\\" and line[at + 1] == "u":
+            out.append("\\u" + line[at + 2:at + 6].upper())
+            at += 6
+        elif char == "\\":
+            out.append(line[at:at + 2])
+            at += 2
+        else:
+            out.append("\\/" if char == "/" else char)  # (a `/` only stands in a string)
+            at += 1
+    return "".join(out)
+
+
+def _write(path: Path, session: list[dict[str, Any]], style: str) -> None:
+    lines = [json.dumps(record, ensure_ascii=style != "raw") for record in session]
+    if style == "upper":
+        lines = [_upper_escapes(line) for line in lines]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(session=records(), style=st.sampled_from(["raw", "ascii", "upper"]),
+       needles=st.lists(texts.filter(bool), min_size=1, max_size=4), data=st.data())
+def test_index_search_finds_what_the_whole_list_finds(
+        session: list[dict[str, Any]], style: str, needles: list[str],
+        data: st.DataObject) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.jsonl"
+        _write(path, session, style)
+        whole = read(path, indexed=False)
+        indexed = read(path, indexed=True, tail=1, cache=1)
+        turns = indexed.turns
+        assert isinstance(turns, TurnIndex)
+        # Needles cut from the texts searched, so most of them are there to be found.
+        for turn in whole.turns:
+            text = "\n".join(part.text or part.input or part.output or part.name or ""
+                             for part in turn.parts)
+            if text:
+                start = data.draw(st.integers(0, len(text) - 1))
+                needles.append(text[start:start + data.draw(st.integers(1, 6))])
+        ours, theirs = Navigator(indexed), Navigator(whole)
+        for needle in needles:
+            if needle_piece(needle) is not None:
+                assert turns.lines_with(needle) is not None, needle  # no whole read-back
+            assert ours.matches(needle) == theirs.matches(needle), (needle, style)
+            for forward in (True, False):
+                assert ours.search(needle, 0, forward) == theirs.search(needle, 0, forward)
+
+
+def _planted(path: Path, turns: int, planted: dict[int, str]) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        for number in range(turns):
+            text = planted.get(number, f"step {number} done")
+            record = {"sessionId": "s", "uuid": f"u{number}", "type": "user",
+                      "timestamp": f"2026-03-01T09:00:{number % 60:02d}.000Z",
+                      "message": {"role": "user", "content": text}}
+            handle.write(json.dumps(record, ensure_ascii=number % 2 == 0) + "\n")
+
+
+def test_a_non_ascii_needle_reads_back_only_its_candidates(tmp_path: Path) -> None:
+    path = tmp_path / "planted.jsonl"
+    planted = {10: "un café [x]", 1_501: "Un CAFÉ", 2_990: "die Straße", 3_000: 'a "q" \\ /'}
+    _planted(path, 4_000, planted)
+    session = read(path, indexed=True)
+    turns = session.turns
+    assert isinstance(turns, TurnIndex)
+    navigator = Navigator(session)
+    for needle, found in (("café", [10, 1_501]), ("CAFÉ [X]", [10]), ("STRASSE", [2_990]),
+                          ('"q" \\ /', [3_000])):
+        before = turns.materialised
+        assert navigator.matches(needle) == found
+        assert navigator.search(needle, 0) == found[0]
+        # The latest turns stay whole (the tail); beyond those, only the candidates.
+        assert turns.materialised - before <= 2 * len(found), needle
+
+
+def test_pattern_spells_every_legal_form() -> None:
+    pattern = needle_pattern("café")
+    for line in ('"Café"', '"caf\\u00e9"', '"CAF\\u00C9"', '"\\u0063af\\u00e9"'):
+        assert pattern.search(line.encode()), line
+    assert not pattern.search(b'"cafe"')
+    assert needle_pattern("ss").search("Straße".encode())
+    assert needle_pattern("😀").search(b'"\\ud83d\\uDE00"')
+    assert needle_pattern("a/b").search(b'"a\\/b"')
+    assert needle_piece("[block]") is None
