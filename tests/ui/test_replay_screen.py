@@ -377,3 +377,18 @@ async def test_brackets_past_the_last_empty_turn_say_none_after(chat_file: Path)
         await pilot.press("end", "right_square_bracket")
         said = [str(n.message) for n in app._notifications]
     assert "No empty turn after this one." in said, said
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+async def test_the_palette_key_covers_the_footer_to_the_right_edge(chat_file: Path,
+                                                                  width: int) -> None:
+    # Textual docked it one column short: a key cut by the width showed through there.
+    from textual.widgets import Footer
+
+    app = build_app(chat_file)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await ready(pilot, app)
+        footer = app.screen.query_one(Footer)
+        palette = next(key for key in footer.query("FooterKey")
+                       if key.has_class("-command-palette"))
+        assert palette.region.right == width
