@@ -11,6 +11,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from replay.core.annotations import Annotation, session_identity, session_key
 from replay.core.detect import (
@@ -101,13 +102,14 @@ class CaseStudy:
         numbers = [item.number for item in excerpts]
         bounds = numbers + [here] if heading == "Before" else [here] + numbers
         items: list[Excerpt | str] = []
-        for position, (low, high) in enumerate(zip(bounds, bounds[1:])):
+        for excerpt, (low, high) in zip(excerpts, pairwise(bounds), strict=True):
+            gap = _passed_over(low, high)
+            if heading == "Before":
+                items.append(excerpt)
+            if gap:
+                items.append(gap)
             if heading == "After":
-                items += [line for line in [_passed_over(low, high)] if line]
-                items.append(excerpts[position])
-            else:
-                items.append(excerpts[position])
-                items += [line for line in [_passed_over(low, high)] if line]
+                items.append(excerpt)
         return items
 
 
