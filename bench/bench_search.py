@@ -7,8 +7,8 @@ into bench/out/ with three planted prompts a third and two thirds of the way in 
 JSON-escaped `un café [x] à la Straße`, one raw UTF-8 `second: CAFÉ noir`), indexes it as
 the app does, and for each needle times, in the same run:
 
-- candidates: `Navigator.matches` on the index (scan the file's bytes for the needle in
-  every JSON spelling and case fold, read back only the candidate turns);
+- candidates: `Navigator.matches` on the index (find the lines holding the needle casefolded,
+  as written or with their JSON escapes decoded; read back only those turns);
 - baseline: every turn read back and checked with `turn_search_text` (what a needle the
   bytes could not decide cost before).
 

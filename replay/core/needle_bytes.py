@@ -1,21 +1,21 @@
-"""Byte patterns that find every JSONL line whose decoded text may hold a search needle.
+"""Which JSONL lines may hold a search needle, found from the file's bytes.
 
 A search matches when `needle.casefold()` is in a turn's search text, casefolded. That text
-is made of JSON strings of the turn's records (each character spelled raw in UTF-8 or as any
-legal JSON escape), raw JSON (a tool call's input) and a few separators the reader adds: the
-newline joining pieces, and `[type]` (or `[block]`) standing for a non-text result block.
-`needle_pattern` takes the longest piece of the needle between those separators and spells
-each of its characters every way a line can hold it: any character whose casefold gives it
-(K and the Kelvin sign, ß for "ss", ﬁ for "fi", a fold cut at either end of the piece), raw
-or escaped (`\\u00e9` in either hex case, surrogate pairs, `\\"`, `\\\\`, `\\/`, `\\n`, ...).
+is made of JSON strings of the turn's records (each character spelled raw in UTF-8 or as a
+JSON escape: `\\u00e9` in either hex case, surrogate pairs, `\\"`, `\\\\`, `\\/`, `\\n`,
+...), raw JSON (a tool call's input, as the line has it) and a few separators the reader
+adds: the newline joining pieces, and `[type]` (or `[block]`) standing for a non-text result
+block. `needle_piece` takes the longest piece of the needle between those separators;
+`lines_holding` finds the lines that hold it once casefolded, either as written or with
+their escapes decoded, so every spelling and every case fold (ß for "ss", the Kelvin sign
+for "k") counts.
 """
 
 from __future__ import annotations
 
-import functools
+import mmap
+import os
 import re
-import sys
-from collections import defaultdict
 
 SEPARATORS = re.compile(r"[\[\]\n]")
 """Characters the reader may add between or around the texts it takes from a record."""
@@ -23,97 +23,29 @@ SEPARATORS = re.compile(r"[\[\]\n]")
 MADE_UP = "block"
 """A word the reader writes (`[block]`) that no record needs to hold."""
 
-MAX_PATTERN = 50_000
-"""Bytes of pattern above which a piece is cut shorter (long runs like `ssss` get there:
-every way to tile them with ß doubles the pattern)."""
+SCAN_BYTES = 8 * 1024 * 1024
+"""Bytes of the file looked through at a time (cut at a line's end)."""
 
-_SHORT = {'"': b'\\\\"', "\\": b"\\\\\\\\", "/": b"\\\\/", "\b": b"\\\\b", "\f": b"\\\\f",
-          "\n": b"\\\\n", "\r": b"\\\\r", "\t": b"\\\\t"}
-"""The two-character JSON escapes, as regex source."""
-
-
-@functools.cache
-def _folds() -> tuple[dict[str, tuple[str, ...]], tuple[tuple[str, str], ...]]:
-    """Every character by its casefold, and the characters whose casefold is longer than one."""
-    by_fold: dict[str, list[str]] = defaultdict(list)
-    longer: list[tuple[str, str]] = []
-    for block in range(0, sys.maxunicode + 1, 256):
-        chars = "".join(map(chr, range(block, block + 256)))
-        if chars.casefold() == chars:
-            continue  # (casefold works character by character: all of them fold to themselves)
-        for char in chars:
-            folded = char.casefold()
-            if folded != char:
-                by_fold[folded].append(char)
-                if len(folded) > 1:
-                    longer.append((char, folded))
-    for folded in list(by_fold):
-        if len(folded) == 1 and folded.casefold() == folded:
-            by_fold[folded].append(folded)
-    return {fold: tuple(chars) for fold, chars in by_fold.items()}, tuple(longer)
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))", re.DOTALL)
+_SHORT = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
+          "t": "\t"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _hex(value: int) -> bytes:
-    """Regex source for `\\uXXXX` with hex letters in either case."""
-    digits = b"".join(b"[" + bytes([d]) + bytes([d]).upper() + b"]" if d >= 0x61 else bytes([d])
-                      for d in f"{value:04x}".encode())
-    return b"\\\\u" + digits
+def _one(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code is not None:
+        return chr(int(code, 16))
+    return _SHORT.get(match.group(2), match.group(0))
 
 
-def spellings(char: str) -> bytes:
-    """Regex source matching `char` in every way a JSON line can spell it."""
-    code = ord(char)
-    ways = [re.escape(char.encode("utf-8", "surrogatepass"))]
-    if code < 0x10000:
-        ways.append(_hex(code))
-    else:
-        high, low = divmod(code - 0x10000, 0x400)
-        ways.append(_hex(0xD800 + high) + _hex(0xDC00 + low))
-    if char in _SHORT:
-        ways.append(_SHORT[char])
-    if char == "\ufffd":
-        # A tool input is decoded with errors replaced: any undecodable run of one to three
-        # bytes stands there as U+FFFD.
-        ways.append(b"[\\x80-\\xff]{1,3}")
-    return b"(?:" + b"|".join(ways) + b")"
-
-
-def _any_of(chars: list[str] | tuple[str, ...]) -> bytes:
-    return b"(?:" + b"|".join(spellings(char) for char in chars) + b")"
-
-
-def _tiled(folded: str) -> bytes:
-    """Regex source for the text whose casefold holds `folded` (no separator in it)."""
-    by_fold, longer = _folds()
-
-    @functools.cache
-    def rest(at: int) -> bytes:
-        if at == len(folded):
-            return b""
-        options: list[bytes] = []
-        for size in (1, 2, 3):
-            if at + size > len(folded):
-                break
-            target = folded[at:at + size]
-            chars = by_fold.get(target) or ((target,) if size == 1 else ())
-            if chars:
-                options.append(_any_of(chars) + rest(at + size))
-        # The needle may end inside a character's longer fold (needle "s" in ß).
-        left = folded[at:]
-        ends = [char for char, fold in longer if len(fold) > len(left) and fold.startswith(left)]
-        if ends:
-            options.append(_any_of(ends))
-        return b"(?:" + b"|".join(options) + b")" if options else b"(?!)"
-
-    # It may also start inside one (needle "sa" in ßa), or lie wholly inside one.
-    options = [rest(0)]
-    for char, fold in longer:
-        if folded in fold and fold != folded:
-            options.append(_any_of((char,)))
-        for size in range(1, min(len(fold), len(folded))):
-            if fold.endswith(folded[:size]):
-                options.append(_any_of((char,)) + rest(size))
-    return b"(?:" + b"|".join(options) + b")"
+def unescaped(line: str) -> str:
+    """`line` with its JSON escapes decoded, left to right as a JSON parser reads them."""
+    text = _ESCAPE.sub(_one, line)
+    if _SURROGATE.search(text):
+        # A pair of `\\u` escapes spells one astral character.
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
 
 
 def needle_piece(needle: str) -> str | None:
@@ -123,14 +55,62 @@ def needle_piece(needle: str) -> str | None:
     return max(pieces, key=len) if pieces else None
 
 
-def needle_pattern(piece: str) -> re.Pattern[bytes]:
-    """A bytes pattern found in every line whose decoded text, casefolded, holds `piece`.
+def lines_holding(path: str, piece: str) -> set[int]:
+    """Offsets of the lines of a file that hold `piece` (casefolded, no separator in it),
+    casefolded, as written or with their JSON escapes decoded."""
+    starts: set[int] = set()
+    wanted = piece.encode("utf-8", "surrogatepass")
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if not size:
+            return starts
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            base = 0
+            while base < size:
+                end = data.find(b"\n", min(base + SCAN_BYTES, size))
+                end = size if end < 0 else end + 1
+                _look(data[base:end], base, piece, wanted, starts)
+                base = end
+    return starts
 
-    A piece whose pattern would pass `MAX_PATTERN` is halved until it does not: a prefix
-    of the piece makes the test looser, never stricter.
-    """
-    source = _tiled(piece)
-    while len(source) > MAX_PATTERN and len(piece) > 1:
-        piece = piece[: len(piece) // 2]
-        source = _tiled(piece)
-    return re.compile(source)
+
+def _look(chunk: bytes, base: int, piece: str, wanted: bytes, starts: set[int]) -> None:
+    """Add to `starts` the lines of `chunk` (whole lines, from offset `base`) holding `piece`."""
+    if chunk.isascii():
+        # ASCII casefolds to ASCII: lower-casing the bytes is the casefold, in place.
+        if piece.isascii():
+            lowered = chunk.lower()
+            at = lowered.find(wanted)
+            while at >= 0:
+                line = chunk.rfind(b"\n", 0, at) + 1
+                starts.add(base + line)
+                stop = chunk.find(b"\n", at)
+                if stop < 0:
+                    break
+                at = lowered.find(wanted, stop + 1)
+    else:
+        # A casefold may change lengths (ß is ss): count lines, not bytes.
+        folded = chunk.decode("utf-8", "replace").casefold()
+        at = folded.find(piece)
+        line_no = line_at = counted = 0
+        while at >= 0:
+            target = line_no + folded.count("\n", counted, at)
+            counted = at
+            while line_no < target:
+                line_at = chunk.index(b"\n", line_at) + 1
+                line_no += 1
+            starts.add(base + line_at)
+            stop = folded.find("\n", at)
+            if stop < 0:
+                break
+            at = folded.find(piece, stop + 1)
+    # Escapes: only a line with a backslash has any; look at each such line decoded.
+    at = chunk.find(b"\\")
+    while at >= 0:
+        line = chunk.rfind(b"\n", 0, at) + 1
+        stop = chunk.find(b"\n", at)
+        stop = len(chunk) if stop < 0 else stop
+        text = chunk[line:stop].decode("utf-8", "replace")
+        if piece in unescaped(text).casefold():
+            starts.add(base + line)
+        at = chunk.find(b"\\", stop)

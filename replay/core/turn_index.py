@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import bisect
 import math
-import mmap
 import os
-import re
 import threading
 from array import array
 from collections import OrderedDict
@@ -28,7 +26,7 @@ from typing import overload
 from replay.core.detect import REPLY_WINDOW, DetectionRules, is_empty, request_words
 from replay.core.harness import interrupt_of, is_harness_text
 from replay.core.model import Kind, Part, Source, Turn, TurnColumns
-from replay.core.needle_bytes import needle_pattern, needle_piece
+from replay.core.needle_bytes import lines_holding, needle_piece
 from replay.core.text import empty_wrapper_names, is_blank
 
 Rebuild = Callable[[str, tuple[tuple[int, int], ...], list[bytes], int | None, str, str], Turn]
@@ -576,7 +574,7 @@ class TurnIndex(TurnColumns):
         if self._found is not None and self._found[0] == key:
             return self._found[1]  # a search and its match count ask the same in a row
         try:
-            starts = _line_starts(self.path, needle_pattern(piece))
+            starts = lines_holding(self.path, piece)
         except (OSError, ValueError):
             return None
         found_turns: list[int] = []
@@ -628,25 +626,6 @@ class TurnIndex(TurnColumns):
                    self._completed, self._size, self._line, self._span_at, self._offsets,
                    self._lengths, self._id_at)
         return sum(column.itemsize * len(column) for column in columns) + len(self._ids)
-
-
-def _line_starts(path: str, pattern: re.Pattern[bytes]) -> set[int]:
-    """Offsets of the lines of a file in which `pattern` is found."""
-    starts: set[int] = set()
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if not size:
-            return starts
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            match = pattern.search(data)
-            while match is not None:
-                at = match.start()
-                starts.add(data.rfind(b"\n", 0, at) + 1)
-                end = data.find(b"\n", match.end())
-                if end < 0:
-                    break
-                match = pattern.search(data, end + 1)  # on to the next line: this one counts
-    return starts
 
 
 def _notice(turn: Turn) -> bool:
