@@ -31,6 +31,7 @@ from replay.core.detect import (
     describe_empty,
     is_empty,
     missing_reply,
+    stop_indices,
 )
 from replay.core.labels import LabelSet
 from replay.core.model import Session, Turn
@@ -59,7 +60,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--any-turn", action="store_true",
                         help="allow a turn that is not an empty turn (refused by default)")
     add_rules(parser, "count assistant turns that only call tools as empty (as the app's "
-                      "--tool-only)", missing_replies=None)
+                      "--tool-only)",
+              missing_replies="count requests that got no reply as stops, as scan does; the "
+                              "stop is the placeholder '#N+' after the request, and a refused "
+                              "turn's hint may name one")
     parser.add_argument("--label", required=True, metavar="NAME",
                         help="label name (continue, approval, ... or one from --labels)")
     parser.add_argument("--note", default="", metavar="TEXT", help="free-text note")
@@ -118,12 +122,20 @@ def not_empty_refusal(session: Session, turn: Turn, rules: DetectionRules) -> st
     """Why labelling `turn` needs --any-turn (it is not an empty turn), or None when it is one."""
     if is_empty(turn, rules):
         return None
-    empties = [other.index for other in session.turns if is_empty(other, rules)]
-    nearest = nearest_empty(empties, turn.index)
-    hint = f"the nearest empty turn is #{nearest + 1}" if nearest is not None \
-        else "the session has no empty turn"
-    return (f"#{turn.index + 1} ({escape_controls(turn.id)}, {turn.role}) is not an empty turn; "
-            f"{hint}; pass --any-turn to label it anyway")
+    shown = f"#{turn.index + 1} ({escape_controls(turn.id)}, {turn.role}) is not an empty turn"
+    if missing_reply(session, turn.index) is not None:
+        # A script that took `number` from `scan --json --missing-replies` names the request;
+        # the stop it meant is the placeholder after it.
+        return (f"{shown}; it is a request that got no reply: name the missing reply "
+                f"'{placeholder_name(turn.index)}'; pass --any-turn to label the request itself")
+    nearest = nearest_empty(stop_indices(session, rules), turn.index)
+    if nearest is None:
+        hint = "the session has no empty turn"
+    elif rules.missing_replies and not is_empty(session.turns[nearest], rules):
+        hint = f"the nearest stop is the missing reply {placeholder_name(nearest)}"
+    else:
+        hint = f"the nearest empty turn is #{nearest + 1}"
+    return f"{shown}; {hint}; pass --any-turn to label it anyway"
 
 
 def suggester_or_none(labels: LabelSet) -> Suggester | None:
@@ -176,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     session, ref = found
     turn = session.turns[ref.index]
     rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
-                                       missing_replies=ref.placeholder)
+                                       missing_replies=ref.placeholder or args.missing_replies)
     refusal = None if args.any_turn or ref.placeholder \
         else not_empty_refusal(session, turn, rules)
     if refusal:

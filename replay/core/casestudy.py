@@ -11,6 +11,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from replay.core.annotations import Annotation, session_identity, session_key
 from replay.core.detect import (
@@ -90,6 +91,35 @@ class CaseStudy:
     def anchor(self) -> str:
         """Its id in an HTML page: unique across the sessions of a corpus."""
         return anchor_for(self.key, self.number)
+
+    def shown(self, heading: str) -> list[Excerpt | str]:
+        """The Before (or After) excerpts in order, with a line such as `#29 not shown: no
+        visible content` wherever turns were passed over, so the numbers never jump unsaid."""
+        excerpts = self.before if heading == "Before" else self.after
+        # The empty turn's own place in the numbering; a missing reply sits after its request.
+        here = self.number + (1 if self.empty.is_placeholder else 0) if heading == "Before" \
+            else self.number
+        numbers = [item.number for item in excerpts]
+        bounds = numbers + [here] if heading == "Before" else [here] + numbers
+        items: list[Excerpt | str] = []
+        for excerpt, (low, high) in zip(excerpts, pairwise(bounds), strict=True):
+            gap = _passed_over(low, high)
+            if heading == "Before":
+                items.append(excerpt)
+            if gap:
+                items.append(gap)
+            if heading == "After":
+                items.append(excerpt)
+        return items
+
+
+def _passed_over(low: int, high: int) -> str | None:
+    """`#29 not shown: no visible content` for the turns strictly between #low and #high."""
+    if high - low <= 1:
+        return None
+    if high - low == 2:
+        return f"#{low + 1} not shown: no visible content"
+    return f"#{low + 1}–#{high - 1} not shown: {high - low - 1} turns without visible content"
 
 
 def anchor_for(key: str, number: int) -> str:
@@ -216,7 +246,10 @@ def render_markdown(studies: Sequence[CaseStudy]) -> str:
             lines += [f"### {heading}", ""]
             if not excerpts:
                 lines += ["(nothing)", ""]
-            for item in excerpts:
+            for item in study.shown(heading) if excerpts else []:
+                if isinstance(item, str):
+                    lines += [f"*{item}*", ""]
+                    continue
                 lines += [f"**#{item.number} {item.role}** · {_when(item.timestamp)}", "",
                           _fence(escape_controls(item.text)), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -257,7 +290,9 @@ def html_page(title: str, body: str) -> str:
             f"<body>\n{body}\n</body></html>\n")
 
 
-def _turn_html(item: Excerpt) -> str:
+def _turn_html(item: Excerpt | str) -> str:
+    if isinstance(item, str):
+        return f"<p class=muted>{_e(item)}</p>"
     return (f'<div class="turn"><header>#{item.number} {_e(item.role)} · '
             f"{_e(_when(item.timestamp))}</header><pre>{_e(item.text)}</pre></div>")
 
@@ -281,8 +316,10 @@ def study_html(study: CaseStudy) -> str:
         if note.note:
             rows.append(("Note", _e(note.note)))
     facts = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)
-    before = "".join(_turn_html(item) for item in study.before) or "<p class=muted>nothing</p>"
-    after = "".join(_turn_html(item) for item in study.after) or "<p class=muted>nothing</p>"
+    before = "".join(_turn_html(item) for item in study.shown("Before")) if study.before \
+        else "<p class=muted>nothing</p>"
+    after = "".join(_turn_html(item) for item in study.shown("After")) if study.after \
+        else "<p class=muted>nothing</p>"
     marker = (f'<div class="turn empty"><header>{study.name} {_e(empty.role)} · '
               f"{_e(_when(empty.timestamp))}</header><pre>"
               f"{'(no reply: not in the file)' if empty.is_placeholder else '(empty turn)'}"

@@ -197,6 +197,15 @@ def is_stop(session: Session, index: int, rules: DetectionRules = DEFAULT_RULES,
     return rules.missing_replies and missing_reply(session, index, live=live) is not None
 
 
+
+def stop_indices(session: Session, rules: DetectionRules = DEFAULT_RULES) -> list[int]:
+    """The index of every stop of the session (empty turns, and requests whose reply is
+    missing when the rules say so), from a compact index's columns when it has them."""
+    turns = session.turns
+    if type(turns) is not list and isinstance(turns, TurnColumns):
+        return turns.stops(0, len(turns), rules)
+    return [index for index in range(len(turns)) if is_stop(session, index, rules)]
+
 def _kinds(turn: Turn) -> set[str]:
     return {part.kind for part in turn.parts}
 

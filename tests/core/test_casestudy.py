@@ -106,3 +106,26 @@ def test_the_reader_format_still_works_beside_md_and_html(
         chat: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = _export(capsys, str(chat), "--format", "chat-json", "--all-empty")
     assert status == 0 and out.splitlines()[0].lstrip("\ufeff").startswith("session_id,")
+
+
+def test_turns_passed_over_are_named_so_the_numbers_never_jump_unsaid(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # #2 and #4 are both empty: the write-up of #4 shows #3 before and #5 after, and says
+    # #2 (before #3) was left out; two empties after it are named as a range.
+    said = [("user", "start"), ("assistant", ""), ("user", "go on"), ("assistant", ""),
+            ("user", "still there?"), ("assistant", ""), ("assistant", ""),
+            ("user", "hello")]
+    path = tmp_path / "gaps.json"
+    path.write_text(json.dumps({"id": "gaps", "messages": [
+        {"role": role, "content": text} for role, text in said]}), encoding="utf-8")
+    status, out, _ = _export(capsys, str(path), "--format", "md", "--all-empty")
+    assert status == 0
+    study = out.split("· #4\n", 1)[1].split("\n## ", 1)[0]
+    before, after = study.split("### After", 1)
+    assert before.index("**#1 user**") < before.index("*#2 not shown: no visible content*") \
+        < before.index("**#3 user**")
+    assert after.index("**#5 user**") < after.index(
+        "*#6–#7 not shown: 2 turns without visible content*") < after.index("**#8 user**")
+    assert "not shown" not in out.split("· #2\n", 1)[1].split("### After", 1)[0]
+    status, page, _ = _export(capsys, str(path), "--format", "html", "--all-empty")
+    assert "<p class=muted>#2 not shown: no visible content</p>" in page

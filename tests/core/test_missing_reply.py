@@ -119,6 +119,28 @@ def test_label_export_and_scan_agree_on_the_placeholder(
     assert "· #3+" in out and "**Turn:** #3+ · assistant" in out
 
 
+
+def test_label_takes_missing_replies_and_points_a_request_at_its_placeholder(
+    gemini: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal = tmp_path / "j.jsonl"
+    # Flags copied from `scan --missing-replies` are accepted, not a usage error.
+    status, out, err = _run(capsys, "label", str(gemini), "--missing-replies", "--turn", "#3+",
+                            "--label", "artifact", "--annotations", str(journal))
+    assert status == 0, err
+    assert "on #3+ 3+no-reply" in out
+    # A script that built '#N' from scan's `number` named the request: the refusal says which
+    # name it meant, with or without the flag.
+    for flags in ((), ("--missing-replies",)):
+        status, _, err = _run(capsys, "label", str(gemini), *flags, "--turn", "#3", "--label",
+                              "artifact", "--annotations", str(journal))
+        assert status == 2
+        assert err.strip().count("\n") == 0 and "got no reply" in err and "'#3+'" in err
+    # Another turn that is not empty: the nearest stop is the missing reply, under the flag.
+    status, _, err = _run(capsys, "label", str(gemini), "--missing-replies", "--turn", "#1",
+                          "--label", "artifact", "--annotations", str(journal))
+    assert status == 2 and "the nearest stop is the missing reply #3+" in err
+
 def test_export_all_empty_writes_unannotated_missing_replies_only_when_asked(gemini: Path) -> None:
     session = load_sessions(gemini)[0]
     assert export_rows(session, [], DEFAULT_LABELS, all_empty=True) == []
