@@ -16,6 +16,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
+from functools import cache
 
 import orjson
 
@@ -36,6 +37,9 @@ _KEPT_ESCAPED = re.compile('[\\\\"\x00-\x1f\ud800-\udfff]')
 """Characters orjson writes escaped (or cannot write)."""
 _SHORT_ESCAPED = re.compile('[\\\\"/\x00-\x1f]')
 """Characters a two-character JSON escape can spell."""
+_ANY_ESCAPE = re.compile(rb"\\")
+_U_CODE = re.compile(rb"\\u([0-9a-fA-F]{4})")
+_ASCII_BYTES = bytes(range(0x80))
 
 
 def _one(match: re.Match[str]) -> str:
@@ -95,8 +99,9 @@ def lines_holding(path: str, piece: str) -> set[int]:
 
 def _look(chunk: bytes, base: int, piece: str, wanted: bytes, starts: set[int]) -> None:
     """Add to `starts` the lines of `chunk` (whole lines, from offset `base`) holding `piece`."""
-    if chunk.isascii():
-        # ASCII casefolds to ASCII: lower-casing the bytes is the casefold, in place.
+    if chunk.isascii() or (piece.isascii() and not _folds_into(chunk, piece)):
+        # ASCII casefolds to ASCII, and no other character in the chunk folds into the
+        # piece: lower-casing the bytes is the casefold wherever the piece can be, in place.
         if piece.isascii():
             lowered = chunk.lower()
             at = lowered.find(wanted)
@@ -127,12 +132,71 @@ def _look(chunk: bytes, base: int, piece: str, wanted: bytes, starts: set[int]) 
     # spells a character that a piece without `"`, `\\`, `/` or control characters lacks, so
     # such a piece stands as written (found above) unless a `\\u` escape spells one of its
     # characters. Each line that may hold it escaped is looked at decoded.
-    escape = b"\\" if _SHORT_ESCAPED.search(piece) else b"\\u"
-    at = chunk.find(escape)
-    while at >= 0:
+    if _SHORT_ESCAPED.search(piece):
+        escapes = _ANY_ESCAPE
+    else:
+        # Only a `\\u` escape whose character folds to one of the piece's characters can
+        # add to an occurrence (a fold is never empty, so any other escaped character breaks
+        # it): lines with none of those are settled above, and most chunks have none.
+        spelling = [code for code in {code.lower() for code in _U_CODE.findall(chunk)}
+                    if _could_spell(code, piece)]
+        if not spelling:
+            return
+        escapes = re.compile(rb"\\u(?:" + b"|".join(spelling) + rb")", re.IGNORECASE)
+    found = escapes.search(chunk)
+    while found is not None:
+        at = found.start()
         line = chunk.rfind(b"\n", 0, at) + 1
         stop = chunk.find(b"\n", at)
         stop = len(chunk) if stop < 0 else stop
         if piece in _decoded(chunk[line:stop], piece):
             starts.add(base + line)
-        at = chunk.find(escape, stop)
+        found = escapes.search(chunk, stop)
+
+
+
+@cache
+def ascii_folds() -> dict[str, str]:
+    """Every non-ASCII character whose casefold holds an ASCII one (ß, the Kelvin sign, ﬁ, ...):
+    all in the Basic Multilingual Plane (a test checks every plane)."""
+    folds: dict[str, str] = {}
+    for number in range(0x80, 0x10000):
+        if 0xD800 <= number <= 0xDFFF:
+            continue
+        folded = chr(number).casefold()
+        if any(ord(part) < 0x80 for part in folded):
+            folds[chr(number)] = folded
+    return folds
+
+
+def _folds_into(chunk: bytes, piece: str) -> bool:
+    """Whether the chunk holds a non-ASCII character whose casefold shares a character with
+    the ASCII `piece` (only then can bytes lower-cased miss an occurrence)."""
+    groups = _folding_groups(piece)
+    if not groups:
+        return False
+    # Only the chunk's non-ASCII bytes: UTF-8 never spells a character with an ASCII byte, so
+    # what is left is whole characters side by side, much shorter to look through.
+    rest = chunk.translate(None, _ASCII_BYTES)
+    return any(lead in rest and any(spelled in rest for spelled in group)
+               for lead, group in groups)
+
+
+@cache
+def _folding_groups(piece: str) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    """The UTF-8 spellings `_folds_into` looks for, grouped by their first two bytes."""
+    groups: dict[bytes, list[bytes]] = {}
+    for character, folded in ascii_folds().items():
+        if any(part in piece for part in folded):
+            spelled = character.encode()
+            groups.setdefault(spelled[:2], []).append(spelled)
+    return tuple((lead, tuple(group)) for lead, group in groups.items())
+
+
+def _could_spell(code: bytes, piece: str) -> bool:
+    """Whether the character of a `\\u` escape (hex `code`) may be part of `piece` once
+    casefolded; a surrogate may pair into any astral character, so it always may."""
+    number = int(code, 16)
+    if 0xD800 <= number <= 0xDFFF:
+        return True
+    return any(character in piece for character in chr(number).casefold())

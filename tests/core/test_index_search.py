@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replay.core.navigation import Navigator
-from replay.core.needle_bytes import lines_holding, needle_piece
+from replay.core.needle_bytes import ascii_folds, lines_holding, needle_piece
 from replay.core.turn_index import TurnIndex
 from tests.core.test_turn_index import read
 
@@ -162,3 +162,31 @@ def test_every_legal_spelling_is_found(tmp_path: Path) -> None:
     assert found("\\u00e9") == [1, 3, 8]
     assert found("kelvin") == [9]
     assert needle_piece("[block]") is None
+
+
+def test_every_character_that_folds_into_ascii_is_in_the_basic_plane() -> None:
+    # The fast path for an ASCII needle trusts this table; a Unicode update that adds a
+    # character outside the Basic Multilingual Plane must fail here, not miss a match.
+    everywhere = {chr(number) for number in range(0x80, 0x110000)
+                  if not 0xD800 <= number <= 0xDFFF
+                  and any(ord(part) < 0x80 for part in chr(number).casefold())}
+    assert set(ascii_folds()) == everywhere and "\u212a" in everywhere and "ß" in everywhere
+
+
+def test_an_ascii_needle_beside_other_non_ascii_text_finds_every_fold(tmp_path: Path) -> None:
+    # Non-ASCII text in the file (é, —) but no character folding into the needle: the bytes
+    # lower-cased are enough; a ligature or a Kelvin sign, raw or escaped, still counts.
+    path = tmp_path / "lines.jsonl"
+    lines = ['"caf\u00e9 \u2014 FIX it"', '"\ufb01x it"', '"\\ufb01x"', '"fi x"',
+             '"\u212aey"', '"\\u212Aey"', '"key \u00e9"']
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    offsets = [0]
+    for line in lines[:-1]:
+        offsets.append(offsets[-1] + len(line.encode()) + 1)
+
+    def found(piece: str) -> list[int]:
+        return [offsets.index(start) for start in sorted(lines_holding(str(path), piece))]
+
+    assert found("fix") == [0, 1, 2]
+    assert found("key") == [4, 5, 6]
+    assert found("it") == [0, 1]
