@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -181,54 +182,67 @@ class TurnColumns(Sequence[Turn]):
     memo: dict[object, object]
     """Answers kept about the turns (the first prompt), forgotten whenever one changes."""
 
+    @abstractmethod
     def append(self, turn: Turn) -> None:
         """Add the next turn."""
         raise NotImplementedError
 
+    @abstractmethod
     def role_at(self, index: int) -> str:
         """The turn's role."""
         raise NotImplementedError
 
+    @abstractmethod
     def id_at(self, index: int) -> str:
         """The turn's id."""
         raise NotImplementedError
 
+    @abstractmethod
     def time_at(self, index: int) -> float | None:
         """Epoch seconds of the turn, if known."""
         raise NotImplementedError
 
+    @abstractmethod
     def completed_at(self, index: int) -> float | None:
         """Epoch seconds the reply finished, if recorded."""
         raise NotImplementedError
 
+    @abstractmethod
     def text_size_at(self, index: int) -> int:
         """Characters of the turn's text parts."""
         raise NotImplementedError
 
+    @abstractmethod
     def text_sizes(self, start: int, end: int) -> Sequence[int]:
         """`text_size_at` of the turns [start, end), at once."""
         raise NotImplementedError
 
+    @abstractmethod
     def stop_at(self, index: int, rules: Any, *, live: bool = False) -> bool:
         """`detect.is_stop` of the turn under `rules` (a `DetectionRules`)."""
         raise NotImplementedError
 
+    @abstractmethod
     def empty_at(self, index: int, rules: Any) -> bool:
         """`detect.is_empty` of the turn under `rules`."""
         raise NotImplementedError
 
+    @abstractmethod
     def stops(self, start: int, end: int, rules: Any, *, live: bool = False) -> list[int]:
         """Indices of the stops among [start, end)."""
         raise NotImplementedError
 
+    @abstractmethod
     def ids_with(self, text: str, *, prefix: bool, limit: int | None = None) -> list[int]:
         """Indices of turns whose id is `text` (or starts with it, with `prefix`)."""
         raise NotImplementedError
 
+    @abstractmethod
     def tally(self, add: Callable[[float | None, bool, bool, int], None]) -> None:
         """Feed every turn's (time, assistant, completed, text size) to `add`, in order."""
         raise NotImplementedError
 
+    @abstractmethod
     def lines_with(self, needle: str) -> list[int] | None:
         """Turns whose records hold `needle` in their raw bytes (None: cannot tell)."""
         raise NotImplementedError
