@@ -105,3 +105,22 @@ def test_candidate_names() -> None:
         assert is_candidate(Path(name)), name
     for name in ("README.md", "notes.txt", "shot.png", "LICENSE", "SOURCES.md", "a.json.bak"):
         assert not is_candidate(Path(name)), name
+
+
+def test_jsonl_transcripts_of_several_tools_in_one_folder_are_each_read(tmp_path: Path) -> None:
+    # A Claude Code session makes the folder look like a Claude Code project; the Codex and
+    # opencode files beside it were skipped as "not a Claude Code session file".
+    names = ["refactor.claude-code.jsonl", "flaky-test.codex.jsonl",
+             "dry-run-flag.opencode-run.jsonl"]
+    for name in names:
+        (tmp_path / name).write_bytes((SAMPLES / name).read_bytes())
+    (tmp_path / "broken.jsonl").write_text("not a transcript\n")
+    result = _scan("--json", str(tmp_path))
+    formats = {Path(json.loads(line)["path"]).name: json.loads(line)["format"]
+               for line in result.stdout.splitlines()}
+    assert formats == {"refactor.claude-code.jsonl": "claude-code",
+                       "flaky-test.codex.jsonl": "codex",
+                       "dry-run-flag.opencode-run.jsonl": "opencode-run"}
+    # What no reader takes is still said, once, and the status says some were skipped.
+    assert result.returncode == 1
+    assert result.stderr.count("broken.jsonl") == 1 and "skipped" in result.stderr

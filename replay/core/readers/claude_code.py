@@ -403,12 +403,30 @@ def _skipped_files(directory: Path, sessions: Iterable[Path]) -> list[SessionEnt
         if problem is None:
             try:
                 _head(file)
-                problem = "not a Claude Code session file"
             except OSError as error:
                 problem = error.strerror or str(error)
+        if problem is None:
+            # Transcripts of several tools gathered in one folder: a Codex or opencode file
+            # beside Claude Code sessions is read by its own reader, not skipped.
+            other = _other_reader(file)
+            if other is not None:
+                skipped.append(SessionEntry(key=name, path=file, own_file=True, format=other))
+                continue
+            problem = "not a Claude Code session file"
         skipped.append(SessionEntry(key=name, path=file, own_file=True,
                                     problem=f"skipped {file}: {problem}"))
     return skipped
+
+
+def _other_reader(file: Path) -> str | None:
+    """The name of the reader of another format that takes `file`, or None."""
+    from replay.core.readers import ReaderError, detect_reader
+
+    try:
+        reader = detect_reader(file)
+    except (ReaderError, OSError):
+        return None
+    return None if reader.name == NAME else reader.name
 
 
 def _started(session: Session) -> tuple[bool, float, str]:
