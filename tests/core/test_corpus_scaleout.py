@@ -55,7 +55,8 @@ def _mixed_corpus(root: Path) -> list[str]:
         # Names run one way, start times another (and some share a start time).
         started = 1_760_000_000.0 + 3600.0 * ((number * 37) % (SESSIONS // 2))
         _session(project / f"{number:03d}-{(number * 7919) % 1000:03d}.jsonl", number, started)
-    (project / "zz-foreign.jsonl").write_text('{"role": "user", "content": "hi"}\n')
+    # Not a transcript of any tool (a chat line here would be read, as it is given alone).
+    (project / "zz-foreign.jsonl").write_text('{"note": "not a transcript"}\n')
     (project / "a-folder.jsonl").mkdir()
     os.symlink(project / "nowhere.jsonl", project / "b-dangling.jsonl")
     chats = root / "chats"
