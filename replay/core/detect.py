@@ -565,13 +565,9 @@ def find_empty_turns(
     turns: Sequence[Turn] | None = None,
 ) -> list[EmptyTurn]:
     """Every empty turn of the session (or of `turns`, a slice of it), in order."""
-    every = session.turns
-    if turns is None and isinstance(every, TurnColumns):
-        # A compact index: the stops from its columns, only those turns read back.
-        return [describe_empty(session, every[index], rules, suggester)
-                for index in every.stops(0, len(every), rules)]
-    return [
-        describe_empty(session, turn, rules, suggester)
-        for turn in (session.turns if turns is None else turns)
-        if is_stop(session, turn.index, rules)
-    ]
+    if turns is None:
+        # (On a compact index the stops come from its columns: only those turns read back.)
+        return [describe_empty(session, session.turns[index], rules, suggester)
+                for index in stop_indices(session, rules)]
+    return [describe_empty(session, turn, rules, suggester)
+            for turn in turns if is_stop(session, turn.index, rules)]
