@@ -178,6 +178,16 @@ class Navigator:
                 return index
         return None
 
+    @staticmethod
+    def next_hit(hits: list[int], start: int, forward: bool = True) -> int | None:
+        """The hit after `start` in `hits` (sorted; before it when not `forward`), wrapping,
+        `start` itself last: what `search` finds, from a `matches` list already at hand."""
+        if not hits:
+            return None
+        if forward:
+            return hits[bisect_right(hits, start) % len(hits)]
+        return hits[bisect_left(hits, start) - 1]
+
     def matches(self, query: str) -> list[int]:
         """Every turn whose text contains `query`, case-insensitively, in order."""
         needle = query.casefold()

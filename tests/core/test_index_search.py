@@ -190,3 +190,19 @@ def test_an_ascii_needle_beside_other_non_ascii_text_finds_every_fold(tmp_path: 
     assert found("fix") == [0, 1, 2]
     assert found("key") == [4, 5, 6]
     assert found("it") == [0, 1]
+
+
+def test_the_next_hit_of_the_match_list_is_what_search_finds() -> None:
+    # The app steps `n` through the match list it already holds for "match k / n" instead of
+    # searching again: both must land on the same turn, wrapping, the current turn last.
+    from replay.core.readers import load_sessions
+    from tests.conftest import SAMPLES
+
+    [session] = load_sessions(SAMPLES / "refactor.claude-code.jsonl")
+    navigator = Navigator(session)
+    for query in ("import", "the", "zz-nowhere", "importers.py"):
+        hits = navigator.matches(query)
+        for start in range(len(session.turns)):
+            for forward in (True, False):
+                assert Navigator.next_hit(hits, start, forward) == \
+                    navigator.search(query, start, forward), (query, start, forward)

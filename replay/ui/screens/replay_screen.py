@@ -382,14 +382,19 @@ class ReplayScreen(Screen[None]):
         """What the header shows after the app's name, before the session (none here)."""
         return Text()
 
+    def search_hits(self) -> list[int]:
+        """The turns matching the search, found once per query and session state (a search
+        on a big session reads turns back from the file: `n` and the count share one pass)."""
+        key = (self.search_query, len(self.session.turns), self._generation)
+        if self._search_key != key:
+            self._search_key, self._search_hits = key, self.navigator.matches(self.search_query)
+        return self._search_hits
+
     def search_position(self) -> tuple[int, int] | None:
         """`(k, n)` when the current turn is the k-th of the n turns matching the search."""
         if not self.search_query or not self.session.turns:
             return None
-        key = (self.search_query, len(self.session.turns), self._generation)
-        if self._search_key != key:
-            self._search_key, self._search_hits = key, self.navigator.matches(self.search_query)
-        hits = self._search_hits
+        hits = self.search_hits()
         position = bisect.bisect_left(hits, self.index)
         if position < len(hits) and hits[position] == self.index:
             return position + 1, len(hits)
@@ -929,7 +934,7 @@ class ReplayScreen(Screen[None]):
         if not self.search_query:
             self.action_search()
             return
-        found = self.navigator.search(self.search_query, self.index, forward)
+        found = self.navigator.next_hit(self.search_hits(), self.index, forward)
         if found is None:
             self.notify(f"No match for {clean(repr(self.search_query))}.", severity="warning",
                         markup=False)
