@@ -45,12 +45,15 @@ from replay.ui.messages import (
     LoadProgress,
     OpenEntryRequested,
     OpenSessionRequested,
+    ReplayScreenShown,
+    ScreenPainted,
     SessionsListed,
     SessionsLoaded,
     SessionStarted,
     SessionSummarized,
     SilenceChanged,
     TurnsAdded,
+    ViewChanged,
 )
 from replay.ui.screens.quit import QuitScreen
 from replay.ui.screens.replay_screen import ReplayScreen
@@ -452,7 +455,7 @@ class ReplayApp(App[None]):
     @on(SilenceChanged)
     def show_silence(self, event: SilenceChanged) -> None:
         if self.replay_screen is not None:
-            self.replay_screen.silence_changed(event.since)
+            self.replay_screen.live.silence_changed(event.since)
 
     def collect_when_idle(self) -> None:
         """Collect the garbage recent steps left once the reviewer pauses on a turn.
@@ -471,6 +474,19 @@ class ReplayApp(App[None]):
     def _collect_garbage(self) -> None:
         self._idle_collect = None
         gc.collect()
+
+    @on(ScreenPainted)
+    def let_loading_read_on(self) -> None:
+        self.first_screen_painted.set()
+
+    @on(ViewChanged)
+    def tidy_when_idle(self) -> None:
+        self.collect_when_idle()
+
+    @on(ReplayScreenShown)
+    def remember_screen_shown(self, event: ReplayScreenShown) -> None:
+        if isinstance(event.screen, ReplayScreen):
+            self.replay_screen = event.screen
 
     @on(OpenSessionRequested)
     def open_requested_session(self, event: OpenSessionRequested) -> None:
@@ -512,7 +528,8 @@ class ReplayApp(App[None]):
                         markup=False, timeout=10)
         screen = ReplayScreen(session, store, labels=self.options.labels,
                               rules=self.options.rules, suggester=self.suggester,
-                              following=self.options.follow, indexing=loading)
+                              following=self.options.follow, indexing=loading,
+                              settings=self.settings)
         self.replay_screen = screen
         if isinstance(self.screen, LoadingScreen):
             self.switch_screen(screen)
@@ -604,7 +621,7 @@ class ReplayApp(App[None]):
         if isinstance(screen, ReplayScreen):
             yield SystemCommand("Export annotations to CSV",
                                 "Write this session's annotations to a CSV file here",
-                                screen.action_export)
+                                screen.tools.action_export)
             yield SystemCommand("Next unannotated empty turn", "Jump to it",
                                 screen.action_next_unannotated)
             yield SystemCommand("Toggle tool-only stops",
