@@ -36,7 +36,6 @@ from replay.core.readers import (
 )
 from replay.core.readers.base import EMPTY_FILE, SessionEntry, iter_lines
 from replay.core.scan import summarize
-from replay.core.text import plural
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.literal import literal, shown
 from replay.ui.messages import (
@@ -55,7 +54,7 @@ from replay.ui.messages import (
     TurnsAdded,
     ViewChanged,
 )
-from replay.ui.screens.quit import QuitScreen
+from replay.ui.quitting import QuitGuard
 from replay.ui.screens.replay_screen import ReplayScreen
 
 if TYPE_CHECKING:
@@ -457,6 +456,7 @@ class ReplayApp(App[None]):
         if self.replay_screen is not None:
             self.replay_screen.live.silence_changed(event.since)
 
+    @on(ViewChanged)
     def collect_when_idle(self) -> None:
         """Collect the garbage recent steps left once the reviewer pauses on a turn.
 
@@ -478,10 +478,6 @@ class ReplayApp(App[None]):
     @on(ScreenPainted)
     def let_loading_read_on(self) -> None:
         self.first_screen_painted.set()
-
-    @on(ViewChanged)
-    def tidy_when_idle(self) -> None:
-        self.collect_when_idle()
 
     @on(ReplayScreenShown)
     def remember_screen_shown(self, event: ReplayScreenShown) -> None:
@@ -538,74 +534,9 @@ class ReplayApp(App[None]):
 
     # ---------------------------------------------------------------- quitting
 
-    def _screens_with_unsaved(self) -> list[ReplayScreen]:
-        """Replay screens whose annotations are not all on disk, after one more try."""
-        screens = [screen for screen in self.screen_stack if isinstance(screen, ReplayScreen)]
-        if self.replay_screen is not None and self.replay_screen not in screens:
-            screens.append(self.replay_screen)
-        waiting = []
-        for screen in screens:
-            if not screen.store.unsaved:
-                continue
-            try:
-                screen.store.retry_unsaved()
-            except JournalError:
-                waiting.append(screen)
-        return waiting
-
     async def action_quit(self) -> None:
         """Quit, but ask first when annotations exist only in memory."""
-        waiting = self._screens_with_unsaved()
-        if not waiting or isinstance(self.screen, QuitScreen):
-            self.exit()
-            return
-        count = sum(len(screen.store.unsaved) for screen in waiting)
-        journal = str(waiting[0].store.journal.path)
-        self.push_screen(QuitScreen(count, journal),
-                         lambda choice: self._answer_quit(choice, waiting))
-
-    def _answer_quit(self, choice: str | None, waiting: list[ReplayScreen]) -> None:
-        if choice == "quit":
-            self.exit()
-        elif choice == "export":
-            self._export_and_quit(waiting)
-        elif choice == "save":
-            from replay.ui.screens.prompt import PromptScreen
-
-            default = str(Path.cwd() / "replay-unsaved-annotations.jsonl")
-            self.push_screen(PromptScreen("Save the unsaved annotations to (a journal file)",
-                                          default),
-                             lambda answer: self._save_and_quit(answer, waiting))
-
-    def _export_and_quit(self, waiting: list[ReplayScreen]) -> None:
-        from replay.ui.export_file import export_session
-
-        written = []
-        for screen in waiting:
-            try:
-                target, count = export_session(screen.session, screen.store, screen.labels,
-                                               screen.suggester, Path.cwd(), screen.rules)
-            except OSError as error:
-                self.notify(shown(f"Could not export to {Path.cwd()}: "
-                                  f"{error.strerror or error}"),
-                            title="Not quitting", severity="error", markup=False, timeout=10)
-                return
-            written.append(f"replay: {plural(count, 'row')} exported to {target}")
-        self.exit(message=Text(shown("\n".join(written))))
-
-    def _save_and_quit(self, answer: str | None, waiting: list[ReplayScreen]) -> None:
-        if not answer:
-            return
-        path = Path(answer).expanduser()
-        total = 0
-        for screen in waiting:
-            try:
-                total += screen.store.save_unsaved_to(path)
-            except JournalError as error:
-                self.notify(shown(str(error)), title="Not quitting", severity="error",
-                            markup=False, timeout=10)
-                return
-        self.exit(message=Text(shown(f"replay: {total} unsaved annotation(s) written to {path}")))
+        QuitGuard(self).quit()
 
     # ---------------------------------------------------------------- commands
 

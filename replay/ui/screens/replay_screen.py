@@ -113,6 +113,22 @@ def screen_bindings() -> list[BindingType]:
     return [by_id[key] for key in KEY_ORDER] + labels
 
 
+def no_empty(navigator: Navigator, side: str) -> str:
+    """Why `]` or `[` goes nowhere: none on that side, or none in the whole session."""
+    if not navigator.empty_indices:
+        return "This session has no empty turn."
+    return f"No empty turn {side} this one."
+
+
+def bound_keys(bindings: list[BindingType]) -> set[str]:
+    """Every key of the bindings (a label key that is one of them is left to it)."""
+    keys: set[str] = set()
+    for binding in bindings:
+        if isinstance(binding, Binding):
+            keys.update(key.strip() for key in binding.key.split(","))
+    return keys
+
+
 @dataclass
 class EmptyTurnsDescribed(Message):
     """Evidence and suggestions worked out in a thread for the empty turns of a session."""
@@ -220,7 +236,8 @@ class ReplayScreen(Screen[None]):
         self._apply_size()
         if self.session.turns:
             self.show_status()
-            self._fill_context()
+            self.panes.show_around(self.session, self.navigator, self.index,
+                                   self.at_placeholder)
 
     def on_screen_resume(self) -> None:
         # Back from a subagent's screen: this session is the one on screen again.
@@ -322,12 +339,9 @@ class ReplayScreen(Screen[None]):
             self.session, self.navigator, turn, empty is not None,
             self.empty_turn(turn.index) if self.at_placeholder else None, self.following,
             self.searching.marked()))
-        self._fill_context()
+        self.panes.show_around(self.session, self.navigator, self.index, self.at_placeholder)
         self.annotation.at_stop(empty, self.store, blind=self.blind,
                                 others=self.others.get(turn.id))
-
-    def _fill_context(self) -> None:
-        self.panes.show_around(self.session, self.navigator, self.index, self.at_placeholder)
 
     def watch_index(self) -> None:
         self.current_turn.moved()
@@ -399,19 +413,13 @@ class ReplayScreen(Screen[None]):
             return
         target = self.navigator.next_empty(self.index)
         if target is None:
-            self.notify(self._no_empty("after"), timeout=2, markup=False)
+            self.notify(no_empty(self.navigator, "after"), timeout=2, markup=False)
         self.go(target)
-
-    def _no_empty(self, side: str) -> str:
-        """Why `]` or `[` goes nowhere: none on that side, or none in the whole session."""
-        if not self.navigator.empty_indices:
-            return "This session has no empty turn."
-        return f"No empty turn {side} this one."
 
     def action_previous_empty(self) -> None:
         target = self.navigator.previous_empty(self.index)
         if target is None:
-            self.notify(self._no_empty("before"), timeout=2, markup=False)
+            self.notify(no_empty(self.navigator, "before"), timeout=2, markup=False)
         self.go(target)
 
     def action_next_unannotated(self) -> None:
@@ -454,18 +462,11 @@ class ReplayScreen(Screen[None]):
         """Label keys that are not digits (a custom label set may use letters)."""
         if isinstance(self.focused, Input) or not event.character:
             return
-        if event.character.isdigit() or event.character in self._bound_keys():
+        if event.character.isdigit() or event.character in bound_keys(self.BINDINGS):
             return
         if self.labels.by_key(event.character) is not None:
             event.stop()
             self.annotation.action_pick_label(event.character)
-
-    def _bound_keys(self) -> set[str]:
-        keys: set[str] = set()
-        for binding in self.BINDINGS:
-            if isinstance(binding, Binding):
-                keys.update(key.strip() for key in binding.key.split(","))
-        return keys
 
     # ---------------------------------------------------------------- playing
 
