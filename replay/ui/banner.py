@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from replay.core.detect import REASON_BY_CODE, EmptyTurn, format_duration, gap_before
-from replay.core.model import Kind, Session, Turn
-from replay.core.navigation import Navigator
-from replay.core.text import one_line
+from replay.core.detection.empty import REASON_BY_CODE, EmptyTurn, format_duration, gap_before
+from replay.core.index.navigation import Navigator
+from replay.core.session.model import Kind, Session, Turn
+from replay.core.session.text import one_line
 from replay.ui.render import clean, gap_text
 
 

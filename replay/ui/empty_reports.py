@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from replay.core.detect import DetectionRules, EmptyTurn, Suggester, describe_empty
-from replay.core.model import Session
-from replay.core.navigation import Navigator
+from replay.core.detection.empty import DetectionRules, EmptyTurn, Suggester, describe_empty
+from replay.core.index.navigation import Navigator
+from replay.core.session.model import Session
 
 
 class EmptyReports:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from replay.core.journal import JournalError
-from replay.core.text import plural
+from replay.core.annotate.journal import JournalError
+from replay.core.session.text import plural
 from replay.ui.literal import shown
 from replay.ui.screens.quit import QuitScreen
 from replay.ui.screens.replay_screen import ReplayScreen

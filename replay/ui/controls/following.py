@@ -7,8 +7,8 @@ import time
 from textual.binding import Binding
 from textual.timer import Timer
 
-from replay.core.detect import format_duration
-from replay.core.text import plural
+from replay.core.detection.empty import format_duration
+from replay.core.session.text import plural
 from replay.ui.controls.routing import Concern
 
 

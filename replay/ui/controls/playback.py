@@ -6,7 +6,7 @@ from textual.binding import Binding
 from textual.reactive import reactive, var
 from textual.timer import Timer
 
-from replay.core.navigation import faster, slower
+from replay.core.index.navigation import faster, slower
 from replay.ui.controls.routing import Concern
 
 ROLE_FILTERS: tuple[str | None, ...] = (None, "user", "assistant")

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual import work
 from textual.binding import Binding
 
-from replay.core.text import plural
+from replay.core.session.text import plural
 from replay.ui.controls.routing import Concern
 from replay.ui.messages import OpenSessionRequested
 from replay.ui.render import clean, turn_plain_text

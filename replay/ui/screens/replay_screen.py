@@ -34,12 +34,12 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
 
-from replay.core.annotations import AnnotationStore
-from replay.core.detect import DetectionRules, EmptyTurn, Suggester, describe_empty
-from replay.core.journal import JournalError
-from replay.core.labels import LabelSet
-from replay.core.model import Session, Turn, turn_id
-from replay.core.navigation import Navigator
+from replay.core.annotate.annotations import AnnotationStore
+from replay.core.annotate.journal import JournalError
+from replay.core.detection.empty import DetectionRules, EmptyTurn, Suggester, describe_empty
+from replay.core.index.navigation import Navigator
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Session, Turn, turn_id
 from replay.ui.banner import banner_text
 from replay.ui.controls.following import Following
 from replay.ui.controls.playback import Playback
@@ -224,7 +224,7 @@ class ReplayScreen(Screen[None]):
 
     def load_others(self) -> None:
         """Read the other reviewers' labels of this session from the journal."""
-        from replay.core.agree import labels_of_others
+        from replay.core.annotate.agree import labels_of_others
 
         try:
             records = self.store.journal.load().records
@@ -269,7 +269,7 @@ class ReplayScreen(Screen[None]):
 
     def stop_id(self, index: int) -> str:
         """The journal key of the stop at `index`: the turn's id, or its missing reply's."""
-        from replay.core.turn_ref import placeholder_id
+        from replay.core.session.turn_ref import placeholder_id
 
         found = turn_id(self.session.turns, index)
         return placeholder_id(found) if self.navigator.is_placeholder(index) else found
@@ -435,7 +435,7 @@ class ReplayScreen(Screen[None]):
         self.notify("Every empty turn is annotated.", timeout=3)
 
     def action_goto(self) -> None:
-        from replay.core.turn_ref import TurnReferenceError, resolve_stop
+        from replay.core.session.turn_ref import TurnReferenceError, resolve_stop
         from replay.ui.screens.prompt import PromptScreen
 
         def go_to(answer: str | None) -> None:

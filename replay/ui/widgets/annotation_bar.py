@@ -16,10 +16,15 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Input, Static
 
-from replay.core.annotations import CONFIDENCE, OVERRULE_REASONS, Annotation, AnnotationStore
-from replay.core.detect import EmptyTurn
-from replay.core.journal import JournalError
-from replay.core.labels import LabelSet
+from replay.core.annotate.annotations import (
+    CONFIDENCE,
+    OVERRULE_REASONS,
+    Annotation,
+    AnnotationStore,
+)
+from replay.core.annotate.journal import JournalError
+from replay.core.detection.empty import EmptyTurn
+from replay.core.session.labels import LabelSet
 from replay.ui.literal import shown
 from replay.ui.render import clean
 from replay.ui.repaint import update_static

@@ -8,8 +8,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import reactive, var
 
-from replay.core.model import Session
-from replay.core.navigation import Navigator
+from replay.core.index.navigation import Navigator
+from replay.core.session.model import Session
 from replay.ui.widgets.turn_view import TurnLines
 
 

@@ -11,9 +11,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from replay.core.detect import EmptyTurn
-from replay.core.model import Session, Turn
-from replay.core.navigation import Navigator
+from replay.core.detection.empty import EmptyTurn
+from replay.core.index.navigation import Navigator
+from replay.core.session.model import Session, Turn
 from replay.ui.repaint import update_static
 from replay.ui.widgets.turn_view import TurnLines
 
