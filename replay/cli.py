@@ -20,11 +20,19 @@ from replay.commands import command_module, command_modules, command_names
 
 DESCRIPTION = """\
 Step through an AI coding-agent transcript, stop at every empty turn, see the turns
-before and after side by side, and record what each silence meant.
+before and after side by side, and record what each silence meant."""
 
-Formats (detected from the content): opencode export JSON, opencode storage directory and
-opencode.db, Claude Code JSONL (and project directories), Codex CLI rollouts, Gemini CLI
-sessions, Aider chat history, generic chat JSON/JSONL (OpenAI messages, ShareGPT)."""
+
+def formats_text() -> str:
+    """The transcript formats, from the reader registry: each `--format` name and what it
+    reads (shown only in the help: listing them imports every reader)."""
+    from replay.core.readers import all_readers
+
+    readers = sorted(all_readers(), key=lambda reader: reader.priority)
+    width = max(len(reader.name) for reader in readers)
+    lines = ["transcript formats (detected from the content; --format NAME skips detection):"]
+    lines += [f"  {reader.name:<{width}}  {reader.title}" for reader in readers]
+    return "\n".join(lines)
 
 
 def _command_epilog() -> str:
@@ -40,6 +48,7 @@ class _AppParser(argparse.ArgumentParser):
     """Lists the commands in its help, importing their modules only when help is shown."""
 
     def format_help(self) -> str:
+        self.description = f"{DESCRIPTION}\n\n{formats_text()}"
         self.epilog = _command_epilog()
         return super().format_help()
 

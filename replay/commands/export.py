@@ -35,7 +35,7 @@ from replay.core.suggest import suggester_for
 
 NAME = "export"
 HELP = ("write the annotations of a session as CSV (default) or JSON lines, or as case "
-        "studies in Markdown or HTML (--format md|html)")
+        "studies in Markdown or HTML (--as md|html)")
 
 KINDS = ("csv", "jsonl", "md", "html")
 CASE_KINDS = ("md", "html")
@@ -49,7 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="file to write (default or '-': standard output); a file gets a "
                              "UTF-8 byte-order mark so spreadsheets read it as UTF-8")
     parser.add_argument("--as", dest="kind", choices=KINDS,
-                        help="output format (default: jsonl for a .jsonl file, else csv)")
+                        help="output kind: csv or jsonl rows, or md or html case studies "
+                             "(default: from the output file's suffix, else csv)")
     parser.add_argument("--all-empty", action="store_true",
                         help="also write a row for every empty turn nobody annotated")
     parser.add_argument("--missing-replies", action="store_true",
@@ -60,9 +61,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "data directory)")
     add_labels(parser, "TOML label set, for the label_title column and suggestions")
     add_reviewer(parser, "only this reviewer's annotations (default: every reviewer)")
-    add_format(parser, "md or html: write case studies (each empty turn with its labels and "
-                       "the turns around it); any other NAME: skip detection and read the "
-                       "session as this format")
+    # `--format md|html` (case studies) is still taken from scripts written before `--as`
+    # had them; the help names only the transcript format.
+    add_format(parser)
 
 
 def _kind(args: argparse.Namespace) -> str:
