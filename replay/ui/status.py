@@ -88,7 +88,7 @@ def _state_parts(screen: ReplayScreen, annotated: set[int]) -> list[tuple[int, T
     elif playback.playing:
         add(2, " · ▶ playing", "bold")
     else:
-        add(8, " · paused")
+        add(2, " · paused")
     add(9, f" · {playback.speed:g}x")
     empties = len(screen.navigator.empty_indices)
     add(4, f" · {len(annotated)} / {empties} annotated")
