@@ -31,7 +31,7 @@ from replay.core.suggest import suggester_for
 
 NAME = "export"
 HELP = ("write the annotations of a session as CSV (default) or JSON lines, or as case "
-        "studies in Markdown or HTML (--format md|html)")
+        "studies in Markdown or HTML (--as md|html)")
 
 KINDS = ("csv", "jsonl", "md", "html")
 CASE_KINDS = ("md", "html")
@@ -43,7 +43,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="session file, directory or database")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="file to write (default or '-': standard output); a file gets a "
-                             "UTF-8 byte-order mark so spreadsheets read it as UTF-8")
+                             "UTF-8 byte-order mark so spreadsheets read it as UTF-8 (a "
+                             "script reads it with encoding 'utf-8-sig', or see --no-bom)")
+    parser.add_argument("--no-bom", action="store_true",
+                        help="with -o FILE: write the CSV without the byte-order mark, for "
+                             "scripts that read plain UTF-8 (spreadsheets may then show "
+                             "accented letters wrongly)")
     parser.add_argument("--as", dest="kind", choices=KINDS,
                         help="output format (default: jsonl for a .jsonl file, else csv)")
     parser.add_argument("--all-empty", action="store_true",
@@ -115,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         where = "standard output"
     else:
         try:
-            count = write_file(rows, args.output, kind)
+            count = write_file(rows, args.output, kind, bom=not args.no_bom)
         except OSError as error:
             say_error(f"cannot write {args.output}: {error.strerror or error}")
             return EXIT_FAILURE

@@ -1,11 +1,13 @@
-"""The app's CSV export: written atomically under a name that never replaces an earlier one."""
+"""The app's CSV export: the rows `replay export PATH --all-empty` writes, written atomically
+under a name that never replaces an earlier one."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from replay.core.annotations import AnnotationStore
+from replay.core.annotations import Annotation, AnnotationStore, annotations_from_records
 from replay.core.detect import DEFAULT_RULES, DetectionRules, Suggester
+from replay.core.journal import JournalError
 from replay.core.labels import LabelSet
 from replay.core.model import Session
 
@@ -36,18 +38,51 @@ def free_path(directory: Path, name: str) -> Path:
     return candidate
 
 
-def export_session(session: Session, store: AnnotationStore, labels: LabelSet,
-                   suggester: Suggester | None, directory: Path,
-                   rules: DetectionRules = DEFAULT_RULES) -> tuple[Path, int]:
-    """Write the reviewer's annotations (saved or only in memory) and the unannotated empty
-    turns to a new CSV file; returns where and how many rows.
+def exported_annotations(store: AnnotationStore, *,
+                         only_reviewer: bool = False) -> list[Annotation]:
+    """The annotations an export writes: every reviewer's in the store's journal, as
+    `replay export` reads them, with this reviewer's taken from the store (so one the journal
+    refused is written too). `only_reviewer` (a blind review, which must not show the others'
+    labels) keeps this reviewer's alone.
 
     Raises:
-        OSError: the file cannot be written (nothing is left half-written).
+        OSError: the journal cannot be read.
+    """
+    mine = list(store.all().values())
+    if only_reviewer:
+        return mine
+    try:
+        records = store.journal.load().records
+    except JournalError as error:
+        raise OSError(str(error)) from None
+    others = [note for note in annotations_from_records(records, session_id=store.session_id)
+              if note.reviewer != store.reviewer]
+    return others + mine
+
+
+def export_scope(store: AnnotationStore, *, only_reviewer: bool = False) -> str:
+    """Which rows an export holds, in the words of its notification."""
+    if only_reviewer:
+        return f"{store.reviewer}'s annotations only (blind review)"
+    return "every reviewer's annotations and each unannotated empty turn, as " \
+           "replay export --all-empty"
+
+
+def export_session(session: Session, store: AnnotationStore, labels: LabelSet,
+                   suggester: Suggester | None, directory: Path,
+                   rules: DetectionRules = DEFAULT_RULES, *,
+                   only_reviewer: bool = False) -> tuple[Path, int]:
+    """Write every reviewer's annotations (this reviewer's saved or only in memory; see
+    `exported_annotations`) and the unannotated empty turns to a new CSV file, the rows of
+    `replay export PATH --all-empty`; returns where and how many rows.
+
+    Raises:
+        OSError: the journal cannot be read or the file cannot be written (nothing is left
+            half-written).
     """
     from replay.core.export import export_rows, write_file
 
-    rows = export_rows(session, list(store.all().values()), labels, all_empty=True,
-                       suggester=suggester, rules=rules)
+    rows = export_rows(session, exported_annotations(store, only_reviewer=only_reviewer),
+                       labels, all_empty=True, suggester=suggester, rules=rules)
     target = free_path(directory, export_name(session))
     return target, write_file(rows, target, "csv")

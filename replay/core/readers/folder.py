@@ -12,6 +12,7 @@ from pathlib import Path
 
 from replay.core.model import Session
 from replay.core.readers.base import (
+    TEXT_AROUND_ENDS,
     Progress,
     Reader,
     ReaderError,
@@ -22,6 +23,15 @@ from replay.core.readers.base import (
 SKIPPED = "skipped "
 """How the line about a file of the folder that is not read starts (a session's warning, a
 listed entry's problem, a line on stderr)."""
+
+
+
+def is_skipped_file(warning: str) -> bool:
+    """True for a session's warning saying a file of its folder was not read (`skipped PATH:
+    why`); False for any other, such as a recovered document's note about the text skipped
+    around it, which is a success (the file was read)."""
+    return warning.startswith(SKIPPED) and not warning.endswith(TEXT_AROUND_ENDS)
+
 
 MAX_DEPTH = 4
 """How deep sub-directories are searched."""

@@ -117,7 +117,9 @@ class ReplayScreen(Screen[None]):
         Binding("z,ctrl+z", "undo", "Undo", id="undo-annotation", show=False,
                 tooltip="Undo the last annotation saved in this session"),
         Binding("e", "export", "Export", id="export-csv",
-                tooltip="Export annotations to a CSV file in the current directory"),
+                tooltip="Export every reviewer's annotations and the unannotated empty "
+                        "turns to a CSV file in the current directory (the rows of "
+                        "replay export --all-empty)"),
         Binding("f", "live", "Live end", id="live-end", show=False,
                 tooltip="Jump to the newest turn and keep following"),
         Binding("escape", "back", "Back", id="back", show=False,
@@ -1006,12 +1008,14 @@ class ReplayScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False,
           description="Exporting annotations")
     def export_annotations(self, directory: Path) -> None:
-        """Write this reviewer's annotations (and unannotated empty turns) to a new CSV file."""
-        from replay.ui.export_file import export_name, export_session
+        """Write the rows `replay export --all-empty` writes to a new CSV file (this
+        reviewer's alone in a blind review), and say which."""
+        from replay.ui.export_file import export_name, export_scope, export_session
 
         try:
             target, count = export_session(self.session, self.store, self.labels,
-                                           self.suggester, directory, self.rules)
+                                           self.suggester, directory, self.rules,
+                                           only_reviewer=self.blind)
         except OSError as error:
             self.app.call_from_thread(
                 self.notify, clean(f"Could not export to {directory}: {error.strerror or error}"),
@@ -1020,7 +1024,8 @@ class ReplayScreen(Screen[None]):
         kept = "" if target.name == export_name(self.session) else \
             f"\n(an earlier {export_name(self.session)} is kept)"
         self.app.call_from_thread(
-            self.notify, clean(f"Exported {plural(count, 'row')} to {target}{kept}"),
+            self.notify, clean(f"Exported {plural(count, 'row')} to {target}{kept}\n"
+                               f"({export_scope(self.store, only_reviewer=self.blind)})"),
             title="Export", markup=False, timeout=8)
 
     # ---------------------------------------------------------------- growth
