@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.core.annotations import Annotation, AnnotationStore, annotations_from_records
-from replay.core.detect import DEFAULT_RULES, DetectionRules, Suggester
-from replay.core.journal import JournalError
-from replay.core.labels import LabelSet
-from replay.core.model import Session
+from replay.core.annotate.annotations import (
+    Annotation,
+    AnnotationStore,
+    annotations_from_records,
+)
+from replay.core.annotate.journal import JournalError
+from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, Suggester
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Session
 
 MAX_NUMBERED = 999
 """Numbered names tried before giving up (`x-annotations-2.csv` and so on)."""
@@ -80,7 +84,7 @@ def export_session(session: Session, store: AnnotationStore, labels: LabelSet,
         OSError: the journal cannot be read or the file cannot be written (nothing is left
             half-written).
     """
-    from replay.core.export import export_rows, write_file
+    from replay.core.publish.export import export_rows, write_file
 
     rows = export_rows(session, exported_annotations(store, only_reviewer=only_reviewer),
                        labels, all_empty=True, suggester=suggester, rules=rules)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.annotations import AnnotationStore
-from replay.core.export import CSV_COLUMNS
+from replay.core.annotate.annotations import AnnotationStore
+from replay.core.publish.export import CSV_COLUMNS
 from replay.core.readers import load_sessions
 from tests.conftest import SAMPLES
 from tests.ui.sessions import write_chat

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.annotations import AnnotationStore
+from replay.core.annotate.annotations import AnnotationStore
 from replay.core.readers import load_sessions
 from tests.ui.conftest import build_app, ready, wait_until
 from tests.ui.sessions import write_chat
