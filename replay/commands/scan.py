@@ -14,6 +14,9 @@ from replay.core.safe import escape_controls, json_line
 from replay.core.session.text import plural
 
 NAME = "scan"
+SHOWN_WARNINGS = 5
+"""Warnings the table shows of a session; the rest are counted (`--json` has them all)."""
+
 HELP = "list the empty turns of one or more sessions (a table, or JSON lines with --json)"
 
 
@@ -60,8 +63,13 @@ def print_table(report: dict[str, Any]) -> None:
         heading.append(f" · {skipped:,} record{'' if skipped == 1 else 's'} skipped", style="red")
     heading.append(f"\n{escape_controls(report['path'])}", style="dim")
     console.print(heading)
-    for warning in report["warnings"][:5]:
+    warnings = report["warnings"]
+    for warning in warnings[:SHOWN_WARNINGS]:
         console.print(Text(f"  warning: {escape_controls(warning)}", style="dim red"))
+    if len(warnings) > SHOWN_WARNINGS:
+        more = len(warnings) - SHOWN_WARNINGS
+        console.print(Text(f"  … {more:,} more warning{'' if more == 1 else 's'} "
+                           "(replay scan --json lists them all)", style="dim red"))
     if not empty_turns:
         console.print()
         return

@@ -102,3 +102,57 @@ def test_no_bom_writes_a_file_that_plain_utf8_reads(annotated: tuple[Path, Path]
         assert next(csv.DictReader(stream))["session_id"] == "migration"
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert "utf-8-sig" in readme and "--no-bom" in readme
+
+
+def test_scan_table_says_how_many_warnings_it_does_not_show(tmp_path: Path) -> None:
+    """Item 9: the table showed 5 of 7 warnings with no word about the other 2."""
+    lines = [json.dumps({"role": "user", "content": "hello"}),
+             json.dumps({"role": "assistant", "content": "hi"})]
+    lines += [f"{{broken {number}" for number in range(7)]
+    lines.append(json.dumps({"role": "user", "content": "bye"}))
+    path = tmp_path / "seven.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = run_replay("scan", str(path))
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.count("warning: line") == 5
+    assert "… 2 more warnings (replay scan --json lists them all)" in table.stdout
+    listed = json.loads(run_replay("scan", "--json", str(path)).stdout)
+    assert len(listed["warnings"]) == 7
+
+
+def _recovered_and_cut_off(tmp_path: Path) -> tuple[Path, Path]:
+    whole = (SAMPLES / "deploy-pivot.opencode.json").read_bytes()
+    recovered = tmp_path / "exports" / "captured.json"
+    recovered.parent.mkdir()
+    recovered.write_bytes(b"Exporting session: ses_3f1a\n" + whole)
+    cut = tmp_path / "cut" / "copied.json"
+    cut.parent.mkdir()
+    cut.write_bytes(whole[:3000])
+    return recovered, cut
+
+
+@pytest.mark.parametrize("command", [
+    ("scan",), ("scan", "--json"), ("report",), ("export",), ("export", "--as", "md")])
+def test_a_recovered_document_is_a_success_like_a_cut_off_one(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Item 12: text before the JSON exited 1 (as if a file were skipped), a cut-off one 0."""
+    recovered, cut = _recovered_and_cut_off(tmp_path)
+    for path in (recovered, cut, recovered.parent):
+        done = run_replay(*command, str(path))
+        assert done.returncode == 0, (path, done.stderr)
+        assert "skipped" not in done.stderr, done.stderr
+
+
+def test_the_recovered_documents_note_is_still_shown_by_scan(tmp_path: Path) -> None:
+    recovered, _ = _recovered_and_cut_off(tmp_path)
+    table = run_replay("scan", str(recovered))
+    assert "warning: skipped 1 line of text ('Exporting session: ses_3f1a') before the JSON " \
+           "document" in " ".join(table.stdout.split())
+
+
+def test_a_folder_with_a_file_that_is_not_read_still_exits_1(tmp_path: Path) -> None:
+    recovered, _ = _recovered_and_cut_off(tmp_path)
+    (recovered.parent / "broken.json").write_text('{"messages": [1, 2,, 3]}', encoding="utf-8")
+    done = run_replay("scan", str(recovered.parent))
+    assert done.returncode == 1
+    assert "skipped" in done.stderr and "broken.json" in done.stderr
