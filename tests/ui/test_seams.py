@@ -14,6 +14,7 @@ import pytest
 from replay.core.annotate.annotations import AnnotationStore
 from replay.core.readers import load_sessions
 from tests.ui.conftest import build_app, ready, wait_until
+from tests.ui.screen import screen_text
 from tests.ui.sessions import write_chat
 
 
@@ -93,3 +94,108 @@ async def test_a_blind_review_exports_only_the_reviewers_own_rows_and_says_so(
     rows = read_csv(exported)
     assert {row["reviewer"] for row in rows if row["label"]} == {"ada"}
     assert "ada's annotations only (blind review)" in said
+
+
+SESSION_ID = "9d2f6a51-0c3e-4b7d-8a11-5e6f7a8b9c0d"
+
+
+def claude_lines(path: Path, *records: dict[str, object]) -> Path:
+    """A Claude Code session file of these records, each with the envelope the tool writes."""
+    import json
+
+    lines = []
+    for second, record in enumerate(records, 1):
+        lines.append(json.dumps({"parentUuid": None, "isSidechain": False, "sessionId": SESSION_ID,
+                                 "version": "2.1.0", "cwd": "/work", "gitBranch": "main",
+                                 "timestamp": f"2026-01-01T10:00:{second:02d}.000Z", **record}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def user(uuid: str, content: object) -> dict[str, object]:
+    return {"type": "user", "uuid": uuid, "message": {"role": "user", "content": content}}
+
+
+def assistant(uuid: str, message_id: str, *blocks: dict[str, object]) -> dict[str, object]:
+    return {"type": "assistant", "uuid": uuid, "message": {
+        "id": message_id, "type": "message", "role": "assistant", "model": "claude-test",
+        "content": list(blocks), "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 10}}}
+
+
+async def test_a_signature_only_thinking_block_reads_the_same_in_the_turn_and_the_evidence(
+        tmp_path: Path) -> None:
+    """Item 5: the turn said "reasoning (empty)", the evidence "reasoning: encrypted (144 B)"."""
+    path = claude_lines(
+        tmp_path / "s.jsonl",
+        user("u1", "Why does the build fail?"),
+        assistant("a1", "msg_1", {"type": "thinking", "thinking": "", "signature": "s" * 144}),
+        user("u2", "hello?"),
+        assistant("a2", "msg_2", {"type": "text", "text": "Looking now."}))
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot, app)
+        assert app.replay_screen is not None and app.replay_screen.index == 1
+        text = screen_text(app)
+    assert "reasoning (empty)" not in text
+    assert "evidence: reasoning: encrypted (144 B)" in text
+    assert "⋯ reasoning: encrypted (144 B)" in text
+
+
+async def test_a_slash_command_shows_as_the_harness_shows_it(tmp_path: Path) -> None:
+    """Item 6: `<command-name>clear</command-name>` was shown raw."""
+    path = claude_lines(
+        tmp_path / "s.jsonl",
+        user("u1", "Fix the flaky test"),
+        assistant("a1", "msg_1", {"type": "text", "text": "Done: pinned the seed."}),
+        user("u2", "<command-name>clear</command-name>\n  <command-message>clear"
+                   "</command-message>\n  <command-args></command-args>"),
+        user("u3", "<command-message>review is reading [/] the diff…</command-message>\n"
+                   "<command-name>/review</command-name>\n<command-args>123 [bold]x"
+                   "</command-args>"),
+        user("u4", "<local-command-stdout>Line 1 of output\nLine 2</local-command-stdout>"),
+        user("u5", "<bash-input>ls [red]</bash-input>"),
+        user("u6", "<local-command-stdout></local-command-stdout>"))
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        assert screen.index == 6  # the empty local-command output
+        text = screen_text(app)
+        assert "⎿ (no output)" in text
+        screen.go(5)
+        await pilot.pause()
+        text = screen_text(app)
+    assert "<command-" not in text and "<local-command" not in text and "<bash" not in text
+    assert "/clear" in text
+    assert "/review 123 [bold]x" in text and "review is reading [/] the diff…" in text
+    assert "⎿ Line 1 of output" in text and "  Line 2" in text
+    assert "! ls [red]" in text
+
+
+def test_csv_excerpts_name_the_command_as_the_app_does(tmp_path: Path) -> None:
+    path = claude_lines(
+        tmp_path / "s.jsonl",
+        user("u1", "Fix the flaky test"),
+        assistant("a1", "msg_1", {"type": "text", "text": "Done: pinned the seed."}),
+        user("u2", "<command-name>clear</command-name><command-args></command-args>"),
+        user("u3", "<local-command-stdout></local-command-stdout>"))
+    done = run_replay("export", str(path), "--all-empty", "--as", "jsonl")
+    assert done.returncode == 0, done.stderr
+    assert '"before_excerpt":"#3 user: /clear"' in done.stdout
+
+
+async def test_a_file_of_a_summary_line_alone_says_what_it_holds(tmp_path: Path) -> None:
+    """Item 7: a file holding only a summary line showed "(no turns yet)", not following."""
+    path = tmp_path / "summary.jsonl"
+    path.write_text('{"type":"summary","summary":"Fixing the flaky test","leafUuid":"abc"}\n',
+                    encoding="utf-8")
+    words = "no conversation: only 1 bookkeeping record, no message"
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: words in screen_text(app))
+        assert "(no turns yet)" not in screen_text(app)
+    table = run_replay("scan", str(path))
+    assert table.returncode == 0
+    assert words in " ".join(table.stdout.split())

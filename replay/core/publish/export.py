@@ -25,6 +25,7 @@ from replay.core.detection.empty import (
 )
 from replay.core.files import output_stream
 from replay.core.safe import json_line, path_text
+from replay.core.session.harness import as_shown
 from replay.core.session.labels import LabelSet
 from replay.core.session.model import Kind, Session, Turn, TurnColumns
 from replay.core.session.text import one_line
@@ -78,7 +79,7 @@ def excerpt(session: Session, turn: Turn | None, limit: int = EXCERPT_CHARS) -> 
         if not is_visible(part):
             continue
         if part.kind == Kind.TEXT:
-            pieces.append(part.text)
+            pieces.append(as_shown(part.text) or part.text)
         elif part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
             pieces.append(f"[{part.name or 'tool'}] {part.input or part.text or ''}")
         else:

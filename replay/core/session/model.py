@@ -364,3 +364,15 @@ def first_prompt(turns: list[Turn], limit: int = 70) -> str | None:
             if line:
                 return line if len(line) <= limit else line[: limit - 1] + "…"
     return None
+
+
+def no_conversation(session: Session) -> str | None:
+    """What a session with no turn holds when its file was not empty: `no conversation: only
+    1 bookkeeping record, no message` (a summary, a snapshot, a progress note: `scan` lists it
+    with the warnings, the app says it where the turns would be, in 80 columns). None when
+    there are turns or nothing was read at all (an empty file says so in its own warning)."""
+    if session.turns or not session.events:
+        return None
+    count = session.events
+    noun = "bookkeeping record" if count == 1 else "bookkeeping records"
+    return f"no conversation: only {count:,} {noun}, no message"

@@ -32,7 +32,7 @@ from replay.core.detection.empty import (
 )
 from replay.core.index.navigation import Navigator, faster, slower
 from replay.core.session.labels import LabelSet
-from replay.core.session.model import Kind, Session, Turn, turn_id
+from replay.core.session.model import Kind, Session, Turn, no_conversation, turn_id
 from replay.core.session.text import plural
 from replay.ui.messages import OpenSessionRequested
 from replay.ui.read_warnings import warning_line
@@ -117,9 +117,7 @@ class ReplayScreen(Screen[None]):
         Binding("z,ctrl+z", "undo", "Undo", id="undo-annotation", show=False,
                 tooltip="Undo the last annotation saved in this session"),
         Binding("e", "export", "Export", id="export-csv",
-                tooltip="Export every reviewer's annotations and the unannotated empty "
-                        "turns to a CSV file in the current directory (the rows of "
-                        "replay export --all-empty)"),
+                tooltip="Export to CSV here: the rows of replay export --all-empty"),
         Binding("f", "live", "Live end", id="live-end", show=False,
                 tooltip="Jump to the newest turn and keep following"),
         Binding("escape", "back", "Back", id="back", show=False,
@@ -492,8 +490,10 @@ class ReplayScreen(Screen[None]):
         annotation = self.query_one(AnnotationBar)
         banner = self.query_one("#banner", Static)
         if not turns:
-            # An empty or cut-off file: say why there is nothing, as `scan` does.
-            warning = warning_line(self.session)
+            # An empty or cut-off file, or one of bookkeeping alone: say why there is
+            # nothing, as `scan` does (following, the turns may still come).
+            warning = warning_line(self.session) or (
+                None if self.following else no_conversation(self.session))
             update_static(banner, Text(f" no turns · {warning}" if warning else " (no turns yet)",
                                        style="italic"))
             banner.display = True
