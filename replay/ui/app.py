@@ -599,6 +599,14 @@ class ReplayApp(App[None]):
         self.push_screen(HelpScreen(bindings + list(self.BINDINGS),  # type: ignore[arg-type]
                                     self.options.labels, self.settings.keymap))
 
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's Screenshot: saved here (or in the data directory), and said where."""
+        from replay.ui.screenshot import save_screenshot
+
+        saved = save_screenshot(self, filename, path, time_format)
+        return None if saved is None else str(saved)
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, ReplayScreen):

@@ -199,3 +199,54 @@ async def test_a_file_of_a_summary_line_alone_says_what_it_holds(tmp_path: Path)
     table = run_replay("scan", str(path))
     assert table.returncode == 0
     assert words in " ".join(table.stdout.split())
+
+
+async def _screenshot_from_the_palette(app: object, pilot: object) -> str:
+    """Pick Screenshot in the palette; the notification it gives."""
+    from textual.command import CommandList, CommandPalette
+
+    await pilot.press("ctrl+p")  # type: ignore[attr-defined]
+    await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))  # type: ignore[attr-defined]
+    await pilot.press(*"Screenshot")  # type: ignore[attr-defined]
+    options = app.screen.query_one(CommandList)  # type: ignore[attr-defined]
+    await wait_until(pilot, lambda: options.option_count > 0
+                     and "Screenshot" in str(options.get_option_at_index(0).prompt))
+    await pilot.press("enter")  # type: ignore[attr-defined]
+    await wait_until(pilot, lambda: any(n.title == "Screenshot"
+                                        for n in app._notifications))  # type: ignore[attr-defined]
+    return next(n.message for n in app._notifications  # type: ignore[attr-defined]
+                if n.title == "Screenshot")
+
+
+async def test_the_palettes_screenshot_lands_in_the_current_directory_and_says_where(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 10: with no ~/Downloads the palette's Screenshot said "Failed to save screenshot"."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    app = build_app(write_chat(tmp_path / "migration.json"), annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await ready(pilot, app)
+        said = await _screenshot_from_the_palette(app, pilot)
+    [saved] = list(work.glob("*.svg"))
+    assert said == f"Saved screenshot to {saved}"
+    assert saved.read_text(encoding="utf-8").startswith("<svg")
+    assert not (home / "Downloads").exists()
+
+
+async def test_without_a_current_directory_the_screenshot_goes_to_the_data_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    app = build_app(write_chat(tmp_path / "migration.json"), annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await ready(pilot, app)
+        gone.rmdir()
+        said = await _screenshot_from_the_palette(app, pilot)
+    from replay.core.paths import data_dir
+
+    [saved] = list((data_dir() / "screenshots").glob("*.svg"))
+    assert said == f"Saved screenshot to {saved}"
