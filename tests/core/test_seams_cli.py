@@ -156,3 +156,25 @@ def test_a_folder_with_a_file_that_is_not_read_still_exits_1(tmp_path: Path) -> 
     done = run_replay("scan", str(recovered.parent))
     assert done.returncode == 1
     assert "skipped" in done.stderr and "broken.json" in done.stderr
+
+
+README_NAMES = {
+    "opencode-db": "opencode.db", "claude-code": "Claude Code", "opencode": "opencode (export JSON",
+    "opencode-storage": "the storage directory", "codex": "Codex CLI", "gemini": "Gemini CLI",
+    "opencode-run": "`opencode run", "aider": "Aider", "mini-swe-agent": "mini-swe-agent",
+    "swe-agent": "SWE-agent", "sharegpt": "ShareGPT", "chat-json": "generic chat JSON",
+    "chat-jsonl": "generic chat JSON/JSONL", "folder": "project folders",
+}
+"""How README's opening names each reader (a reader added later must be named there too)."""
+
+
+def test_the_readmes_opening_names_every_format_read() -> None:
+    """Item 13: the README's first lines left out agent trajectories and `opencode run`."""
+    from replay.core.readers import all_readers
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    opening = " ".join(readme.split("\n## ", 1)[0].split())
+    assert "agent trajectories" in opening
+    for reader in all_readers():
+        assert reader.name in README_NAMES, f"README's opening does not name {reader.title}"
+        assert README_NAMES[reader.name] in opening, reader.name
