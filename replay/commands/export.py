@@ -130,8 +130,20 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_FAILURE
         where = show_path(args.output)
     noun = "row" if count == 1 else "rows"
-    print(f"replay: wrote {count} {noun} ({kind}) to {where}", file=sys.stderr, flush=True)
+    print(f"replay: wrote {count} {noun} ({kind}) to {where}{_why_none(args, count)}",
+          file=sys.stderr, flush=True)
     return EXIT_OK
+
+
+def _why_none(args: argparse.Namespace, count: int) -> str:
+    """Why an export wrote no row, for the person who expected some ("" when it wrote any)."""
+    if count:
+        return ""
+    if args.all_empty:
+        return ": no empty turn and no annotation"
+    who = f" by {args.reviewer}" if args.reviewer else ""
+    return (f": no annotation{who} yet (label turns in the app or with replay label; "
+            "--all-empty also writes a row per empty turn)")
 
 
 def _write_stdout(rows: list[dict[str, Any]], kind: str) -> int:

@@ -178,3 +178,14 @@ def test_the_readmes_opening_names_every_format_read() -> None:
     for reader in all_readers():
         assert reader.name in README_NAMES, f"README's opening does not name {reader.title}"
         assert README_NAMES[reader.name] in opening, reader.name
+
+
+def test_an_export_of_no_row_says_why_and_what_would_write_some(tmp_path: Path) -> None:
+    """Found trying the README as a newcomer: `replay export S` said only "wrote 0 rows"."""
+    session_file = write_chat(tmp_path / "migration.json")
+    done = run_replay("export", str(session_file))
+    assert done.returncode == 0
+    assert done.stderr.startswith("replay: wrote 0 rows (csv) to standard output: no "
+                                  "annotation yet")
+    assert "--all-empty also writes a row per empty turn" in done.stderr
+    assert "wrote 2 rows" in run_replay("export", str(session_file), "--all-empty").stderr

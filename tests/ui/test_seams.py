@@ -250,3 +250,20 @@ async def test_without_a_current_directory_the_screenshot_goes_to_the_data_direc
 
     [saved] = list((data_dir() / "screenshots").glob("*.svg"))
     assert said == f"Saved screenshot to {saved}"
+
+
+async def test_review_of_one_session_without_empty_turns_counts_it_in_the_singular(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found trying `replay review` on one file: "no empty turn to review in 1 sessions"."""
+    from replay.core.annotate.queue_position import QueueDefinition
+    from replay.core.annotate.review_queue import QueueFilters
+    from replay.ui.review import ReviewOptions, make_review_app
+    from tests.ui.conftest import TEST_SETTINGS
+
+    path = write_chat(tmp_path / "calm.json", empty_at=())
+    options = ReviewOptions([path], QueueDefinition.of([path], reviewer="ada"), QueueFilters())
+    app = make_review_app(options, settings=TEST_SETTINGS, reviewer="ada")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.return_code is not None, rounds=1500)
+    assert app.return_code == 0
+    assert "replay: no empty turn to review in 1 session\n" in capsys.readouterr().err
