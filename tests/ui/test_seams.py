@@ -267,3 +267,25 @@ async def test_review_of_one_session_without_empty_turns_counts_it_in_the_singul
         await wait_until(pilot, lambda: app.return_code is not None, rounds=1500)
     assert app.return_code == 0
     assert "replay: no empty turn to review in 1 session\n" in capsys.readouterr().err
+
+
+async def test_the_real_edge_cases_file_shows_its_command_and_its_output_as_claude_code_does(
+        tmp_path: Path) -> None:
+    from tests.conftest import realdata
+
+    path = realdata("claude-code/claude-code-log__test_data__edge_cases.jsonl")
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        screen.go(5)
+        await pilot.pause()
+        command = screen_text(app)
+        screen.go(6)
+        await pilot.pause()
+        output = screen_text(app)
+    assert "/test-command --verbose --output /tmp/test.log" in command
+    assert "Running a test command to verify system functionality" in command
+    assert '{"text"' not in command and "<command-" not in command
+    assert "⎿ Command output here:" in output and "<local-command-stdout>" not in output

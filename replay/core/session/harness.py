@@ -8,6 +8,7 @@ no reply must not be one of them, and an empty one is an artefact of the recordi
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -116,7 +117,7 @@ def as_shown(text: str) -> str | None:
         if message and message.lstrip("/") != name.lstrip("/"):
             lines.append(message)
     if values.get("command-contents"):
-        lines.append(values["command-contents"])
+        lines.append(_contents_text(values["command-contents"]))
     lines.extend(f"! {body}" for tag, body in elements if tag == "bash-input")
     outputs = [body for tag, body in elements if _shown_of(tag) == "output"]
     if outputs:
@@ -125,6 +126,18 @@ def as_shown(text: str) -> str | None:
             first, *rest = body.split("\n")
             lines.append("\n".join([f"⎿ {first}", *(f"  {line}" for line in rest)]))
     return "\n".join(lines) if lines else None
+
+
+def _contents_text(contents: str) -> str:
+    """A command's `<command-contents>`: its text, also when written as `{"text": ...}`."""
+    if contents.startswith("{"):
+        try:
+            decoded = json.loads(contents)
+        except ValueError:
+            return contents
+        if isinstance(decoded, dict) and isinstance(decoded.get("text"), str):
+            return str(decoded["text"]).strip()
+    return contents
 
 
 def _shown_of(tag: str) -> str:
