@@ -4,6 +4,7 @@ under a name that never replaces an earlier one."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from replay.core.annotate.annotations import (
     Annotation,
@@ -42,51 +43,49 @@ def free_path(directory: Path, name: str) -> Path:
     return candidate
 
 
-def exported_annotations(store: AnnotationStore, *,
-                         only_reviewer: bool = False) -> list[Annotation]:
-    """The annotations an export writes: every reviewer's in the store's journal, as
-    `replay export` reads them, with this reviewer's taken from the store (so one the journal
-    refused is written too). `only_reviewer` (a blind review, which must not show the others'
-    labels) keeps this reviewer's alone.
+class Exported(NamedTuple):
+    """What an export wrote: where, how many rows, and whose (the words of its notification)."""
 
-    Raises:
-        OSError: the journal cannot be read.
-    """
+    target: Path
+    count: int
+    scope: str
+
+
+def exported_annotations(store: AnnotationStore, *,
+                         only_reviewer: bool = False) -> tuple[list[Annotation], str]:
+    """The annotations an export writes and whose they are: every reviewer's in the store's
+    journal, as `replay export` reads them, with this reviewer's taken from the store (so one
+    the journal refused is written too). `only_reviewer` (a blind review, which must not show
+    the others' labels) keeps this reviewer's alone, and so does a journal that cannot be read
+    now: this reviewer's work is exported all the same, and the scope says so."""
     mine = list(store.all().values())
     if only_reviewer:
-        return mine
+        return mine, f"{store.reviewer}'s annotations only (blind review)"
     try:
         records = store.journal.load().records
     except JournalError as error:
-        raise OSError(str(error)) from None
+        return mine, f"{store.reviewer}'s annotations only: {error}"
     others = [note for note in annotations_from_records(records, session_id=store.session_id)
               if note.reviewer != store.reviewer]
-    return others + mine
-
-
-def export_scope(store: AnnotationStore, *, only_reviewer: bool = False) -> str:
-    """Which rows an export holds, in the words of its notification."""
-    if only_reviewer:
-        return f"{store.reviewer}'s annotations only (blind review)"
-    return "every reviewer's annotations and each unannotated empty turn, as " \
-           "replay export --all-empty"
+    return others + mine, ("every reviewer's annotations and each unannotated empty turn, "
+                           "as replay export --all-empty")
 
 
 def export_session(session: Session, store: AnnotationStore, labels: LabelSet,
                    suggester: Suggester | None, directory: Path,
                    rules: DetectionRules = DEFAULT_RULES, *,
-                   only_reviewer: bool = False) -> tuple[Path, int]:
+                   only_reviewer: bool = False) -> Exported:
     """Write every reviewer's annotations (this reviewer's saved or only in memory; see
     `exported_annotations`) and the unannotated empty turns to a new CSV file, the rows of
-    `replay export PATH --all-empty`; returns where and how many rows.
+    `replay export PATH --all-empty`.
 
     Raises:
-        OSError: the journal cannot be read or the file cannot be written (nothing is left
-            half-written).
+        OSError: the file cannot be written (nothing is left half-written).
     """
     from replay.core.publish.export import export_rows, write_file
 
-    rows = export_rows(session, exported_annotations(store, only_reviewer=only_reviewer),
-                       labels, all_empty=True, suggester=suggester, rules=rules)
+    annotations, scope = exported_annotations(store, only_reviewer=only_reviewer)
+    rows = export_rows(session, annotations, labels, all_empty=True, suggester=suggester,
+                       rules=rules)
     target = free_path(directory, export_name(session))
-    return target, write_file(rows, target, "csv")
+    return Exported(target, write_file(rows, target, "csv"), scope)

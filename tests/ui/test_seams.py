@@ -289,3 +289,33 @@ async def test_the_real_edge_cases_file_shows_its_command_and_its_output_as_clau
     assert "Running a test command to verify system functionality" in command
     assert '{"text"' not in command and "<command-" not in command
     assert "⎿ Command output here:" in output and "<local-command-stdout>" not in output
+
+
+async def test_a_journal_that_cannot_be_read_still_exports_the_reviewers_own_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The others' rows are read from the journal at export time: a journal gone unreadable
+    (a folder now stands there) must not cost the reviewer the export of their own work."""
+    import shutil
+
+    session_file = write_chat(tmp_path / "migration.json")
+    journal = tmp_path / "team.jsonl"
+    three_reviewers(session_file, journal)
+    monkeypatch.chdir(tmp_path)
+    app = build_app(session_file, annotations=journal, reviewer="ada")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await ready(pilot, app)
+        await pilot.press("6", "enter")
+        await pilot.pause()
+        journal.unlink()
+        journal.mkdir()
+        await pilot.press("e")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: any("Exported" in n.message
+                                            for n in app._notifications))
+        said = next(n.message for n in app._notifications if "Exported" in n.message)
+        shutil.rmtree(journal)
+    [exported] = list(tmp_path.glob("*-annotations.csv"))
+    rows = read_csv(exported)
+    assert [(row["reviewer"], row["label"]) for row in rows if row["label"]] == [
+        ("ada", "thinking")]
+    assert "ada's annotations only: cannot read annotations from" in said

@@ -1010,12 +1010,12 @@ class ReplayScreen(Screen[None]):
     def export_annotations(self, directory: Path) -> None:
         """Write the rows `replay export --all-empty` writes to a new CSV file (this
         reviewer's alone in a blind review), and say which."""
-        from replay.ui.export_file import export_name, export_scope, export_session
+        from replay.ui.export_file import export_name, export_session
 
         try:
-            target, count = export_session(self.session, self.store, self.labels,
-                                           self.suggester, directory, self.rules,
-                                           only_reviewer=self.blind)
+            target, count, scope = export_session(
+                self.session, self.store, self.labels, self.suggester, directory, self.rules,
+                only_reviewer=self.blind)
         except OSError as error:
             self.app.call_from_thread(
                 self.notify, clean(f"Could not export to {directory}: {error.strerror or error}"),
@@ -1025,7 +1025,7 @@ class ReplayScreen(Screen[None]):
             f"\n(an earlier {export_name(self.session)} is kept)"
         self.app.call_from_thread(
             self.notify, clean(f"Exported {plural(count, 'row')} to {target}{kept}\n"
-                               f"({export_scope(self.store, only_reviewer=self.blind)})"),
+                               f"({scope})"),
             title="Export", markup=False, timeout=8)
 
     # ---------------------------------------------------------------- growth
