@@ -11,6 +11,7 @@ from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
 from replay.core.corpus.scan import report_label
 from replay.core.safe import escape_controls, json_line
+from replay.core.session.model import MORE_PROBLEMS
 from replay.core.session.text import plural
 
 NAME = "scan"
@@ -67,9 +68,14 @@ def print_table(report: dict[str, Any]) -> None:
     for warning in warnings[:SHOWN_WARNINGS]:
         console.print(Text(f"  warning: {escape_controls(warning)}", style="dim red"))
     if len(warnings) > SHOWN_WARNINGS:
-        more = len(warnings) - SHOWN_WARNINGS
-        console.print(Text(f"  … {more:,} more warning{'' if more == 1 else 's'} "
-                           "(replay scan --json lists them all)", style="dim red"))
+        # A session keeps its first problems verbatim, then one line saying there were more.
+        capped = warnings[-1] == MORE_PROBLEMS
+        more = len(warnings) - SHOWN_WARNINGS - capped
+        listed = f"{more:,} more warning{'' if more == 1 else 's'}"
+        console.print(Text(
+            f"  … {listed} (replay scan --json lists the first {len(warnings) - 1:,}; "
+            "later ones are counted, not kept)" if capped
+            else f"  … {listed} (replay scan --json lists them all)", style="dim red"))
     if not empty_turns:
         console.print()
         return

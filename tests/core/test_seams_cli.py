@@ -189,3 +189,14 @@ def test_an_export_of_no_row_says_why_and_what_would_write_some(tmp_path: Path) 
                                   "annotation yet")
     assert "--all-empty also writes a row per empty turn" in done.stderr
     assert "wrote 2 rows" in run_replay("export", str(session_file), "--all-empty").stderr
+
+
+def test_scan_table_says_when_the_session_kept_only_its_first_warnings(tmp_path: Path) -> None:
+    lines = [json.dumps({"role": "user", "content": "hello"})]
+    lines += [f"{{broken {number}" for number in range(80)]
+    path = tmp_path / "many.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = " ".join(run_replay("scan", str(path)).stdout.split())
+    assert "80 records skipped" in table
+    assert ("… 45 more warnings (replay scan --json lists the first 50; later ones are "
+            "counted, not kept)") in table

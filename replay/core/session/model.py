@@ -257,6 +257,13 @@ PartsLoader = Callable[[Turn], list[Part]]
 """Reads the full parts of a turn back from its source."""
 
 
+KEPT_WARNINGS = 50
+"""Warnings a session keeps verbatim; after them, one `MORE_PROBLEMS` line."""
+
+MORE_PROBLEMS = "more problems not listed"
+"""The last warning of a session that met more than `KEPT_WARNINGS` problems."""
+
+
 @dataclass(slots=True, eq=False, weakref_slot=True)
 class Session:
     """One conversation: the ordered turns plus what the reader learnt on the way."""
@@ -296,10 +303,10 @@ class Session:
         """Record a problem; the first 50 are kept verbatim, the rest only counted."""
         if skipped:
             self.skipped += 1
-        if len(self.warnings) < 50:
+        if len(self.warnings) < KEPT_WARNINGS:
             self.warnings.append(message)
-        elif len(self.warnings) == 50:
-            self.warnings.append("more problems not listed")
+        elif len(self.warnings) == KEPT_WARNINGS:
+            self.warnings.append(MORE_PROBLEMS)
 
     def full_parts(self, turn: Turn) -> list[Part]:
         """Parts of a turn with every shortened text read back from the source."""
