@@ -612,7 +612,7 @@ class ReplayApp(App[None]):
         yield from super().get_system_commands(screen)
         if isinstance(screen, ReplayScreen):
             yield SystemCommand("Export annotations to CSV",
-                                "Write this session's annotations to a CSV file here",
+                                "A CSV file here: the rows of replay export --all-empty",
                                 screen.action_export)
             yield SystemCommand("Next unannotated empty turn", "Jump to it",
                                 screen.action_next_unannotated)
