@@ -319,3 +319,19 @@ async def test_a_journal_that_cannot_be_read_still_exports_the_reviewers_own_row
     assert [(row["reviewer"], row["label"]) for row in rows if row["label"]] == [
         ("ada", "thinking")]
     assert "ada's annotations only: cannot read annotations from" in said
+
+
+async def test_a_commands_arguments_never_drive_the_terminal(tmp_path: Path) -> None:
+    path = claude_lines(
+        tmp_path / "s.jsonl",
+        user("u1", "Fix it"),
+        assistant("a1", "msg_1", {"type": "text", "text": "Done."}),
+        user("u2", "<command-name>/title</command-name><command-args>\x1b]0;pwned\x07 "
+                   "\x1b[31mred</command-args>"),
+        user("u3", "<local-command-stdout></local-command-stdout>"))
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot, app)
+        text = screen_text(app)
+    assert "/title" in text and "red" in text
+    assert "\x1b" not in text and "\x07" not in text
