@@ -56,6 +56,7 @@ from replay.ui.messages import (
 )
 from replay.ui.quitting import QuitGuard
 from replay.ui.screens.replay_screen import ReplayScreen
+from replay.ui.screenshot import screenshot_command
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -547,16 +548,10 @@ class ReplayApp(App[None]):
         self.push_screen(HelpScreen(bindings + list(self.BINDINGS),  # type: ignore[arg-type]
                                     self.options.labels, self.settings.keymap))
 
-    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
-                           time_format: str | None = None) -> str | None:
-        """The palette's Screenshot: saved here (or in the data directory), and said where."""
-        from replay.ui.screenshot import save_screenshot
-
-        saved = save_screenshot(self, filename, path, time_format)
-        return None if saved is None else str(saved)
-
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            # Textual's goes to ~/Downloads, and where that is missing says only "Failed".
+            yield screenshot_command(self) if command.title == "Screenshot" else command
         if isinstance(screen, ReplayScreen):
             yield SystemCommand("Export annotations to CSV",
                                 "A CSV file here: the rows of replay export --all-empty",

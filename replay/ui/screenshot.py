@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from textual.app import App
+from textual.app import App, SystemCommand
 
 from replay.core.paths import data_dir
 from replay.ui.literal import shown
@@ -57,3 +57,10 @@ def save_screenshot(app: App[object], filename: str | None = None, path: str | N
     app.notify(shown("Could not save the screenshot: " + "; ".join(problems)),
                title="Screenshot", severity="error", markup=False, timeout=10)
     return None
+
+
+def screenshot_command(app: App[object]) -> SystemCommand:
+    """The palette's Screenshot, saved by `save_screenshot` once the palette has closed."""
+    return SystemCommand("Screenshot",
+                         "Save an SVG of the screen in the current directory",
+                         lambda: app.set_timer(0.1, lambda: save_screenshot(app)))
