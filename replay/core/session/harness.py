@@ -125,7 +125,7 @@ def as_shown(text: str) -> str | None:
         for body in [body for body in outputs if body] or [NO_OUTPUT]:
             first, *rest = body.split("\n")
             lines.append("\n".join([f"⎿ {first}", *(f"  {line}" for line in rest)]))
-    return "\n".join(lines) if lines else None
+    return "\n".join(line for line in lines if line.strip()) or None
 
 
 def _contents_text(contents: str) -> str:
