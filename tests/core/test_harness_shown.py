@@ -32,6 +32,7 @@ def test_command_wrappers_read_as_the_harness_shows_them(text: str, shown: str) 
     "please run /clear", "hello <command-name>x</command-name>",
     "<system-reminder>be brief</system-reminder>", "<conversation_data></conversation_data>",
     "<command-name>x</command-name> and more", "", "   ",
+    "<command-name></command-name><command-args></command-args>",
 ])
 def test_anything_else_is_shown_as_written(text: str) -> None:
     assert as_shown(text) is None

@@ -109,12 +109,11 @@ def as_shown(text: str) -> str | None:
         return None
     values = dict(elements)
     lines: list[str] = []
-    if "command-name" in values or "command-message" in values:
-        name = values.get("command-name") or values.get("command-message", "")
-        name = "/" + name.lstrip("/")
-        lines.append(f"{name} {values.get('command-args', '')}".rstrip())
+    name = (values.get("command-name") or values.get("command-message") or "").lstrip("/")
+    if name:
+        lines.append(f"/{name} {values.get('command-args', '')}".rstrip())
         message = values.get("command-message", "")
-        if message and message.lstrip("/") != name.lstrip("/"):
+        if message and message.lstrip("/") != name:
             lines.append(message)
     if values.get("command-contents"):
         lines.append(_contents_text(values["command-contents"]))
