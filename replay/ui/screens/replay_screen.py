@@ -215,7 +215,7 @@ class ReplayScreen(Screen[None]):
             self.resume_position()
         self.load_others()
         self.show()
-        self.call_after_refresh(self.post_message, ScreenPainted())
+        self.call_after_refresh(self.app.post_message, ScreenPainted())
 
     @property
     def blind(self) -> bool:
@@ -241,7 +241,7 @@ class ReplayScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         # Back from a subagent's screen: this session is the one on screen again.
-        self.post_message(ReplayScreenShown(self))
+        self.app.post_message(ReplayScreenShown(self))
 
     def _apply_size(self) -> None:
         width, height = self.app.size
@@ -312,7 +312,7 @@ class ReplayScreen(Screen[None]):
 
     def show(self) -> None:
         """Redraw everything for the current index (callers keep the index in range)."""
-        self.post_message(ViewChanged())
+        self.app.post_message(ViewChanged())
         turns = self.session.turns
         annotated = self.annotated_indices()
         self.show_status(annotated)
