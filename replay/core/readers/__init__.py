@@ -48,8 +48,8 @@ __all__ = [
 
 SNIFF_ORDER: tuple[str, ...] = (
     "opencode_sqlite", "claude_code", "opencode_export", "opencode_storage", "codex",
-    "gemini", "opencode_run", "specstory", "aider", "mini_swe_agent", "swe_agent", "sharegpt", "chat_json",
-    "chat_jsonl", "folder",
+    "gemini", "opencode_run", "specstory", "aider", "mini_swe_agent", "swe_agent", "sharegpt",
+    "chat_json", "chat_jsonl", "folder",
 )
 """Reader modules in `priority` order, so detection imports only the modules it tries.
 
