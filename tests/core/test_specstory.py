@@ -378,3 +378,17 @@ def test_empty_and_bare_files(tmp_path: Path) -> None:
     (session,) = load_sessions(path)
     assert [(t.role, t.parts[0].text) for t in session.turns] == [("user", "")]
     assert session.warnings == []
+
+
+def test_a_project_folder_is_read_through_its_hidden_specstory_folder(tmp_path: Path) -> None:
+    history = tmp_path / "project" / ".specstory" / "history"
+    history.mkdir(parents=True)
+    (history / "2025-04-24_13-10-wire-the-logger.md").write_text(CURSOR_OLD, encoding="utf-8")
+    (history.parent / ".what-is-this.md").write_text("# About this folder\n\nNotes.\n",
+                                                     encoding="utf-8")
+    hidden = tmp_path / "project" / ".git"
+    hidden.mkdir()
+    (hidden / "chat.md").write_text(CURSOR_OLD, encoding="utf-8")
+    sessions = load_sessions(tmp_path / "project")
+    assert [Path(s.path).name for s in sessions] == ["2025-04-24_13-10-wire-the-logger.md"]
+    assert all(not s.warnings for s in sessions)
