@@ -160,3 +160,25 @@ def test_an_aider_blank_before_undo_reads_as_a_second_look(tmp_path: Path) -> No
     assert (empty.suggestion, empty.suggestion_rule) == ("reflect", "unsent-then-undo")
     assert empty.evidence[0] == "not sent to the model"
     assert read_signals(session, empty.index).not_sent
+
+
+@pytest.mark.parametrize(("text", "repeats", "kind"), [
+    ("no, use the other table", False, "a correction"),
+    ("Actually keep the old name", False, "a correction"),
+    ("also add a test for it", False, "more detail or a new direction"),
+    ("rename the module to core", True, "the same request again"),
+])
+def test_what_the_message_after_a_stop_does(text: str, repeats: bool, kind: str) -> None:
+    from replay.core.suggest.human import redirect_kind
+
+    assert redirect_kind(text, repeats) == kind
+
+
+def test_a_stop_then_the_same_request_says_so() -> None:
+    ask = "rename the scheduler module to core and update every import"
+    session = build(turn("user", ask),
+                    turn("assistant", Part(Kind.ERROR, name="MessageAbortedError")),
+                    turn("user", ask + " please"))
+    found = suggest(session, 1)
+    assert found.label == "breakdown"
+    assert found.reasons[1].endswith(": the same request again")

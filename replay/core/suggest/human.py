@@ -207,3 +207,17 @@ def person_abort(session: Session, index: int) -> str | None:
         if part.kind == Kind.ERROR and (part.name or "") in ABORT_ERRORS:
             return part.name
     return None
+
+
+_CORRECTION = re.compile(
+    r"^\W*(?:no\b|nope|wait|stop|don'?t|do not|instead|actually|undo|revert|not that|wrong|"
+    r"never ?mind|cancel|rather|hold on|espera|não|nao\b|mejor|en vez)", re.IGNORECASE)
+
+
+def redirect_kind(next_text: str, repeats: bool) -> str:
+    """What the message after a stopped reply does with the request, in words."""
+    if repeats:
+        return "the same request again"
+    if _CORRECTION.search(next_text):
+        return "a correction"
+    return "more detail or a new direction"

@@ -143,8 +143,7 @@ RULES: tuple[Rule, ...] = (
          "the harness's record of {harness}, not typed by the person"),
     Rule("stopped-then-redirected",
          "breakdown", "medium", _stopped_then_redirected,
-         "the person stopped the reply {abort_after} ({abort}); {then}: stopped to correct, add "
-         "to or repeat the request"),
+         "the person stopped the reply {abort_after} ({abort}); {then}: {redirect}"),
     Rule("error",
          "artifact", "high", lambda s: s.error is not None,
          "error: {error}"),

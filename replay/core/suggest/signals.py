@@ -37,6 +37,7 @@ from replay.core.suggest.human import (
     next_act,
     not_sent,
     person_abort,
+    redirect_kind,
     reply_reading,
 )
 
@@ -809,6 +810,8 @@ class Signals:
             "reading": (f"the reply #{self.reading.index + 1} {_READ_AS[self.reading.kind]} "
                         f"(“{self.reading.quote}”)") if self.reading else "",
             "abort": self.abort or "",
+            "redirect": redirect_kind(self.next.text, self.repeat is not None)
+            if self.next else "",
             "abort_after": (f"{format_duration(self.open_for)} in"
                             if self.open_for is not None else "before it showed anything"),
         }
