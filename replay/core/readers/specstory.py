@@ -227,7 +227,14 @@ def parse_parts(lines: list[str]) -> tuple[list[Part], str | None]:
             continue
         tool_line = _TOOL_LINE.match(line)
         if tool_line is not None:
-            out.add(Kind.TOOL_CALL, tool_line.group("rest"), tool_line.group("name").strip())
+            name = tool_line.group("name").strip()
+            if index == 0 and not any(_TOOL_OPEN.search(rest) or rest.lstrip().startswith(
+                    ("<details", "<think")) for rest in body[1:]):
+                # A record of its own (Claude Code exports of 2025): the rest of the message
+                # is the call's input, then its `Result:`.
+                out.parts.append(_tool_record(name, tool_line.group("rest"), body[1:]))
+                return out.parts, out.open
+            out.add(Kind.TOOL_CALL, tool_line.group("rest"), name)
             index += 1
             continue
         read_line = _READ_LINE.match(line)
@@ -242,6 +249,16 @@ def parse_parts(lines: list[str]) -> tuple[list[Part], str | None]:
         index += 1
     out.flush_text()
     return out.parts, out.open
+
+
+def _tool_record(name: str, summary: str, lines: list[str]) -> Part:
+    """A tool call written as a message of its own: input lines, then `Result:` and output."""
+    split = next((i for i, line in enumerate(lines) if line.strip() == "Result:"), None)
+    given = lines if split is None else lines[:split]
+    output = None if split is None else "\n".join(lines[split + 1:]).strip()
+    text = "\n".join([summary.strip(), *given]).strip()
+    return Part(Kind.TOOL_CALL, name=name, input=text, output=output or None,
+                status="completed")
 
 
 def _until(body: list[str], index: int, closing: str) -> tuple[int, str, bool]:
