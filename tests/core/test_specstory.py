@@ -308,6 +308,7 @@ def test_sources_point_at_the_message_lines(tmp_path: Path) -> None:
     ("_**User (2025-10-26 20:09Z)**_", ("User", False, "2025-10-26 20:09Z")),
     ("_**Agent - sidechain (m 2026-01-01 00:00:00Z)**_", ("Agent", True, "m 2026-01-01 00:00:00Z")),
     ("_**Assistant**_", ("Assistant", False, None)),
+    ("_****_", ("Agent", False, None)),
     ("**User**", None),
     ("_**User**_ said hi", None),
     ("> _**User**_", None),
@@ -447,3 +448,70 @@ def test_claude_code_2025_records_are_tool_calls_with_their_results(tmp_path: Pa
     assert write.input == "```typescript\nexport const log = console\n```"
     assert write.output == "```\nFile created successfully\n```"
     assert reply.model == "claude-opus-4-20250514"
+
+
+CURSOR_2025_02 = """## SpecStory
+
+## Executing phase 1 (2/13/2025, 9:33:58 AM)
+
+_**User**_
+
+Let's begin phase 1 of the plan
+
+---
+
+_**Assistant**_
+
+I'll look at what exists first.
+
+---
+
+_****_
+
+<details>
+            <summary>Listed directory lib • **1** results</summary>
+
+| Name |
+|-------|
+| `utils.ts` |
+
+</details>
+
+---
+
+_****_
+
+
+
+Now the database service.
+
+---
+
+_**User**_
+
+
+
+---
+
+_**Assistant**_
+
+---
+
+_****_
+
+"""
+
+
+def test_cursor_histories_of_early_2025_with_nameless_part_headers(tmp_path: Path) -> None:
+    session = _load(tmp_path, "executing-phase-1.md", CURSOR_2025_02)
+    assert session.title == "Executing phase 1"
+    assert [(t.role, [p.kind for p in t.parts]) for t in session.turns] == [
+        ("user", [Kind.TEXT]),
+        ("assistant", [Kind.TEXT, Kind.TOOL_CALL, Kind.TEXT]),
+        ("user", [Kind.TEXT]),
+        ("assistant", []),
+    ]
+    assert session.turns[1].parts[1].name == "Listed directory"
+    assert [(e.role, e.reason) for e in find_empty_turns(session)] == [
+        ("user", "blank-text"), ("assistant", "no-content")]
+    assert session.turns[-1].note == EXPORT_CUT

@@ -43,9 +43,10 @@ CUT_MID_BLOCK = "the file ends inside {what}: read up to the cut"
 """The warning of a file that stops in the middle of a message."""
 
 _HEADER = re.compile(
-    r"^_\*\*(?P<role>User|Assistant|Agent)(?P<side> - sidechain)?"
-    r"(?: \((?P<info>[^\n]*)\))?\*\*_\s*$"
+    r"^_\*\*(?:(?P<role>User|Assistant|Agent)(?P<side> - sidechain)?"
+    r"(?: \((?P<info>[^\n]*)\))?)?\*\*_\s*$"
 )
+"""A message header; the nameless `_****_` of early 2025 opens the next part of a reply."""
 _TIME = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})[ T_](?P<h>\d{2})[:-](?P<m>\d{2})(?:[:-](?P<s>\d{2}))?"
     r"(?P<zone>Z|[+-]\d{2}:?\d{2})?\s*$"
@@ -55,7 +56,7 @@ _SESSION = re.compile(
     r"^<!--\s*(?P<provider>.+?) Session (?P<id>\S+)(?: \((?P<when>[^)]*)\))?\s*-->")
 _MESSAGE_ID = re.compile(r"^<!--\s*message-id:\s*(?P<id>\S+)\s*-->\s*$")
 _EXPORTED = re.compile(r"^_Exported on .* from (?P<tool>\w+)")
-_TITLE = re.compile(r"^# (?P<title>.*?)(?: \((?P<when>[^()]*)\))?\s*$")
+_TITLE = re.compile(r"^#{1,2} (?P<title>.*?)(?: \((?P<when>[^()]*)\))?\s*$")
 _SEPARATOR = re.compile(r"^\s*---\s*$")
 _FENCE = re.compile(r"^\s{0,3}(?P<fence>`{3,}|~{3,})")
 _TOOL_OPEN = re.compile(r"<tool-use\b(?P<attrs>[^>]*)>")
@@ -85,7 +86,7 @@ def header_of(line: str) -> tuple[str, bool, str | None] | None:
     found = _HEADER.match(line)
     if found is None:
         return None
-    return found.group("role"), found.group("side") is not None, found.group("info")
+    return found.group("role") or "Agent", found.group("side") is not None, found.group("info")
 
 
 def split_info(info: str | None) -> tuple[str | None, str | None, str | None]:
@@ -174,9 +175,9 @@ def _summary_name(text: str) -> str:
         return "tool"
     summary = re.sub(r"<[^>]+>", "", found.group("summary")).replace("**", "").strip()
     if summary.startswith("Tool use:"):
-        summary = summary[len("Tool use:"):].strip()
+        return " ".join(summary[len("Tool use:"):].split()[:1]) or "tool"
     head = re.split(r"[:\"'`•(]|\d", summary, maxsplit=1)[0]
-    return " ".join(head.split()[:3]) or "tool"
+    return " ".join(head.split()[:2]) or "tool"
 
 
 def parse_parts(lines: list[str]) -> tuple[list[Part], str | None]:
@@ -424,7 +425,8 @@ def _preamble(session: Session, line: str) -> None:
         session.meta.setdefault("provider", found.group("tool"))
     elif (found := _TITLE.match(line)) is not None and session.title is None:
         title = found.group("title").strip()
-        if title and not _TIME.fullmatch(title) and title.lower() != "untitled":
+        if title and not _TIME.fullmatch(title) and title.lower() not in ("untitled",
+                                                                          "specstory"):
             session.title = title
 
 
@@ -481,7 +483,8 @@ def looks_like_specstory(head: bytes) -> bool:
         if stripped.startswith("<!--"):
             in_comment = "-->" not in stripped
             continue
-        if stripped.startswith("# ") or _EXPORTED.match(stripped) or _SEPARATOR.match(stripped):
+        if re.match(r"#{1,6} ", stripped) or _EXPORTED.match(stripped) \
+                or _SEPARATOR.match(stripped):
             continue
         return False
     return False
