@@ -176,6 +176,8 @@ Claude Code reader, which leaves empty session files; anything else reads as cha
 
 
 def _empty_file_reader(path: Path) -> Reader | None:
+    if path.suffix.lower() == ".md" and ".specstory" in path.parts:
+        return get_reader("specstory")  # SpecStory creates a history before its first message
     return get_reader(EMPTY_BY_SUFFIX.get(path.suffix.lower(), "chat-jsonl"))
 
 
