@@ -397,6 +397,11 @@ def _evidence_run_end(session: Session, turn: Turn, rules: DetectionRules) -> li
     return [f"run ended: {status}", f"submission: {size:,} chars" if size else "no submission"]
 
 
+def _evidence_note(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    """What the harness did with the turn, as its reader tells it."""
+    return [turn.note] if turn.note else []
+
+
 def _evidence_flags(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     found = []
     if turn.is_meta:
@@ -455,6 +460,7 @@ def _evidence_open_for(session: Session, turn: Turn, rules: DetectionRules) -> l
 Evidence = Callable[[Session, Turn, DetectionRules], list[str]]
 
 EVIDENCE: tuple[Evidence, ...] = (
+    _evidence_note,
     _evidence_no_reply,
     _evidence_compaction,
     _evidence_error,
