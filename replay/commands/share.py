@@ -20,8 +20,12 @@ from replay.commands._common import (
     settings_or_defaults,
     stderr_progress,
 )
-from replay.core.annotations import annotations_from_records, default_journal_path, session_identity
-from replay.core.detect import DEFAULT_RULES
+from replay.core.annotate.annotations import (
+    annotations_from_records,
+    default_journal_path,
+    session_identity,
+)
+from replay.core.detection.empty import DEFAULT_RULES
 from replay.core.files import output_stream
 from replay.core.safe import show_path
 from replay.core.suggest import suggester_for
@@ -95,11 +99,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     annotations = annotations_from_records(records, session_id=session_identity(session))
 
-    from replay.core.share_model import share_session
+    from replay.core.publish.share_model import share_session
 
     redactor = None
     if args.redact:
-        from replay.core.redact import Redactor
+        from replay.core.publish.redact import Redactor
 
         redactor = Redactor()
     rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty)
@@ -123,14 +127,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _chunks(shared: object, kind: str) -> Iterable[str]:
     if kind == "md":
-        from replay.core.share_md import markdown_chunks
+        from replay.core.publish.share_md import markdown_chunks
 
         return markdown_chunks(shared)  # type: ignore[arg-type]
     if kind == "cast":
-        from replay.core.share_cast import cast_chunks
+        from replay.core.publish.share_cast import cast_chunks
 
         return cast_chunks(shared)  # type: ignore[arg-type]
-    from replay.core.share_html import html_chunks
+    from replay.core.publish.share_html import html_chunks
 
     return html_chunks(shared)  # type: ignore[arg-type]
 

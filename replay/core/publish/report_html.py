@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from replay.core.atomic import write_text_atomically
-from replay.core.casestudy import anchor_for, html_page
-from replay.core.escaping import html_text as _e
-from replay.core.report import CorpusReport, SessionRow
-from replay.core.text import one_line
+from replay.core.corpus.report import CorpusReport, SessionRow
+from replay.core.publish.casestudy import anchor_for, html_page
+from replay.core.publish.escaping import html_text as _e
+from replay.core.session.text import one_line
 
 Bars = Sequence[tuple[str, int | float]]
 

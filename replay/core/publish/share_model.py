@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from replay.core.annotations import Annotation, session_identity, session_key
-from replay.core.detect import (
+from replay.core.annotate.annotations import Annotation, session_identity, session_key
+from replay.core.detection.empty import (
     DEFAULT_RULES,
     REASON_BY_CODE,
     DetectionRules,
@@ -27,9 +27,9 @@ from replay.core.detect import (
     format_size,
     gap_before,
 )
-from replay.core.labels import LabelSet
-from replay.core.model import Kind, Part, Session, TurnColumns
-from replay.core.navigation import Navigator
+from replay.core.index.navigation import Navigator
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Kind, Part, Session, TurnColumns
 
 Clean = Callable[[str | None], str]
 """What every transcript string goes through before it is rendered (redaction, or nothing)."""

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from importlib import resources
 
-from replay.core.casestudy import empty_facts_html, html_head, script_digest
-from replay.core.detect import format_duration
-from replay.core.escaping import html_text as _e
-from replay.core.navigation import SPEEDS
-from replay.core.share_model import (
+from replay.core.detection.empty import format_duration
+from replay.core.index.navigation import SPEEDS
+from replay.core.publish.casestudy import empty_facts_html, html_head, script_digest
+from replay.core.publish.escaping import html_text as _e
+from replay.core.publish.share_model import (
     SharedPart,
     SharedSession,
     SharedTurn,
@@ -27,7 +27,7 @@ from replay.core.share_model import (
     clock,
     gap_text,
 )
-from replay.core.text import one_line, plural
+from replay.core.session.text import one_line, plural
 
 KEYS = ("space play/pause · ←/→ or h/l step · [ ] empty turns · + − speed · "
         "Home/End first/last")
@@ -35,7 +35,7 @@ KEYS = ("space play/pause · ←/→ or h/l step · [ ] empty turns · + − spe
 
 
 def _resource(name: str) -> str:
-    return resources.files("replay.core").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("replay.core.publish").joinpath(name).read_text(encoding="utf-8")
 
 
 def player_script() -> str:
