@@ -33,7 +33,8 @@ KEY_CODES = {" ": ("Space", 32), "ArrowRight": ("ArrowRight", 39), "ArrowLeft": 
 class Browser:
     """One Chromium process with one page attached."""
 
-    def __init__(self, profile: Path, width: int = 1200, height: int = 900) -> None:
+    def __init__(self, profile: Path, width: int = 1200, height: int = 900,
+                 scripts: bool = True) -> None:
         assert BROWSER is not None
         self._to_browser_read, self._to_browser = os.pipe()
         self._from_browser, self._from_browser_write = os.pipe()
@@ -56,6 +57,8 @@ class Browser:
                                  flatten=True, session=False)["sessionId"]
         for domain in ("Page", "Network", "Runtime", "Log"):
             self.call(f"{domain}.enable")
+        if not scripts:
+            self.call("Emulation.setScriptExecutionDisabled", value=True)
 
     def _wire(self) -> None:
         os.dup2(self._to_browser_read, 3)
@@ -179,3 +182,10 @@ class Browser:
             if event["method"] == "Runtime.exceptionThrown":
                 found.append(str(event["params"]["exceptionDetails"].get("text", "")))
         return found
+
+    def screenshot(self, path: Path) -> None:
+        """The viewport as a PNG file."""
+        import base64
+
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        path.write_bytes(base64.b64decode(data))

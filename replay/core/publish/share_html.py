@@ -29,8 +29,7 @@ from replay.core.publish.share_model import (
 )
 from replay.core.session.text import one_line, plural
 
-KEYS = ("space play/pause · ←/→ or h/l step · [ ] empty turns · + − speed · "
-        "Home/End first/last")
+KEYS = "keys: space play · ←/→ h/l step · [ ] empty turns · + − speed · Home End"
 """The player's keys, as the app's."""
 
 
@@ -84,10 +83,10 @@ def _header(shared: SharedSession) -> str:
         f'<button type="button" id="player-{action}" data-action="{action}" '
         f'title="{_e(tip)}">{_e(text)}</button>'
         for action, text, tip in (
-            ("first", "⏮", "First turn (Home)"), ("previous-empty", "[", "Previous empty turn"),
+            ("first", "first", "First turn (Home)"), ("previous-empty", "[", "Previous empty turn"),
             ("previous", "◀", "Previous turn (← h)"), ("play", "play", "Play/pause (space)"),
             ("next", "▶", "Next turn (→ l)"), ("next-empty", "]", "Next empty turn"),
-            ("last", "⏭", "Last turn (End)"), ("slower", "−", "Slower (-)"),
+            ("last", "last", "Last turn (End)"), ("slower", "−", "Slower (-)"),
             ("faster", "+", "Faster (+)")))
     return (f'<header id="top"><h1>{_e(shared.title)}</h1>'
             f'<p class="meta">{" · ".join(facts)}</p>{notice}'
@@ -95,9 +94,9 @@ def _header(shared: SharedSession) -> str:
             f'{"".join(_cell(cell) for cell in shared.timeline())}</nav>'
             f'<div id="player" hidden>{buttons}'
             f'<span id="player-status" aria-live="polite"></span>'
-            f'<span class="keys">{_e(KEYS)} · plays at {speeds} on the real clock, pauses '
-            f'over {shared.idle_cap:g} s cut to {shared.idle_cap:g} s, stops at every empty '
-            f"turn</span></div></header>\n")
+            f'<span class="keys" title="plays at {speeds} on the real clock, pauses over '
+            f'{shared.idle_cap:g} s cut to {shared.idle_cap:g} s; stops at every empty turn">'
+            f"{_e(KEYS)}</span></div></header>\n")
 
 
 def _span(shared: SharedSession) -> str:
@@ -149,7 +148,7 @@ def turn_html(turn: SharedTurn, shared: SharedSession) -> str:
     content = "".join(part_html(part) for part in turn.parts)
     if not content and turn.empty is None:
         content = '<p class="marker">(nothing)</p>'
-    if shared.big and content:
+    if shared.big and content and turn.empty is None:
         content = (f'<details class="fold"><summary>{_e(_preview(turn))}</summary>'
                    f"{content}</details>")
     return (f'<article class="{" ".join(classes)}" {" ".join(attributes)}>'

@@ -29,7 +29,7 @@ from replay.core.detection.empty import (
 )
 from replay.core.index.navigation import Navigator
 from replay.core.session.labels import LabelSet
-from replay.core.session.model import Kind, Part, Session, TurnColumns
+from replay.core.session.model import MARKER_KINDS, Kind, Part, Session, TurnColumns
 
 Clean = Callable[[str | None], str]
 """What every transcript string goes through before it is rendered (redaction, or nothing)."""
@@ -194,7 +194,10 @@ class SharedSession:
             delay=self.navigator.delay_after(index, 1.0, self.idle_cap),
             gap=gap_before(self.session, index), model=turn.model,
             parts=[shared_part(part, self.clean, self.part_limit)
-                   for part in self.session.full_parts(turn)])
+                   for part in self.session.full_parts(turn)
+                   # Step and snapshot markers only structure a turn: shown where they are
+                   # the evidence of an empty one.
+                   if placed is not None or part.kind not in MARKER_KINDS])
         if placed is not None:
             shared.ordinal, shared.empty = placed
             shared.annotations = self.notes.get(shared.empty.id, [])

@@ -75,7 +75,12 @@
     if (cell) { cell.classList.add("here"); }
     var fold = turn.querySelector("details.fold");
     if (fold) { fold.open = true; }
-    if (scroll !== false) { turn.scrollIntoView({ block: "start" }); }
+    if (scroll !== false) {
+      // Below the sticky header, whatever its height on this screen.
+      var top = document.getElementById("top");
+      var offset = top ? top.getBoundingClientRect().height + 6 : 0;
+      window.scrollTo(0, turn.getBoundingClientRect().top + window.pageYOffset - offset);
+    }
     if (scroll !== false && history.replaceState) {
       try { history.replaceState(null, "", "#" + turn.getAttribute("data-turn")); } catch (e) { /* file: pages may refuse */ }
     }
