@@ -17,8 +17,14 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from replay.core.annotate.annotations import Annotation
+    from replay.core.corpus.report import CorpusReport
+    from replay.core.detection.empty import EmptyTurn
+    from replay.core.publish.casestudy import CaseStudy
 
 MARK = "[redacted: {kind}]"
 """What a secret or an address becomes."""
@@ -47,9 +53,10 @@ ENTROPY_LIMITS = {"Base64 High Entropy String": 4.5, "Hex High Entropy String": 
 """detect-secrets' own default limits."""
 
 _EMAIL = re.compile(
-    r"(?<![\w.%+-])([A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
-    r"[A-Za-z0-9])?\.)+([A-Za-z]{2,24}))(?![\w-])")
-"""An e-mail address: local part, domain, top-level domain."""
+    r"(?<![\w.%+-])([A-Za-z0-9][A-Za-z0-9._%+-]{0,63})(?<!\.)@((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
+    r"[A-Za-z0-9])?\.)+([A-Za-z]{2,24}))(?![\w/-])")
+"""An e-mail address: local part, domain, top-level domain; not `pkg@scope.io/name` (an npm
+package under a scope)."""
 
 NOT_EMAIL_LOCAL = frozenset({"git"})
 """`git@github.com:owner/repo` is an SSH remote, not a person's address."""
@@ -157,7 +164,7 @@ class Redactor:
     def summary(self) -> str:
         """`2 aws-access-key, 1 email, 5 home-folder (user name -> ~)`, or `nothing`."""
         if not self.counts:
-            return "nothing"
+            return "nothing (no secret, e-mail address or home-folder user name found)"
         pieces = []
         for kind, count in sorted(self.counts.items(), key=lambda item: (-item[1], item[0])):
             pieces.append(f"{count:,} {kind}" + (" (user name -> ~)" if kind == HOME else ""))
@@ -167,26 +174,26 @@ class Redactor:
 
     def _secrets(self, text: str) -> str:
         detector = _detector()
-        found: list[tuple[str, str, str]] = []  # (value, kind, secret type)
-        lines: list[str] | None = None
+        # (value, kind, secret type, the line it was found in for an assignment)
+        found: list[tuple[str, str, str, str | None]] = []
         for secret_type, plugin in detector.plugins:
             if secret_type == "Secret Keyword":
                 if not detector.keyword_hint.search(text):
                     continue
-                lines = text.splitlines() if lines is None else lines
-                for line in lines:
+                for line in text.splitlines():
                     if detector.keyword_hint.search(line):
-                        found.extend((value, kind_name(secret_type), secret_type)
+                        found.extend((value, kind_name(secret_type), secret_type, line)
                                      for value in self._keyword_values(plugin, line))
                 continue
             for value in _values(secret_type, plugin, text):
                 if not value:
                     continue
-                if secret_type in ENTROPY_LIMITS and \
-                        plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit:
+                if secret_type in ENTROPY_LIMITS and (
+                        plugin.calculate_shannon_entropy(value) <= plugin.entropy_limit
+                        or _names_no_secret(text, value)):
                     continue
-                found.append((value, kind_name(secret_type), secret_type))
-        for value, kind, secret_type in found:
+                found.append((value, kind_name(secret_type), secret_type, None))
+        for value, kind, secret_type, line in found:
             if self._filtered(value, detector):
                 continue
             if secret_type == "Private Key":
@@ -200,8 +207,8 @@ class Redactor:
                 continue
             if len(value) >= SHORTEST_GLOBAL:
                 self.known.setdefault(value, kind)
-            else:
-                text = self._in_assignment(text, value, kind)
+            elif line is not None and line in text:
+                text = text.replace(line, self._in_assignment(line, value, kind))
         if self.known:
             text = self._known(text)
         return text
@@ -219,8 +226,10 @@ class Redactor:
                       if not _looks_like_code(value)]
         from detect_secrets.filters.heuristic import is_indirect_reference
 
-        return [] if is_indirect_reference(line) else [value.strip() for value in values
-                                                       if value.strip()]
+        if is_indirect_reference(line):
+            return []
+        return [value.strip().rstrip(";,") for value in values
+                if _could_be_secret(value.strip())]
 
     @staticmethod
     def _filtered(value: str, detector: _Detector) -> bool:
@@ -314,6 +323,44 @@ def _values(secret_type: str, plugin: Any, text: str) -> Iterable[str]:
                 yield match.group(0).strip(" \t\r\n=:\"")
 
 
+TYPE_NAMES = frozenset({"string", "number", "boolean", "bool", "any", "unknown", "undefined",
+                        "null", "none", "str", "int", "float", "bytes", "object", "optional",
+                        "required", "true", "false", "secretstr"})
+"""Values of a `secret:` or `password:` that are type names or literals in code."""
+
+
+def _could_be_secret(value: str) -> bool:
+    """A value assigned to `password`, `api_key`, `secret`... that could be one: no white
+    space, not a type name, and a digit, a symbol, or 16 characters or more.
+    `apiKey: 'ollama'`, `secret: string;` and `password = "npm run x"` are names, types and
+    commands, not secrets."""
+    value = value.rstrip(";,")
+    if not value or re.search(r"\s", value) or value.lower() in TYPE_NAMES:
+        return False
+    if len(value) >= 16:
+        return True
+    # Mixed case alone is an identifier (`apiKey`, `secretToken`): a digit or a symbol too.
+    return bool(re.search(r"\d", value) or re.search(r"[^\w\-.]", value))
+
+
+_NO_SECRET_KEY = re.compile(
+    r"(?:\b(?:id|uuid|guid|signature|sig|hash|sha\d*|md5|checksum|digest|etag|integrity|nonce|"
+    r"commit|revision|rev|snapshot|agentid|tool_use_id|call_id|message_id|request_id|session_?id|"
+    r"parent_?uuid)|[a-z](?:Id|ID|Uuid|Hash|Signature))[\"']?\s*[:=]\s*[\"']?$",
+    re.IGNORECASE)
+"""A key whose value is an identifier or a digest: random-looking, and no secret."""
+
+
+def _names_no_secret(text: str, value: str) -> bool:
+    """The high-entropy `value` is the value of an id, hash or signature key where it first
+    appears (`"id":"toolu_01..."`, `"signature":"..."`, `agentId: a36e...`)."""
+    at = text.find(value)
+    if at < 0:
+        return False
+    before = text[max(0, at - 40):at]
+    return bool(_NO_SECRET_KEY.search(before))
+
+
 def _looks_like_code(value: str) -> bool:
     """A config-style match that is an expression, not a value (`secret: get_secret(name)`,
     `password = self.password`)."""
@@ -323,3 +370,42 @@ def _looks_like_code(value: str) -> bool:
 def identity(text: str | None) -> str:
     """No redaction: the text as it is."""
     return text or ""
+
+
+def redact_note(note: Annotation, redactor: Redactor) -> Annotation:
+    """An annotation with its note redacted (a reviewer may quote the transcript)."""
+    return replace(note, note=redactor(note.note)) if note.note else note
+
+
+def redact_empty(empty: EmptyTurn, redactor: Redactor) -> EmptyTurn:
+    """An empty turn with its evidence and suggestion reasons redacted (they quote text)."""
+    return replace(empty, evidence=redactor.many(empty.evidence),
+                   suggestion_reasons=redactor.many(empty.suggestion_reasons))
+
+
+def redact_studies(studies: Iterable[CaseStudy], redactor: Redactor) -> list[CaseStudy]:
+    """Case studies with every transcript-derived string redacted."""
+    return [replace(study, session_label=redactor(study.session_label),
+                    path=redactor(study.path), empty=redact_empty(study.empty, redactor),
+                    annotations=[redact_note(note, redactor) for note in study.annotations],
+                    before=[replace(item, text=redactor(item.text)) for item in study.before],
+                    after=[replace(item, text=redactor(item.text)) for item in study.after])
+            for study in studies]
+
+
+def redact_report(report: CorpusReport, redactor: Redactor) -> None:
+    """Redact, in place, what a corpus report shows of its sessions: titles (often a first
+    prompt), paths, evidence and annotation notes."""
+    for row in report.sessions:
+        row.label = redactor(row.label)
+        row.path = redactor(row.path)
+        for empty in row.empty_turns:
+            empty["evidence"] = redactor.many(empty.get("evidence") or [])
+        row.annotations = {turn: [redact_note(note, redactor) for note in notes]
+                           for turn, notes in row.annotations.items()}
+
+
+def redact_rows(rows: Iterable[dict[str, Any]], redactor: Redactor) -> list[dict[str, Any]]:
+    """Export rows with every text cell redacted."""
+    return [{key: redactor(value) if isinstance(value, str) else value
+             for key, value in row.items()} for row in rows]
