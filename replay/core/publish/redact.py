@@ -119,7 +119,11 @@ def _detector() -> _Detector:
     from detect_secrets.plugins.keyword import DENYLIST
 
     plugins: list[tuple[str, Any]] = []
-    for secret_type, plugin_class in sorted(get_mapping_from_secret_type_to_class().items()):
+    # The specific detectors first, entropy last: a value several find is named by the most
+    # specific (a GitHub token, not a high-entropy string).
+    for secret_type, plugin_class in sorted(
+            get_mapping_from_secret_type_to_class().items(),
+            key=lambda item: (item[0] in ENTROPY_LIMITS, item[0] == "Secret Keyword", item[0])):
         if secret_type in SKIPPED_PLUGINS:
             continue
         limit = ENTROPY_LIMITS.get(secret_type)
@@ -182,8 +186,10 @@ class Redactor:
                     continue
                 for line in text.splitlines():
                     if detector.keyword_hint.search(line):
+                        # In JSON (a tool's input) the quotes are escaped: read them as quotes.
+                        probe = line.replace('\\"', '"')
                         found.extend((value, kind_name(secret_type), secret_type, line)
-                                     for value in self._keyword_values(plugin, line))
+                                     for value in self._keyword_values(plugin, probe))
                 continue
             for value in _values(secret_type, plugin, text):
                 if not value:
@@ -245,7 +251,7 @@ class Redactor:
 
     def _in_assignment(self, text: str, value: str, kind: str) -> str:
         """A short value replaced only right after the `=` or `:` that assigns it."""
-        pattern = re.compile(rf"([=:]\s*[\"'`]?){re.escape(value)}(?=[\"'`]|\s|$|[,;])",
+        pattern = re.compile(rf"([=:]\s*\\?[\"'`]?){re.escape(value)}(?=\\|[\"'`]|\s|$|[,;])",
                              re.MULTILINE)
         text, count = pattern.subn(lambda match: f"{match.group(1)}{MARK.format(kind=kind)}",
                                    text)
