@@ -107,9 +107,11 @@ def run(args: argparse.Namespace) -> int:
 
         redactor = Redactor()
     rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty)
-    shared = share_session(session, annotations, labels, suggester=suggester_for(labels),
-                           rules=rules, idle_cap=settings.idle_cap, clean=redactor)
     kind = kind_of(args)
+    # Only a page must fit a browser: Markdown and the recording keep every word.
+    shared = share_session(session, annotations, labels, suggester=suggester_for(labels),
+                           rules=rules, idle_cap=settings.idle_cap, clean=redactor,
+                           big=None if kind == "html" else False)
     output = args.output or f"{shared.key}.{kind}"
     try:
         where = _write(_chunks(shared, kind), output)

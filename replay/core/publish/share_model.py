@@ -38,7 +38,7 @@ BIG_SOURCE_BYTES = 32 * 1024 * 1024
 """Past this size of the source, a page would be too heavy to open whole in a browser: turns
 are folded and each long part is cut (the page says so at the top)."""
 
-BIG_PART_CHARS = 3_000
+BIG_PART_CHARS = 1_000
 """In a big session, characters kept of each part's text, tool input or tool output."""
 
 TIMELINE_COLUMNS = 240

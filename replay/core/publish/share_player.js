@@ -75,16 +75,24 @@
     if (cell) { cell.classList.add("here"); }
     var fold = turn.querySelector("details.fold");
     if (fold) { fold.open = true; }
-    if (scroll !== false) {
-      // Below the sticky header, whatever its height on this screen.
-      var top = document.getElementById("top");
-      var offset = top ? top.getBoundingClientRect().height + 6 : 0;
-      window.scrollTo(0, turn.getBoundingClientRect().top + window.pageYOffset - offset);
-    }
+    if (scroll !== false) { place(turn, 6); }
     if (scroll !== false && history.replaceState) {
       try { history.replaceState(null, "", "#" + turn.getAttribute("data-turn")); } catch (e) { /* file: pages may refuse */ }
     }
     describe();
+  }
+
+  function place(turn, tries) {
+    // Below the sticky header, whatever its height on this screen. Turns off screen are laid
+    // out lazily (content-visibility), so the first estimate can be off: look again once
+    // the turns around it have their real height.
+    var top = document.getElementById("top");
+    var offset = top ? top.getBoundingClientRect().height + 6 : 0;
+    var where = turn.getBoundingClientRect().top;
+    if (Math.abs(where - offset) > 2) { window.scrollTo(0, where + window.pageYOffset - offset); }
+    if (tries > 1) {
+      setTimeout(function () { if (turns[current] === turn) { place(turn, tries - 1); } }, 60);
+    }
   }
 
   function stop() {
