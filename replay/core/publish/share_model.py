@@ -326,7 +326,7 @@ def share_session(
     clean = clean or _identity
     identity = session_identity(session)
     # A missing reply (a rule the app can switch on) is no turn of the file: not shown here.
-    empties = [empty for empty in find_empty_turns(session, rules, suggester)
+    empties = [_cleaned_empty(empty, clean) for empty in find_empty_turns(session, rules, suggester)
                if not empty.is_placeholder]
     notes: dict[str, list[Annotation]] = {}
     for note in sorted(annotations, key=lambda note: (note.reviewer, note.time)):
@@ -344,6 +344,16 @@ def share_session(
     shared._empty_at = {empty.index: (ordinal, empty)
                         for ordinal, empty in enumerate(empties, start=1)}
     return shared
+
+
+def _cleaned_empty(empty: EmptyTurn, clean: Clean) -> EmptyTurn:
+    """Evidence and suggestion reasons quote the transcript (an error's message): cleaned."""
+    if clean is _identity:
+        return empty
+    from dataclasses import replace
+
+    return replace(empty, evidence=[clean(line) for line in empty.evidence],
+                   suggestion_reasons=[clean(line) for line in empty.suggestion_reasons])
 
 
 def _cleaned_note(note: Annotation, clean: Clean) -> Annotation:

@@ -87,7 +87,8 @@
     // out lazily (content-visibility), so the first estimate can be off: look again once
     // the turns around it have their real height.
     var top = document.getElementById("top");
-    var offset = top ? top.getBoundingClientRect().height + 6 : 0;
+    var sticky = top && getComputedStyle(top).position === "sticky";
+    var offset = sticky ? top.getBoundingClientRect().height + 6 : 6;
     var where = turn.getBoundingClientRect().top;
     if (Math.abs(where - offset) > 2) { window.scrollTo(0, where + window.pageYOffset - offset); }
     if (tries > 1) {
