@@ -237,3 +237,11 @@ def test_the_real_files_findings_are_the_ones_read_by_hand() -> None:
                if kind not in ("email", "home-folder")}
     assert secrets == REAL_SECRETS_EXPECTED
     assert found["email"] == 26
+
+
+def test_a_home_folder_elsewhere_is_replaced_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/srv/ana")
+    redactor = Redactor()
+    assert redactor("cat /srv/ana/x, /srv/anatole/y and C:\\Users\\bob\\z") == \
+        "cat ~/x, /srv/anatole/y and ~\\z"
+    assert redactor.counts == {"home-folder": 2}

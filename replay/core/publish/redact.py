@@ -145,13 +145,9 @@ class Redactor:
     """Replacements made, by kind."""
     known: dict[str, str] = field(default_factory=dict)
     """Secrets found so far (long enough to replace anywhere), with their kind."""
-    users: set[str] = field(default_factory=set)
-    """User names seen in home-folder paths (the current user's from the start)."""
-
-    def __post_init__(self) -> None:
-        home = os.path.basename(os.path.expanduser("~").rstrip("/"))
-        if home and home not in ("root", "~") and home not in NOT_USER_NAMES:
-            self.users.add(home)
+    home: str = field(default_factory=lambda: _own_home())
+    """This machine's home folder when it is not under /home or /Users (`/srv/ana`): replaced
+    by `~` too; "" when the patterns cover it."""
 
     def __call__(self, text: str | None) -> str:
         """`text` with every secret, address and home-folder user name replaced."""
@@ -282,6 +278,9 @@ class Redactor:
         return _EMAIL.sub(replace, text)
 
     def _homes(self, text: str) -> str:
+        if self.home and self.home in text:
+            text, count = re.subn(rf"{re.escape(self.home)}(?=[/\\\"'\s]|$)", "~", text)
+            self.counts[HOME] += count
         if "Users" not in text and "home" not in text:
             return text
 
@@ -289,7 +288,6 @@ class Redactor:
             name = match.group("name")
             if name in NOT_USER_NAMES:
                 return match.group(0)
-            self.users.add(name)
             self.counts[HOME] += 1
             return "~"
 
@@ -333,6 +331,15 @@ TYPE_NAMES = frozenset({"string", "number", "boolean", "bool", "any", "unknown",
                         "null", "none", "str", "int", "float", "bytes", "object", "optional",
                         "required", "true", "false", "secretstr"})
 """Values of a `secret:` or `password:` that are type names or literals in code."""
+
+
+def _own_home() -> str:
+    """The current home folder, when `_HOME` would not see it and it names someone."""
+    home = os.path.expanduser("~").rstrip("/")
+    if not home or home in ("/root", "~") or _HOME.match(home) or \
+            os.path.basename(home) in NOT_USER_NAMES:
+        return ""
+    return home
 
 
 def _could_be_secret(value: str) -> bool:
