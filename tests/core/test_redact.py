@@ -245,3 +245,23 @@ def test_a_home_folder_elsewhere_is_replaced_too(monkeypatch: pytest.MonkeyPatch
     assert redactor("cat /srv/ana/x, /srv/anatole/y and C:\\Users\\bob\\z") == \
         "cat ~/x, /srv/anatole/y and ~\\z"
     assert redactor.counts == {"home-folder": 2}
+
+
+def test_a_secret_across_a_big_pages_cut_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from replay.core.publish import share_model
+
+    monkeypatch.setattr(share_model, "BIG_SOURCE_BYTES", 100)
+    monkeypatch.setattr(share_model, "BIG_PART_CHARS", 40)
+    session = ClaudeCode()
+    session.user("show me the key")
+    output = "x" * 30 + PRIVATE_KEY + "\nghp_x7Kp2mQ9vR4tW8yB3nF6hJ1cL5dS0gA2eZ4u"
+    session.assistant("Here.", tool=("Bash", {"command": "cat id_rsa"}, output))
+    source = session.write(tmp_path / "key.jsonl")
+    out = tmp_path / "key.html"
+    assert main(["share", str(source), "--redact", "-o", str(out)]) == 0
+    assert "1 private-key" in capsys.readouterr().err
+    page = out.read_text(encoding="utf-8")
+    assert "BEGIN RSA" not in page and "MIIE" not in page
+    assert "x" * 30 + "[redacted:" in page  # the mark itself may be cut, never the key

@@ -104,8 +104,14 @@ class _Detector:
     """(secret type, plugin) for every plugin used."""
     filters: list[Callable[..., bool]]
     """Its heuristic false-positive filters."""
-    keyword_hint: re.Pattern[str]
-    """A quick test for a line the keyword plugin could match."""
+    keyword_stems: tuple[str, ...]
+    """Lower-case words one of which is in any line the keyword plugin could match (a test
+    of substrings, far cheaper than its patterns on lines that cannot match)."""
+
+    def may_assign(self, text: str) -> bool:
+        """The keyword plugin could match in `text`."""
+        lowered = text.lower()
+        return any(stem in lowered for stem in self.keyword_stems)
 
 
 _DETECTOR: list[_Detector] = []
@@ -132,8 +138,9 @@ def _detector() -> _Detector:
     filters = [heuristic.is_sequential_string, heuristic.is_potential_uuid,
                heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
                heuristic.is_not_alphanumeric_string]
-    hint = re.compile("|".join(DENYLIST), re.IGNORECASE)
-    _DETECTOR.append(_Detector(plugins, filters, hint))
+    # `api_?key` matches only where `key` is: the longest literal piece of each word.
+    stems = tuple(sorted({max(word.split("_?"), key=len).lower() for word in DENYLIST}))
+    _DETECTOR.append(_Detector(plugins, filters, stems))
     return _DETECTOR[0]
 
 
@@ -178,10 +185,10 @@ class Redactor:
         found: list[tuple[str, str, str, str | None]] = []
         for secret_type, plugin in detector.plugins:
             if secret_type == "Secret Keyword":
-                if not detector.keyword_hint.search(text):
+                if not detector.may_assign(text):
                     continue
                 for line in text.splitlines():
-                    if detector.keyword_hint.search(line):
+                    if detector.may_assign(line):
                         # In JSON (a tool's input) the quotes are escaped: read them as quotes.
                         probe = line.replace('\\"', '"')
                         found.extend((value, kind_name(secret_type), secret_type, line)

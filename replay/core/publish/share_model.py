@@ -244,10 +244,20 @@ def _source_size(session: Session) -> int:
         return 0
 
 
-def _cut(text: str, limit: int | None) -> tuple[str, int]:
+CLEAN_MARGIN = 2_000
+"""Characters past a cut that are still cleaned with the kept part, so a secret that crosses
+the cut is recognised whole and none of it is kept (a private key is about 1,700)."""
+
+
+def _cut(text: str | None, clean: Clean, limit: int | None) -> tuple[str, int]:
+    """The text cleaned and, past `limit`, cut: (kept, characters of the source left out).
+    Only the kept part and a margin are cleaned: a big session's redaction reads what the
+    page shows, not every byte of every tool output."""
+    text = text or ""
     if limit is None or len(text) <= limit:
-        return text, 0
-    return text[:limit], len(text) - limit
+        return clean(text), 0
+    cleaned = clean(text[:limit + CLEAN_MARGIN])
+    return cleaned[:limit], len(text) - limit
 
 
 def part_title(part: Part) -> str:
@@ -290,17 +300,17 @@ def marker_text(part: Part) -> str:
 def shared_part(part: Part, clean: Clean, limit: int | None) -> SharedPart:
     """A part as shared: its words cleaned and, in a big session, cut to `limit`."""
     if part.kind == Kind.TEXT:
-        body, cut = _cut(clean(part.text), limit)
+        body, cut = _cut(part.text, clean, limit)
         return SharedPart("text", "", body, cut=cut, synthetic=part.synthetic)
     if part.kind == Kind.REASONING:
-        body, cut = _cut(clean(part.text), limit)
+        body, cut = _cut(part.text, clean, limit)
         size = f"{part.text_length:,} chars" if part.text_length else \
             (f"{part.hidden:,} bytes hidden" if part.hidden else "empty")
         return SharedPart("reasoning", f"reasoning · {size}", body, cut=cut)
     if part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
-        body, cut_in = _cut(clean(part.input), limit)
+        body, cut_in = _cut(part.input, clean, limit)
         output = part.output if part.kind == Kind.TOOL_CALL else part.text
-        shown, cut_out = _cut(clean(output), limit)
+        shown, cut_out = _cut(output, clean, limit)
         title = part_title(part) if part.kind == Kind.TOOL_CALL else \
             f"{part.name or 'tool'} result"
         return SharedPart("tool", clean(title), body, shown, cut=cut_in + cut_out)
