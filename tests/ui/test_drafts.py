@@ -27,6 +27,7 @@ async def test_a_draft_survives_going_away_and_coming_back(chat_file: Path,
         await pilot.press("2", "tab", *"draft note")
         await pilot.pause()
         assert "draft enter saves" in screen_text(app)
+        assert "1 draft not saved" in screen_text(app).splitlines()[0]  # at once, not on a move
         await pilot.press("escape", "right_square_bracket")
         await pilot.pause()
         assert screen.index == 20 and screen.annotation.note == ""

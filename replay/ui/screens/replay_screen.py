@@ -382,9 +382,16 @@ class ReplayScreen(Screen[None]):
         self.annotation.load((self.store.session_id, stop), self.store.get(stop), keep=keep)
 
     @on(AnnotationBar.Saved)
-    def show_saved(self, event: AnnotationBar.Saved) -> None:
+    @on(AnnotationBar.DraftsCounted)
+    def show_annotation_news(self, event: AnnotationBar.Saved | AnnotationBar.DraftsCounted
+                             ) -> None:
+        """A save redraws everything (the count, the timeline's marks); a draft made or
+        dropped, the header's count."""
         event.stop()
-        self.show()
+        if isinstance(event, AnnotationBar.Saved):
+            self.show()
+        else:
+            self.show_status()
 
     @on(AnnotationBar.Undone)
     def show_undone(self, event: AnnotationBar.Undone) -> None:

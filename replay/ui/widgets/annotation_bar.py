@@ -141,6 +141,12 @@ class AnnotationBar(Vertical):
         """What was saved; None when the journal refused it."""
 
     @dataclass
+    class DraftsCounted(Message):
+        """How many stops hold a draft changed (the header counts them)."""
+
+        count: int
+
+    @dataclass
     class Undone(Message):
         """The last annotation saved was undone; `restored` is what the turn holds again."""
 
@@ -170,6 +176,7 @@ class AnnotationBar(Vertical):
         self._key: DraftKey | None = None
         """The stop the bar holds the label, note and confidence of."""
         self._state_text = Text()
+        self._drafts_counted = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="annotation-suggestion", markup=False)
@@ -261,7 +268,12 @@ class AnnotationBar(Vertical):
         self._show_draft_state()
 
     def _show_draft_state(self) -> None:
-        """Say on the state line when what is picked or typed here is not saved."""
+        """Say on the state line when what is picked or typed here is not saved (and tell
+        the screen when the count of drafts changed)."""
+        count = self.draft_count()
+        if count != self._drafts_counted:
+            self._drafts_counted = count
+            self.post_message(self.DraftsCounted(count))
         draft = self._draft_here()
         if draft is None or not draft.differs_from(self._saved()):
             return
