@@ -180,3 +180,11 @@ def test_screenshot_of_the_page(page: Path, browser: Browser, tmp_path: Path) ->
     browser.screenshot(png)
     assert png.stat().st_size > 10_000
     assert re.match(rb"\x89PNG", png.read_bytes()[:4])
+
+
+def test_autoplay_in_the_address_plays_to_the_first_empty_turn(page: Path,
+                                                              browser: Browser) -> None:
+    browser.open(page.as_uri() + "?autoplay&speed=16")
+    browser.wait_for("document.body.dataset.state === 'paused-empty'")
+    assert browser.eval("document.body.dataset.current") == "3"
+    assert browser.eval("document.body.dataset.speed") == "16"
