@@ -23,6 +23,7 @@ from replay.core.publish.escaping import html_text as _e
 from replay.core.publish.escaping import md_fence as _fence
 from replay.core.publish.escaping import md_inline as _md_inline
 from replay.core.safe import escape_controls
+from replay.core.session.harness import as_shown
 from replay.core.session.labels import LabelSet
 from replay.core.session.model import Kind, Session, Turn
 
@@ -134,7 +135,7 @@ def _text_of(session: Session, turn: Turn, limit: int) -> str:
         if not is_visible(part):
             continue
         if part.kind == Kind.TEXT:
-            pieces.append(part.text or "")
+            pieces.append(as_shown(part.text or "") or part.text or "")
         elif part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
             pieces.append(f"[{part.name or 'tool'}] {part.input or part.text or ''}")
         else:
