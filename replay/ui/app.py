@@ -58,6 +58,8 @@ from replay.ui.screens.replay_screen import ReplayScreen
 if TYPE_CHECKING:
     from textual.command import Provider
 
+    from replay.core.discovery.found import FoundSession
+
     from replay.core.follow import FollowUpdate
 
 FIRST_BATCH_TURNS = 24
@@ -95,6 +97,13 @@ class LaunchOptions:
     """Following: silence, while a reply is due, shown as a stall."""
     settle: float = DEFAULT_SETTLE
     """Following: quiet time that completes a user message written as several records."""
+    discovered: list[FoundSession] | None = None
+    """Sessions found on this machine to list instead of reading `path` (no PATH given), or
+    the one session a PATH named by id (`chosen`)."""
+    chosen: bool = False
+    """True when `discovered` is the one session asked for by id: open it at once."""
+    header_note: str | None = None
+    """A note the header shows after the app's name (the sample standing in for none found)."""
 
 
 def empty_turn_provider() -> type[Provider]:
@@ -184,6 +193,11 @@ class ReplayApp(App[None]):
             self.notify(failure, title="Theme file not loaded", severity="error", markup=False)
         for problem in self.options.problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
+        if self.options.discovered is not None:
+            from replay.ui.discovered import show_discovered
+
+            show_discovered(self, self.options.discovered, self.options.chosen)
+            return
         self.set_timer(0.3, self.show_loading_screen)
         self.load_source(self.options.path, self.options.format)
 
@@ -510,9 +524,17 @@ class ReplayApp(App[None]):
         except JournalError as error:
             self.notify(shown(str(error)), title="Annotations not loaded", severity="error",
                         markup=False, timeout=10)
-        screen = ReplayScreen(session, store, labels=self.options.labels,
-                              rules=self.options.rules, suggester=self.suggester,
-                              following=self.options.follow, indexing=loading)
+        if self.options.header_note:
+            from replay.ui.discovered import NotedReplayScreen
+
+            screen: ReplayScreen = NotedReplayScreen(
+                session, store, labels=self.options.labels, rules=self.options.rules,
+                suggester=self.suggester, following=self.options.follow, indexing=loading,
+                note=self.options.header_note)
+        else:
+            screen = ReplayScreen(session, store, labels=self.options.labels,
+                                  rules=self.options.rules, suggester=self.suggester,
+                                  following=self.options.follow, indexing=loading)
         self.replay_screen = screen
         if isinstance(self.screen, LoadingScreen):
             self.switch_screen(screen)
@@ -670,7 +692,8 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
              rules: DetectionRules | None = None, problems: list[str] | None = None,
              suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
-             settle: float = DEFAULT_SETTLE) -> ReplayApp:
+             settle: float = DEFAULT_SETTLE, discovered: list[FoundSession] | None = None,
+             chosen: bool = False, header_note: str | None = None) -> ReplayApp:
     """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
     from replay.resources import default_sample
 
@@ -679,5 +702,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         path=Path(path) if path is not None else default_sample(), format=format,
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
         rules=rules, problems=list(problems or []), stall=stall, settle=settle,
+        discovered=discovered, chosen=chosen, header_note=header_note,
     )
     return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

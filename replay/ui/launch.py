@@ -5,16 +5,44 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from replay.config import load_settings
 from replay.core.labels import DEFAULT_LABELS, LabelSetError, load_label_set
 from replay.core.readers import ReaderError, detect_reader, get_reader
 from replay.core.spool import STDIN, follow_refusal, named, spooled
 
+if TYPE_CHECKING:
+    from replay.core.discovery.found import FoundSession
+
 
 def _fail(message: str) -> int:
     print(f"replay: {message}", file=sys.stderr)
     return 2
+
+
+def _discovered(args: argparse.Namespace) -> tuple[list[FoundSession], bool, str | None,
+                                                   list[str]]:
+    """With no PATH: every session found on this machine (none: the sample, noted); with a
+    PATH that named one session of a database by id: that session, to open at once.
+    Returns (sessions, chosen, header note, notices)."""
+    from replay.core.discovery.found import FoundSession
+
+    named_ids: dict[str, FoundSession] = getattr(args, "sessions", {}) or {}
+    if args.path is not None:
+        session = named_ids.get(getattr(args, "given_path", "") or "") or next(
+            iter(named_ids.values()), None)
+        if session is not None and not session.entry.own_file and not args.follow:
+            return [session], True, None, []
+        return [], False, None, []
+    from replay.core.discovery import discover
+
+    found = discover()
+    if found.sessions:
+        return found.sessions, False, None, []
+    from replay.ui.discovered import SAMPLE_NOTE
+
+    return [], False, SAMPLE_NOTE, []
 
 
 def launch(args: argparse.Namespace) -> int:
@@ -23,7 +51,11 @@ def launch(args: argparse.Namespace) -> int:
 
     loaded = load_settings()
     settings = loaded.settings
-    given = args.path or default_sample()
+    discovered, chosen, note, problems = _discovered(args)
+    if discovered:
+        given: str | Path = Path.home()
+    else:
+        given = args.path or default_sample()
     if str(given) == STDIN:
         return _fail("standard input: the app reads keys from it; give a file, or a pipe as "
                      "`replay <(command)`")
@@ -34,7 +66,8 @@ def launch(args: argparse.Namespace) -> int:
     except ReaderError as error:
         return _fail(str(error))
     try:
-        reader = get_reader(args.format) if args.format else detect_reader(path)
+        reader = get_reader(args.format) if args.format else \
+            get_reader("folder") if discovered else detect_reader(path)
     except ReaderError as error:
         return _fail(named(str(error), path, given))
     labels_path = args.labels or settings.labels
@@ -64,7 +97,8 @@ def launch(args: argparse.Namespace) -> int:
     app = make_app(path, settings=settings, format=reader.name, follow=args.follow,
                    reviewer=args.reviewer,
                    annotations=Path(args.annotations) if args.annotations else None,
-                   labels=labels, problems=loaded.problems, stall=args.stall,
-                   settle=args.settle)
+                   labels=labels, problems=loaded.problems + problems, stall=args.stall,
+                   settle=args.settle, discovered=discovered or None, chosen=chosen,
+                   header_note=note)
     app.run()
     return app.return_code or 0
