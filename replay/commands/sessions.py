@@ -10,9 +10,9 @@ from typing import Any
 
 from replay.arguments import positive_int
 from replay.commands._common import EXIT_OK, say_error, table_console
-from replay.core.pool import default_jobs, local_pool
+from replay.core.corpus.pool import default_jobs, local_pool
 from replay.core.safe import escape_controls, json_line
-from replay.core.text import one_line
+from replay.core.session.text import one_line
 
 NAME = "sessions"
 HELP = ("list the sessions of Claude Code, Codex, opencode and Gemini CLI found on this "

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from replay.config import load_settings
-from replay.core.labels import DEFAULT_LABELS, LabelSetError, load_label_set
 from replay.core.readers import ReaderError, detect_reader, get_reader
-from replay.core.spool import STDIN, follow_refusal, named, spooled
+from replay.core.readers.spool import STDIN, follow_refusal, named, spooled
+from replay.core.session.labels import DEFAULT_LABELS, LabelSetError, load_label_set
 
 if TYPE_CHECKING:
     from replay.core.discovery.found import FoundSession

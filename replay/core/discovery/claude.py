@@ -14,7 +14,7 @@ from pathlib import Path
 
 from replay.core.discovery.found import FoundSession, file_facts, head_records, read_head, text_of
 from replay.core.discovery.places import CLAUDE, Place
-from replay.core.model import parse_time
+from replay.core.session.model import parse_time
 from replay.core.readers.base import SessionEntry
 from replay.core.readers.claude_code import NAME, sniff_content
 

@@ -26,7 +26,7 @@ from replay.core.discovery.found import (
     text_of,
 )
 from replay.core.discovery.places import GEMINI, Place
-from replay.core.model import parse_time
+from replay.core.session.model import parse_time
 from replay.core.readers.base import SessionEntry
 from replay.core.readers.gemini import sniff
 
