@@ -164,8 +164,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         problem = row["problem"]
         style = "dim" if problem else ""
-        title = f"unreadable: {problem.removeprefix('skipped ')}" if problem else \
-            (row["title"] or "")
+        reason = (problem or "").removeprefix("skipped ").removeprefix(f"{row['path']}: ")
+        title = f"unreadable: {reason}" if problem else (row["title"] or "")
         session_id = row["session_id"] or ""
         if not wide and len(session_id) > SHORT_ID:
             session_id = session_id[:SHORT_ID - 1] + "…"

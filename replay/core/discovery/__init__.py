@@ -4,8 +4,8 @@ Each agent module glances at its places (a stat and the first bytes of each file
 query of a database) and returns `FoundSession`s; nothing is read in full here. Counting
 turns is `counts`' business (the same scan as `replay scan`), opening one by id `resolve`'s.
 
-Stage: discovery comes after `corpus` (it may use readers and the corpus scan); only the
-commands and the UI import it.
+May import every earlier stage (it uses the readers to glance and the corpus scan to
+count); nothing in the core imports it: only the commands and the UI.
 """
 
 from __future__ import annotations
