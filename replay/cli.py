@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from replay import __version__
 from replay.arguments import (
     add_blind,
-    settle_paths,
     add_format,
     add_labels,
     add_reviewer,
     add_rules,
     add_theme,
     add_timing,
+    settle_paths,
 )
 from replay.commands import command_module, command_modules, command_names
 

@@ -31,7 +31,8 @@ def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
     yield base
 
 
-DISCOVERY_OVERRIDES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME")
+DISCOVERY_OVERRIDES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME",
+                       "XDG_CONFIG_HOME")
 """The variables by which the agents (and so discovery) move their folders."""
 
 

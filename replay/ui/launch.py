@@ -26,7 +26,6 @@ def _discovered(args: argparse.Namespace) -> tuple[list[FoundSession], bool, str
     """With no PATH: every session found on this machine (none: the sample, noted); with a
     PATH that named one session of a database by id: that session, to open at once.
     Returns (sessions, chosen, header note, notices)."""
-    from replay.core.discovery.found import FoundSession
 
     named_ids: dict[str, FoundSession] = getattr(args, "sessions", {}) or {}
     if args.path is not None:

@@ -62,7 +62,8 @@ def build_home(root: Path) -> Home:
     main = place(CLAUDE_MAIN, claude / "-experiments-worktrees" /
                  "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")
     place(CLAUDE_AGENT, main.with_suffix("") / "subagents" / "agent-a36efb2a1231c41e2.jsonl")
-    place(CLAUDE_IDEAS, claude / "-experiments-ideas" / "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl")
+    place(CLAUDE_IDEAS, claude / "-experiments-ideas" /
+          "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl")
     place(CLAUDE_SOUND, claude / "-Users-dain-workspace-JSSoundRecorder" /
           "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl")
     codex = root / ".codex"

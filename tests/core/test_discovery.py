@@ -112,7 +112,8 @@ def test_gemini_old_and_new_files_subagents_and_hash_folders(home) -> None:  # t
     import hashlib
 
     folder = hashlib.sha256(b"/home/user/project").hexdigest()
-    place(GEMINI_CHAT, home.gemini_tmp / folder / "chats" / "session-2025-12-02T10-00-aaaaaaaa.json")
+    place(GEMINI_CHAT,
+          home.gemini_tmp / folder / "chats" / "session-2025-12-02T10-00-aaaaaaaa.json")
     gemini = [s for s in discover().sessions if s.agent == "gemini-cli"]
     assert sorted(s.path.name for s in gemini) == [
         "session-2025-12-01T21-45-5b959dae.jsonl", "session-2025-12-02T10-00-aaaaaaaa.json"]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from replay.core.discovery.found import FoundSession, file_facts, head_records, read_head, text_of
 from replay.core.discovery.places import CLAUDE, Place
-from replay.core.session.model import parse_time
 from replay.core.readers.base import SessionEntry
 from replay.core.readers.claude_code import NAME, sniff_content
+from replay.core.session.model import parse_time
 
 _TITLE_RANK = {"summary": 0, "ai-title": 1, "custom-title": 2}
 _TITLE_KEYS = ("customTitle", "aiTitle", "title", "summary")

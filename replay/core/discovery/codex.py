@@ -25,9 +25,9 @@ from replay.core.discovery.found import (
     text_of,
 )
 from replay.core.discovery.places import CODEX, Place
-from replay.core.session.model import parse_time
 from replay.core.readers.base import SessionEntry
 from replay.core.readers.codex import sniff
+from replay.core.session.model import parse_time
 
 _THREAD_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _DIGITS = re.compile(r"\d+$")

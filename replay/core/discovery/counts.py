@@ -8,9 +8,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from replay.core.corpus.pool import run_tasks
 from replay.core.corpus.tasks import SessionTask, TaskResult
 from replay.core.discovery.found import FoundSession
-from replay.core.corpus.pool import run_tasks
 
 
 def task_of(session: FoundSession, rules: Mapping[str, Any] | None = None) -> SessionTask:

@@ -26,9 +26,9 @@ from replay.core.discovery.found import (
     text_of,
 )
 from replay.core.discovery.places import GEMINI, Place
-from replay.core.session.model import parse_time
 from replay.core.readers.base import SessionEntry
 from replay.core.readers.gemini import sniff
+from replay.core.session.model import parse_time
 
 PROJECT_ROOT_FILE = ".project_root"
 REGISTRY = "projects.json"

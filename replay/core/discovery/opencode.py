@@ -16,9 +16,9 @@ import orjson
 
 from replay.core.discovery.found import FoundSession, text_of
 from replay.core.discovery.places import OPENCODE, Place
-from replay.core.session.model import parse_time
 from replay.core.readers.base import ReaderError, SessionEntry
 from replay.core.readers.opencode_sqlite import session_rows
+from replay.core.session.model import parse_time
 
 DATABASE = "opencode-db"
 STORAGE = "opencode-storage"

@@ -78,6 +78,11 @@ def places(env: Mapping[str, str] | None = None) -> list[Place]:
     claude = _override(env, "CLAUDE_CONFIG_DIR")
     found.append(Place(CLAUDE, "projects", (claude or home / ".claude") / "projects",
                        "CLAUDE_CONFIG_DIR" if claude else None))
+    if claude is None:
+        # Some 1.0.x versions wrote to the XDG config folder instead (later undone).
+        config = _override(env, "XDG_CONFIG_HOME") or home / ".config"
+        if (config / "claude" / "projects").is_dir():
+            found.append(Place(CLAUDE, "projects", config / "claude" / "projects", None))
 
     codex = _override(env, "CODEX_HOME")
     codex_home = codex or home / ".codex"
