@@ -34,7 +34,8 @@ async def test_the_list_of_every_session_filters_sorts_and_opens(
     assert len(sessions) == 10 and not chosen and note is None
     app = build_app(home.root, discovered=sessions)
     async with app.run_test(size=(160, 30)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and bool(app.screen.query(DataTable)))
         picker = app.screen
         assert isinstance(picker, SessionPicker)
         table = picker.query_one(DataTable)
@@ -68,7 +69,9 @@ async def test_the_list_of_every_session_filters_sorts_and_opens(
         assert agents == sorted(agents)
         table.move_cursor(row=0)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
+                         and app.first_screen_painted.is_set())
+        await pilot.pause()
 
 
 async def test_an_unreadable_file_is_a_greyed_row_with_its_reason(
@@ -80,7 +83,8 @@ async def test_an_unreadable_file_is_a_greyed_row_with_its_reason(
     sessions, _, _, _ = _discovered(no_path())
     app = build_app(home.root, discovered=sessions)
     async with app.run_test(size=(160, 30)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and bool(app.screen.query(DataTable)))
         table = app.screen.query_one(DataTable)
         names = column(table, "session")
         assert any("broken.jsonl · unreadable: not a Claude Code session file" in name
@@ -92,7 +96,8 @@ async def test_with_no_session_found_the_sample_says_so_in_the_header() -> None:
     assert sessions == [] and note is not None
     app = build_app(default_sample(), header_note=note)
     async with app.run_test(size=(160, 30)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
+                         and app.first_screen_painted.is_set())
         screen = app.screen
         assert isinstance(screen, ReplayScreen)
         assert "no sessions found on this machine" in screen.status_text().plain
@@ -110,5 +115,7 @@ async def test_an_id_of_a_database_session_opens_that_session(
     assert chosen and sessions[0].session_id == "ses_39b3d0892ffeaCoiaHPszzRI8d"
     app = build_app(Path(args.path), discovered=sessions, chosen=True)
     async with app.run_test(size=(160, 30)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
+                         and app.first_screen_painted.is_set())
+        await pilot.pause()
         assert app.screen.session.session_id == "ses_39b3d0892ffeaCoiaHPszzRI8d"

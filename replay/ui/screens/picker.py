@@ -275,7 +275,8 @@ class SessionPicker(Screen[None]):
         return title
 
     def _retitle(self) -> None:
-        self.query_one("#picker-title", Static).update(self._title())
+        for title in self.query("#picker-title").results(Static):
+            title.update(self._title())
 
     def action_sort(self) -> None:
         columns = [column for column in SORTS if column in self.columns]
@@ -288,7 +289,8 @@ class SessionPicker(Screen[None]):
         overrides); rows still being counted go last."""
         self.sorted_by = column
         self.sort_reverse = column not in ASCENDING if reverse is None else reverse
-        self.query_one(DataTable).sort(column, key=_sort_value, reverse=self.sort_reverse)
+        for table in self.query(DataTable).results(DataTable):
+            table.sort(column, key=_sort_value, reverse=self.sort_reverse)
         self._retitle()
 
     @on(DataTable.HeaderSelected)
@@ -348,15 +350,18 @@ class SessionPicker(Screen[None]):
         if row.summary is None and row.problem is None:
             self._waiting -= 1
         row.summary, row.error = summary, error
-        table = self.query_one(DataTable)
+        tables = self.query(DataTable)
+        if not tables:
+            return  # not composed yet: the rows are drawn from `self.rows` when it is
+        table = tables.first()
         if str(number) in table.rows:  # not filtered out
             for column, cell in zip(self.columns, self._cells(row), strict=True):
                 table.update_cell(str(number), column, cell, update_width=True)
-        self.query_one("#picker-title", Static).update(self._title())
+        self._retitle()
         if not self._waiting:
             # Every count is in, and with them the start of sessions a glance could not
             # date: sort once more, so the list is newest first without pressing s.
-            self.sort_by(self.sorted_by)
+            self.sort_by(self.sorted_by, self.sort_reverse)
 
     @on(DataTable.RowSelected)
     def open_selected(self, event: DataTable.RowSelected) -> None:
