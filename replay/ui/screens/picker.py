@@ -19,6 +19,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
 from replay.core.corpus.scan import SessionSummary, summarize
@@ -35,6 +36,8 @@ COLUMNS = ("started", "turns", "empty", "subagents", "session", "format", "folde
 DISCOVERED_COLUMNS = ("written", "turns", "empty", "agent", "session", "project", "id")
 """The columns of the list of every session found on this machine."""
 PENDING = Text("…", justify="right", style="dim")
+FLUSH_SECONDS = 0.2
+"""How often rows whose counts came in are redrawn."""
 
 
 @dataclass(slots=True)
@@ -209,6 +212,9 @@ class SessionPicker(Screen[None]):
         """Highest, newest or last first."""
         self.filter_text = ""
         """What the shown rows must hold (casefolded), "" for all."""
+        self._dirty: set[int] = set()
+        """Rows whose counts came in and are not drawn yet."""
+        self._flush_timer: Timer | None = None
         self._number_of = {id(row.entry): number for number, row in enumerate(self.rows)
                            if row.entry is not None}
         self._waiting = sum(row.summary is None and row.problem is None for row in self.rows)
@@ -350,13 +356,30 @@ class SessionPicker(Screen[None]):
         if row.summary is None and row.problem is None:
             self._waiting -= 1
         row.summary, row.error = summary, error
+        # Counts arrive one by one, fast for small sessions: the rows are redrawn a few
+        # times a second, not once per count, so the list stays quick to filter and move in.
+        self._dirty.add(number)
+        if self._flush_timer is None:
+            self._flush_timer = self.set_timer(FLUSH_SECONDS, self._flush)
+
+    @property
+    def drawn(self) -> bool:
+        """True when every count that came in is on screen."""
+        return not self._dirty
+
+    def _flush(self) -> None:
+        """Draw the rows whose counts came in since the last time."""
+        self._flush_timer = None
         tables = self.query(DataTable)
         if not tables:
             return  # not composed yet: the rows are drawn from `self.rows` when it is
         table = tables.first()
-        if str(number) in table.rows:  # not filtered out
-            for column, cell in zip(self.columns, self._cells(row), strict=True):
-                table.update_cell(str(number), column, cell, update_width=True)
+        dirty, self._dirty = self._dirty, set()
+        for number in sorted(dirty):
+            if str(number) in table.rows:  # not filtered out
+                row = self.rows[number]
+                for column, cell in zip(self.columns, self._cells(row), strict=True):
+                    table.update_cell(str(number), column, cell, update_width=True)
         self._retitle()
         if not self._waiting:
             # Every count is in, and with them the start of sessions a glance could not
