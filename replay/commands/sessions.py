@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from replay.arguments import positive_int
-from replay.commands._common import EXIT_OK, say_error, table_console
+from replay.commands._common import EXIT_OK, say_error, stderr_progress, table_console
 from replay.core.corpus.pool import default_jobs, local_pool
 from replay.core.safe import escape_controls, json_line
 from replay.core.session.text import one_line
@@ -83,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         say_error(f"{what} (looked in {found.looked_in})")
         return EXIT_OK
     rows = _counted(sessions, args.jobs or default_jobs())
+    progress = stderr_progress("counting turns")
+    if progress is not None and not args.json:
+        rows = _reporting(rows, len(sessions), progress)
     if args.json:
         for row in rows:
             sys.stdout.buffer.write(json_line(row))
@@ -90,6 +93,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_table(list(rows))
     return EXIT_OK
+
+
+def _reporting(rows: Any, total: int, progress: Any) -> Any:
+    """The rows, saying on stderr how many are counted (the table waits for them all)."""
+    for done, row in enumerate(rows, start=1):
+        progress(done, total)
+        yield row
 
 
 def _counted(sessions: list[Any], jobs: int) -> Any:

@@ -230,3 +230,21 @@ def test_unused_helpers_are_real_files() -> None:
         from tests.conftest import realdata
 
         assert realdata(relative).is_file()
+
+
+def test_titles_and_projects_are_text_not_markup(home, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COLUMNS", "220")
+    folder = home.claude_projects / "-tmp-x"
+    folder.mkdir()
+    record = {"type": "custom-title", "customTitle": "[/] [link=x]list[int] \x1b]0;pwned\x07",
+              "sessionId": "abcdef12-0000-4000-8000-000000000000"}
+    user = {"type": "user", "uuid": "u1", "sessionId": "abcdef12-0000-4000-8000-000000000000",
+            "cwd": "/tmp/[bold]x\u202e", "timestamp": "2026-11-30T10:00:00Z",
+            "message": {"role": "user", "content": "hello"}}
+    (folder / "abcdef12-0000-4000-8000-000000000000.jsonl").write_text(
+        json.dumps(record) + "\n" + json.dumps(user) + "\n")
+    status, out, err = run(["sessions", "--jobs", "1", "--agent", "claude-code"], capsys)
+    assert status == 0, err
+    line = next(line for line in out.splitlines() if "abcdef12" in line)
+    assert "[/] [link=x]list[int]" in line and "\x1b" not in line and "\x07" not in line
+    assert "[bold]" in line and "\u202e" not in line and "<U+202E>" in line
