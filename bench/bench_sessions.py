@@ -190,13 +190,14 @@ def main() -> int:
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME"):
         os.environ.pop(name, None)
     from replay.config import Settings
-    from replay.core.discovery import discover
+    from replay.resources import default_sample
     from replay.ui.app import make_app
 
     settings = Settings(animations=False)
 
     def machine():  # noqa: ANN202
-        return make_app(home, settings=settings, discovered=discover().sessions)
+        # As `replay` with no PATH builds it: discovery runs in the app's worker.
+        return make_app(default_sample(), settings=settings, discover=True)
 
     def baseline():  # noqa: ANN202
         return make_app(folder, settings=settings)

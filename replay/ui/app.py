@@ -96,9 +96,12 @@ class LaunchOptions:
     """Following: silence, while a reply is due, shown as a stall."""
     settle: float = DEFAULT_SETTLE
     """Following: quiet time that completes a user message written as several records."""
+    discover: bool = False
+    """No PATH was given: list every session found on this machine (found in a worker
+    while the app starts); with none found, read `path` (the sample) and say so."""
     discovered: list[FoundSession] | None = None
-    """Sessions found on this machine to list instead of reading `path` (no PATH given), or
-    the one session a PATH named by id (`chosen`)."""
+    """Sessions to list instead of reading `path`, or the one session a PATH named by id
+    (`chosen`)."""
     chosen: bool = False
     """True when `discovered` is the one session asked for by id: open it at once."""
     header_note: str | None = None
@@ -192,10 +195,10 @@ class ReplayApp(App[None]):
             self.notify(failure, title="Theme file not loaded", severity="error", markup=False)
         for problem in self.options.problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
-        if self.options.discovered is not None:
-            from replay.ui.discovered import show_discovered
+        if self.options.discover or self.options.discovered is not None:
+            from replay.ui.discovered import start
 
-            show_discovered(self, self.options.discovered, self.options.chosen)
+            start(self)
             return
         self.set_timer(0.3, self.show_loading_screen)
         self.load_source(self.options.path, self.options.format)
@@ -692,7 +695,8 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              rules: DetectionRules | None = None, problems: list[str] | None = None,
              suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
              settle: float = DEFAULT_SETTLE, discovered: list[FoundSession] | None = None,
-             chosen: bool = False, header_note: str | None = None) -> ReplayApp:
+             chosen: bool = False, header_note: str | None = None,
+             discover: bool = False) -> ReplayApp:
     """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
     from replay.resources import default_sample
 
@@ -701,6 +705,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         path=Path(path) if path is not None else default_sample(), format=format,
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
         rules=rules, problems=list(problems or []), stall=stall, settle=settle,
-        discovered=discovered, chosen=chosen, header_note=header_note,
+        discover=discover, discovered=discovered, chosen=chosen, header_note=header_note,
     )
     return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

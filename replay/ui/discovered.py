@@ -19,6 +19,34 @@ SAMPLE_NOTE = "sample: no sessions found on this machine"
 """What the header says when the bundled sample stands in for the user's own sessions."""
 
 
+def start(app: ReplayApp) -> None:
+    """Begin as the options say: discover in a worker (no PATH), or show what was found."""
+    options = app.options
+    if options.discovered is not None:
+        show_discovered(app, options.discovered, options.chosen)
+        return
+    # In a thread, so that the listing overlaps the app's own start instead of adding to it.
+    app.run_worker(lambda: _discover(app), thread=True, group="load", exclusive=True,
+                   exit_on_error=False, description="Looking for sessions")
+
+
+def _discover(app: ReplayApp) -> None:
+    from replay.core.discovery import discover
+
+    found = discover()
+    if found.sessions:
+        app.call_from_thread(show_discovered, app, found.sessions, False)
+    else:
+        app.call_from_thread(_open_sample, app)
+
+
+def _open_sample(app: ReplayApp) -> None:
+    """No session anywhere: the bundled sample, its header saying so."""
+    app.options.header_note = SAMPLE_NOTE
+    app.set_timer(0.3, app.show_loading_screen)
+    app.load_source(app.options.path, app.options.format)
+
+
 def show_discovered(app: ReplayApp, sessions: list[FoundSession], chosen: bool) -> None:
     """Show the list of `sessions` (or, when `chosen`, open the one named by id at once)."""
     from replay.core.readers import folder

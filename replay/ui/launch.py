@@ -21,27 +21,14 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _discovered(args: argparse.Namespace) -> tuple[list[FoundSession], bool, str | None,
-                                                   list[str]]:
-    """With no PATH: every session found on this machine (none: the sample, noted); with a
-    PATH that named one session of a database by id: that session, to open at once.
-    Returns (sessions, chosen, header note, notices)."""
-
-    named_ids: dict[str, FoundSession] = getattr(args, "sessions", {}) or {}
-    if args.path is not None:
-        session = named_ids.get(getattr(args, "given_path", "") or "") or next(
-            iter(named_ids.values()), None)
-        if session is not None and not session.entry.own_file and not args.follow:
-            return [session], True, None, []
-        return [], False, None, []
-    from replay.core.discovery import discover
-
-    found = discover()
-    if found.sessions:
-        return found.sessions, False, None, []
-    from replay.ui.discovered import SAMPLE_NOTE
-
-    return [], False, SAMPLE_NOTE, []
+def _chosen(args: argparse.Namespace) -> list[FoundSession]:
+    """The one session of a database a PATH named by id (to open it at once, not the whole
+    database's list); [] otherwise (a file named by id is simply that file)."""
+    named: dict[str, FoundSession] = getattr(args, "sessions", {}) or {}
+    session = next(iter(named.values()), None)
+    if session is not None and not session.entry.own_file and not args.follow:
+        return [session]
+    return []
 
 
 def launch(args: argparse.Namespace) -> int:
@@ -50,11 +37,9 @@ def launch(args: argparse.Namespace) -> int:
 
     loaded = load_settings()
     settings = loaded.settings
-    discovered, chosen, note, problems = _discovered(args)
-    if discovered:
-        given: str | Path = Path.home()
-    else:
-        given = args.path or default_sample()
+    chosen = _chosen(args) if args.path is not None else []
+    # No PATH: the app lists the sessions it finds (the sample when there is none).
+    given: str | Path = chosen[0].path if chosen else args.path or default_sample()
     if str(given) == STDIN:
         return _fail("standard input: the app reads keys from it; give a file, or a pipe as "
                      "`replay <(command)`")
@@ -66,7 +51,7 @@ def launch(args: argparse.Namespace) -> int:
         return _fail(str(error))
     try:
         reader = get_reader(args.format) if args.format else \
-            get_reader("folder") if discovered else detect_reader(path)
+            get_reader(chosen[0].format or "folder") if chosen else detect_reader(path)
     except ReaderError as error:
         return _fail(named(str(error), path, given))
     labels_path = args.labels or settings.labels
@@ -96,8 +81,8 @@ def launch(args: argparse.Namespace) -> int:
     app = make_app(path, settings=settings, format=reader.name, follow=args.follow,
                    reviewer=args.reviewer,
                    annotations=Path(args.annotations) if args.annotations else None,
-                   labels=labels, problems=loaded.problems + problems, stall=args.stall,
-                   settle=args.settle, discovered=discovered or None, chosen=chosen,
-                   header_note=note)
+                   labels=labels, problems=loaded.problems, stall=args.stall,
+                   settle=args.settle, discovered=chosen or None, chosen=bool(chosen),
+                   discover=args.path is None and not args.follow)
     app.run()
     return app.return_code or 0

@@ -11,15 +11,16 @@ import pytest
 from textual.widgets import DataTable, Input
 
 from replay.resources import default_sample
-from replay.ui.launch import _discovered
+from replay.ui.launch import _chosen
 from replay.ui.screens.picker import SessionPicker
 from replay.ui.screens.replay_screen import ReplayScreen
 from tests.core.homes import build_home
 from tests.ui.conftest import build_app, wait_until
 
 
-def no_path() -> argparse.Namespace:
-    return argparse.Namespace(path=None, follow=False, sessions={})
+def no_path_app():  # type: ignore[no-untyped-def]
+    """The app as `replay` with no PATH builds it."""
+    return build_app(default_sample(), discover=True)
 
 
 def column(table: DataTable[object], name: str) -> list[str]:
@@ -30,12 +31,11 @@ async def test_the_list_of_every_session_filters_sorts_and_opens(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = build_home(tmp_path / "home")
     monkeypatch.setenv("HOME", str(home.root))
-    sessions, chosen, note, _ = _discovered(no_path())
-    assert len(sessions) == 10 and not chosen and note is None
-    app = build_app(home.root, discovered=sessions)
+    app = no_path_app()
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query(DataTable)))
+                         and bool(app.screen.query(DataTable))
+                         and app.screen.query_one(DataTable).row_count > 0)
         picker = app.screen
         assert isinstance(picker, SessionPicker)
         table = picker.query_one(DataTable)
@@ -80,11 +80,11 @@ async def test_an_unreadable_file_is_a_greyed_row_with_its_reason(
     (home.claude_projects / "-experiments-ideas" / "broken.jsonl").write_text(
         '{"text": "[/] [link=x]not a session"}\n')
     monkeypatch.setenv("HOME", str(home.root))
-    sessions, _, _, _ = _discovered(no_path())
-    app = build_app(home.root, discovered=sessions)
+    app = no_path_app()
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query(DataTable)))
+                         and bool(app.screen.query(DataTable))
+                         and app.screen.query_one(DataTable).row_count > 0)
         table = app.screen.query_one(DataTable)
         names = column(table, "session")
         assert any("broken.jsonl · unreadable: not a Claude Code session file" in name
@@ -92,15 +92,14 @@ async def test_an_unreadable_file_is_a_greyed_row_with_its_reason(
 
 
 async def test_with_no_session_found_the_sample_says_so_in_the_header() -> None:
-    sessions, chosen, note, _ = _discovered(no_path())
-    assert sessions == [] and note is not None
-    app = build_app(default_sample(), header_note=note)
+    app = no_path_app()
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
                          and app.first_screen_painted.is_set())
         screen = app.screen
         assert isinstance(screen, ReplayScreen)
         assert "no sessions found on this machine" in screen.status_text().plain
+        assert screen.session.label  # the sample itself
 
 
 async def test_an_id_of_a_database_session_opens_that_session(
@@ -111,8 +110,8 @@ async def test_an_id_of_a_database_session_opens_that_session(
     monkeypatch.setenv("HOME", str(home.root))
     args = argparse.Namespace(path="ses_39b3d0", follow=False)
     assert settle_paths(args) is None
-    sessions, chosen, _, _ = _discovered(args)
-    assert chosen and sessions[0].session_id == "ses_39b3d0892ffeaCoiaHPszzRI8d"
+    sessions = _chosen(args)
+    assert [s.session_id for s in sessions] == ["ses_39b3d0892ffeaCoiaHPszzRI8d"]
     app = build_app(Path(args.path), discovered=sessions, chosen=True)
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
