@@ -189,6 +189,14 @@ def test_every_path_taking_command_takes_an_id(home, capsys, tmp_path, monkeypat
     status, out, _ = run(["scan", "--json", "--jobs", "1", "ses_39b3d0"], capsys)
     assert [json.loads(line)["session_id"] for line in out.splitlines()] == [
         "ses_39b3d0892ffeaCoiaHPszzRI8d"]
+    # label and export of one session of a database: that session, as if it were a file.
+    status, out, err = run(["label", "ses_39b3d0", "--turn", "#27", "--label", "artifact"],
+                           capsys)
+    assert status == 0, err
+    status, out, err = run(["export", "ses_39b3d0", "-o", "-"], capsys)
+    assert status == 0, err
+    assert "ses_39b3d0892ffeaCoiaHPszzRI8d" in out and ",artifact," in out
+    assert "ses_39b5d713" not in out
     status, out, err = run(["export", "019c8a"], capsys)
     assert status == 2 and out == "" and len(err.splitlines()) == 1
     assert "019c8a70" in err and "019c8a59" in err
