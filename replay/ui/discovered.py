@@ -55,11 +55,9 @@ def show_discovered(app: ReplayApp, sessions: list[FoundSession], chosen: bool) 
     # Each entry names its own reader; the folder reader only stands for "any of them".
     reader = folder.READER
     if chosen and len(sessions) == 1:
-        from replay.ui.app import LoadingScreen
-
         entry = sessions[0].entry
         # As a file is opened: the session replaces the loading screen once it is read.
-        app.push_screen(LoadingScreen(entry.path))
+        app.show_loading_screen()
         app.run_worker(lambda: app._load_entry(reader, entry), thread=True, group="load",
                        exclusive=True, exit_on_error=False, description="Reading the session")
         return
