@@ -197,6 +197,10 @@ def test_every_path_taking_command_takes_an_id(home, capsys, tmp_path, monkeypat
     assert status == 0, err
     assert "ses_39b3d0892ffeaCoiaHPszzRI8d" in out and ",artifact," in out
     assert "ses_39b5d713" not in out
+    # share takes one session: a database session named by id is one.
+    status, out, err = run(["share", "ses_39b3d0", "--as", "md", "-o", "-"], capsys)
+    assert status == 0, err
+    assert "DuckDB-backed core DB client plan" in out
     status, out, err = run(["export", "019c8a"], capsys)
     assert status == 2 and out == "" and len(err.splitlines()) == 1
     assert "019c8a70" in err and "019c8a59" in err
