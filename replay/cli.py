@@ -15,6 +15,7 @@ from replay.arguments import (
     add_rules,
     add_theme,
     add_timing,
+    settle_paths,
 )
 from replay.commands import command_module, command_modules, command_names
 
@@ -40,7 +41,13 @@ def _command_epilog() -> str:
     for name, module in command_modules().items():
         lines.append(f"  {name:<8} {module.HELP}")
     lines.append("")
-    lines.append("With no PATH, replay opens a bundled sample session.")
+    lines.append("With no PATH, replay lists every session it finds on this machine (Claude "
+                 "Code, Codex,")
+    lines.append("opencode, Gemini CLI in their standard folders; `replay sessions` prints "
+                 "the same list);")
+    lines.append("with none found, it opens a bundled sample session. Wherever a PATH is "
+                 "taken, a session")
+    lines.append("id from that list, or its first 6+ characters, works too.")
     return "\n".join(lines)
 
 
@@ -61,7 +68,8 @@ def app_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("path", nargs="?", metavar="PATH",
-                        help="session file, directory or database (default: bundled sample)")
+                        help="session file, directory or database, or a session id (default: the "
+                             "list of sessions found on this machine)")
     add_format(parser)
     parser.add_argument("--follow", action="store_true",
                         help="keep reading as the file grows; stop at new empty turns")
@@ -100,6 +108,20 @@ def _closed_pipe() -> int:
     return 0
 
 
+def _settled(args: argparse.Namespace) -> int | None:
+    """Session ids among the PATHs replaced by their paths (`settle_paths`); the exit status
+    after one line on stderr when that fails, else None."""
+    from replay.core.safe import escape_controls
+
+    problem = settle_paths(args)
+    if problem is not None:
+        print(f"replay: {escape_controls(problem)}", file=sys.stderr)
+        return 2
+    for line in getattr(args, "local_problems", ()):
+        print(f"replay: {escape_controls(line)}", file=sys.stderr)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `replay` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -107,8 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments and arguments[0] in command_names():
             name = arguments[0]
             args = command_parser(name).parse_args(arguments[1:])
+            problem = _settled(args)
+            if problem is not None:
+                return problem
             return int(command_module(name).run(args))
         args = app_parser().parse_args(arguments)
+        problem = _settled(args)
+        if problem is not None:
+            return problem
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -18,6 +18,7 @@ from replay.commands._common import (
     journal_refusal,
     label_set_or_none,
     load_or_none,
+    named_only,
     say_error,
     settings_or_defaults,
     stderr_progress,
@@ -98,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     kind = _kind(args)
     reader_format = None if args.format in CASE_KINDS else args.format
-    sessions = load_or_none(args.path, reader_format, stderr_progress(str(args.path)))
+    sessions = load_or_none(args.path, reader_format, stderr_progress(str(args.path)),
+                            named_only(args))
     if sessions is None:
         return EXIT_BAD_INPUT
     suggester = suggester_for(labels)
