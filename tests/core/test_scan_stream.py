@@ -48,6 +48,25 @@ def test_real_sessions_scan_the_same_streamed(path: Path) -> None:
     _same_as_whole(path, tool_only=True, missing=True)
 
 
+def test_real_records_repeated_scan_the_same_streamed(tmp_path: Path) -> None:
+    # bench/guard.py's real-shaped file, small: the real sessions' records again and again
+    # with fresh ids, one session long enough for the window to let turns go many times.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("realshaped", REPO / "bench" / "realshaped.py")
+    assert spec is not None and spec.loader is not None
+    realshaped = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(realshaped)
+    if not REALDATA.is_dir():
+        pytest.skip("../shared/realdata is not beside the repository")
+    path = tmp_path / "realshaped.jsonl"
+    realshaped.write(path, 12_000_000, REALDATA / "claude-code")
+    report = _same_as_whole(path)
+    assert len(report.session.turns) > 2 * (LOOK_BACK + LOOK_AHEAD)
+    assert len(report.empty_turns) >= 8 and report.session.skipped == 0
+    _same_as_whole(path, tool_only=True, missing=True)
+
+
 def _long_session(path: Path, turns: int, seed: int) -> None:
     """Tiny Claude Code records with empty turns in every kind of neighbourhood: repeated
     prompts, bare go-ons, long silences, plans and questions, thinking-only replies."""

@@ -142,10 +142,13 @@ class Reader:
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_BLANK = b" \t\n\r\x0b\x0c"
+"""The bytes `bytes.strip` removes."""
 
 
 def iter_lines(
-    handle: BinaryIO, start: int = 0, lineno: int = 0, *, final: bool = True
+    handle: BinaryIO, start: int = 0, lineno: int = 0, *, final: bool = True,
+    views: bool = False,
 ) -> Iterator[tuple[bytes, int, int]]:
     """Yield (record, offset, lineno) for each line from byte `start`, line end removed.
 
@@ -154,6 +157,10 @@ def iter_lines(
     `final=False` a trailing line without a line end is held back (a writer may be
     mid-record); with `final=True` it is yielded too. `lineno` is the number of lines before
     `start`; yielded line numbers are 1-based. Blank lines are skipped but counted.
+
+    `views=True` yields the lines of LF-only chunks as memoryviews into the chunk read, not
+    as copies (for a consumer that only decodes them, as a scan does: splitting a chunk
+    into bytes objects costs more than finding its line ends); the other lines stay bytes.
     """
     handle.seek(start)
     offset = start
@@ -177,6 +184,18 @@ def iter_lines(
         if offset == 0 and data.startswith(BOM):
             data, offset = data[len(BOM):], len(BOM)
         crlf_only = b"\r" in data and data.count(b"\r") == data.count(b"\r\n")
+        if views and b"\r" not in data:
+            view, find, done = memoryview(data), data.find, 0
+            while (end := find(b"\n", done)) >= 0:
+                lineno += 1
+                # Not blank: a record starts with `{`; a line starting with white space is
+                # looked at whole.
+                if end > done and (data[done] not in _BLANK or data[done:end].strip()):
+                    yield view[done:end], offset + done, lineno  # type: ignore[misc]
+                done = end + 1
+            offset += done
+            pending = data[done:]
+            continue
         if crlf_only or b"\r" not in data:
             # LF or CRLF line ends (the common cases), at the speed of `split`.
             lines = data.split(b"\n")

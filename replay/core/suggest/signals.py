@@ -12,6 +12,7 @@ import re
 import statistics
 import weakref
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
@@ -94,7 +95,10 @@ class StatsTally:
             self._previous = turn.time
         if turn.role == "assistant":
             self._records_completion = self._records_completion or turn.completed is not None
-            chars = _text_chars(turn)
+            chars = 0
+            for part in turn.parts:  # `_text_chars`, inline: this runs once per turn
+                if part.kind == Kind.TEXT:
+                    chars += part.length if part.length >= 0 else len(part.text)
             if chars:
                 self._lengths.append(chars)
 
@@ -188,14 +192,19 @@ def similarity(first: str, second: str, floor: float = 0.0) -> float:
         return 0.0
     # Words, not characters: two unrelated sentences share many letters but few words.
     words_a, words_b = _WORD.findall(a), _WORD.findall(b)
-    union = set(words_a) | set(words_b)
-    jaccard = len(set(words_a) & set(words_b)) / len(union) if union else 0.0
+    set_a, set_b = set(words_a), set(words_b)
+    union = set_a | set_b
+    jaccard = len(set_a & set_b) / len(union) if union else 0.0
     if jaccard >= 1.0:
         return jaccard
-    matcher = SequenceMatcher(None, words_a, words_b, autojunk=False)
-    bound = matcher.quick_ratio()
+    # `SequenceMatcher.quick_ratio` (twice the words the two share, counted with repeats,
+    # over both lengths) without building the matcher: most pairs stop here.
+    length = len(words_a) + len(words_b)
+    bound = 2.0 * sum((Counter(words_a) & Counter(words_b)).values()) / length if length \
+        else 1.0
     if bound <= jaccard or bound < floor:
         return jaccard
+    matcher = SequenceMatcher(None, words_a, words_b, autojunk=False)
     return max(matcher.ratio(), jaccard)
 
 
