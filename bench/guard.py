@@ -82,9 +82,9 @@ def scan_figure(path: Path, rounds: int) -> Figure:
             tiny.write_bytes(handle.readline())
         commands = {
             "base": [python, "-c", bench_scan.BASELINE, str(path)],
-            "scan": [python, "-m", "replay", "scan", "--json", str(path)],
+            "scan": [python, "-m", "replay", "scan", "--json", "--no-cache", str(path)],
             "base0": [python, "-c", bench_scan.BASELINE, str(tiny)],
-            "scan0": [python, "-m", "replay", "scan", "--json", str(tiny)],
+            "scan0": [python, "-m", "replay", "scan", "--json", "--no-cache", str(tiny)],
         }
         with open(path, "rb") as handle:  # from the page cache, both of them
             while handle.read(1 << 24):

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     corpus = CorpusScan()
     report = CorpusReport()
     rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
-    for scanned in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
+    for scanned in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask,
+                                  args.cache):
         report.add(scanned)
     if not report.sessions and corpus.status != EXIT_OK:
         # Nothing could be read and each path has had its line: a table of zeros (or a

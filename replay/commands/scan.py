@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     folder was skipped, after scanning the rest."""
     corpus = CorpusScan()
     rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
-    for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
+    for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask,
+                                  args.cache):
         # Standard input was read into a file that is gone when replay exits: name `-`.
         report["path"] = corpus.given(report["path"])
         if args.json:
