@@ -35,6 +35,7 @@ from replay.core.annotate.review_queue import (
     load_annotated,
     resolve_position,
 )
+from replay.core.corpus.cache import queue_memo
 from replay.core.detection.empty import DetectionRules, Suggester
 from replay.core.readers import ReaderError
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
@@ -69,6 +70,8 @@ class ReviewOptions:
     """Forget the saved position and start at the first unannotated turn."""
     prefetch: bool = True
     """Read the next session ahead of the reviewer (off only to measure what it saves)."""
+    cache: bool = True
+    """Take the queue entries of unchanged session files from the scan cache."""
 
 
 @dataclass
@@ -386,20 +389,23 @@ class ReviewApp(ReplayApp):
         indexed = []
         read = empty = 0
         last = time.monotonic()
-        for summary, entries in index_corpus(self.review.paths, filters.format,
-                                             self.options.rules,
-                                             suggester_for(self.options.labels), problem):
-            read += 1
-            empty += len(entries)
-            if growing:
-                kept = [entry for entry in entries if filters.keeps(entry, summary)]
-                if kept:
-                    self.post_message(QueueGrew(summary, kept, annotated.of(summary)))
-            else:
-                indexed.append((summary, entries))
-            if time.monotonic() - last > 0.1 or (growing and read == 1):
-                self.post_message(QueueIndexing(read, empty))
-                last = time.monotonic()
+        with queue_memo(self.review.cache, self.options.rules, self.options.labels,
+                        problems.append) as memo:
+            for summary, entries in index_corpus(self.review.paths, filters.format,
+                                                 self.options.rules,
+                                                 suggester_for(self.options.labels), problem,
+                                                 memo):
+                read += 1
+                empty += len(entries)
+                if growing:
+                    kept = [entry for entry in entries if filters.keeps(entry, summary)]
+                    if kept:
+                        self.post_message(QueueGrew(summary, kept, annotated.of(summary)))
+                else:
+                    indexed.append((summary, entries))
+                if time.monotonic() - last > 0.1 or (growing and read == 1):
+                    self.post_message(QueueIndexing(read, empty))
+                    last = time.monotonic()
         if growing:
             self.post_message(QueueIndexing(read, empty))
             self.post_message(QueueDone(read, problems + annotated.problems))

@@ -283,3 +283,56 @@ def test_a_file_name_that_is_not_utf8_is_cached_too(
     _scan(capsysbinary, str(tmp_path))
     with sqlite3.connect(cache_path()) as db:
         assert db.execute("SELECT count(*) FROM results").fetchone()[0] == 0
+
+
+def _project(tmp_path: Path) -> Path:
+    """A Claude Code project folder of three sessions (listed: each read only when asked)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    sources = sorted((REALDATA / "claude-code").glob("*.jsonl")) if REALDATA.is_dir() else []
+    sources = [path for path in sources if path.stat().st_size > 20_000
+               and "agent-" not in path.name][:2] + [SESSION]
+    for number, source in enumerate(sources):
+        name = f"{number:08d}-0000-4000-8000-{number:012d}.jsonl"
+        _aged(Path(shutil.copy(source, folder / name)))
+    return folder
+
+
+@pytest.fixture
+def entry_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from replay.core.annotate import queue_sources
+
+    seen: list[str] = []
+    real = queue_sources.read_entry
+
+    def counted(reader, entry, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(entry.path.name)
+        return real(reader, entry, *args, **kwargs)
+
+    monkeypatch.setattr(queue_sources, "read_entry", counted)
+    return seen
+
+
+def test_a_second_review_queue_reads_no_unchanged_session(
+        tmp_path: Path, entry_reads: list[str],
+        capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    folder = _project(tmp_path)
+    assert main(["review", "--json", str(folder)]) == 0
+    first = capsysbinary.readouterr().out
+    assert first and len(entry_reads) == 3
+    assert main(["review", "--json", str(folder)]) == 0
+    assert capsysbinary.readouterr().out == first and len(entry_reads) == 3
+    # A sample draws from the same counts, still without reading.
+    assert main(["review", "--json", "--sample", "2", "--seed", "3", str(folder)]) == 0
+    sampled = capsysbinary.readouterr().out
+    assert len(sampled.splitlines()) == 2 and len(entry_reads) == 3
+    assert main(["review", "--json", "--no-cache", "--sample", "2", "--seed", "3",
+                 str(folder)]) == 0
+    assert capsysbinary.readouterr().out == sampled and len(entry_reads) == 6
+    # Another label set limits the suggestions: read again.
+    labels = tmp_path / "labels.toml"
+    labels.write_text('[[label]]\nname = "artifact"\nkey = "a"\ntitle = "Artifact"\n'
+                      'description = "x"\n')
+    assert main(["review", "--json", "--labels", str(labels), str(folder)]) == 0
+    capsysbinary.readouterr()
+    assert len(entry_reads) == 9

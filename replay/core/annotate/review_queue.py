@@ -8,9 +8,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from replay.core.annotate.annotations import default_journal_path, session_identity
-from replay.core.annotate.queue_sources import SessionRef, SourceProblem, iter_sessions
+from replay.core.annotate.queue_sources import SessionRef, SourceProblem, iter_refs
 from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, Suggester, find_empty_turns
 from replay.core.session.model import Session
 
@@ -18,6 +19,7 @@ __all__ = [
     "AnnotatedReader",
     "QueueEntry",
     "QueueFilters",
+    "QueueMemo",
     "QueueSession",
     "ReviewQueue",
     "allocate",
@@ -319,10 +321,33 @@ def resolve_position(queue: ReviewQueue, session_name: str, turn_id: str,
     return max(0, min(len(queue.entries) - 1, ordinal))
 
 
+class QueueMemo(Protocol):
+    """What a queue already knows of a session file (`corpus.cache.QueueMemo`: kept between
+    runs while the file is unchanged)."""
+
+    def known(self, ref: SessionRef) -> tuple[QueueSession, list[QueueEntry]] | None:
+        """The session's summary and entries, when they are known; else None."""
+
+    def keep(self, ref: SessionRef, indexed: tuple[QueueSession, list[QueueEntry]]) -> None:
+        """Remember what was just read of a session `known` did not know."""
+
+
 def index_corpus(
     paths: list[Path], format: str | None = None, rules: DetectionRules = DEFAULT_RULES,
     suggester: Suggester | None = None, problem: Callable[[SourceProblem], None] | None = None,
+    memo: QueueMemo | None = None,
 ) -> Iterator[tuple[QueueSession, list[QueueEntry]]]:
-    """Each session under the paths, read, indexed and let go, one at a time."""
-    for ref, session in iter_sessions(paths, format, problem):
-        yield index_session(ref, session, rules, suggester)
+    """Each session under the paths, read, indexed and let go, one at a time (a session the
+    `memo` knows is not read; one it does not is kept there once read)."""
+    for ref, read in iter_refs(paths, format, problem):
+        found = memo.known(ref) if memo is not None else None
+        if found is not None:
+            yield found
+            continue
+        session = read()
+        if session is None:
+            continue
+        indexed = index_session(ref, session, rules, suggester)
+        if memo is not None:
+            memo.keep(ref, indexed)
+        yield indexed
