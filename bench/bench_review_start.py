@@ -1,14 +1,17 @@
 """How long `replay review CORPUS` takes to its first screen, and to a complete queue.
 
-Usage: python bench/bench_review_start.py [--corpus FOLDER] [--repeat 3] [--tree PATH]
+Usage: python bench/bench_review_start.py [--corpus FOLDER] [--repeat 3] [--cached]
+[--tree PATH]
 
 Each run is its own process: the CLI's own path (`replay.cli.main(["review", CORPUS])`) with
 the app made headless, default settings and a scratch data directory; it notes the time from
 process start to the first frame painted with a queued session on screen, and to the queue
 being complete (every session read; a tree without a growing queue is complete at its first
-screen). `--tree` runs another checkout (its `replay` package first on the path), so a
-before and an after can be measured side by side. Default corpus: bench_corpus.py's
-bench/out/corpus-300x1500 (1.07 GB, 300 Claude Code sessions).
+screen). `--cached` measures a second review of an unchanged corpus (one scan cache shared
+by the runs, filled first); otherwise each run has a cold one. `--tree` runs another
+checkout (its `replay` package first on the path), so a before and an after can be measured
+side by side. Default corpus: bench_corpus.py's bench/out/corpus-300x1500 (1.07 GB, 300
+Claude Code sessions).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ def child(corpus: Path) -> None:
     scratch = tempfile.mkdtemp(prefix="bench-review-start-")
     os.environ.update(REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"),
                       REPLAY_DATA_DIR=scratch, TEXTUAL_ANIMATIONS="none")
+    os.environ.setdefault("REPLAY_CACHE_DIR", scratch)  # a cold cache unless --cached
     from textual.screen import Screen
 
     from replay.cli import main
@@ -68,8 +72,11 @@ def child(corpus: Path) -> None:
     main(["review", str(corpus)])
 
 
-def measure(corpus: Path, tree: Path | None) -> dict[str, float]:
-    environment = dict(os.environ)
+def measure(corpus: Path, tree: Path | None, cache: str | None = None) -> dict[str, float]:
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "REPLAY_CACHE_DIR"}
+    if cache is not None:
+        environment["REPLAY_CACHE_DIR"] = cache
     if tree is not None:
         environment["PYTHONPATH"] = str(tree)
     result = subprocess.run([sys.executable, __file__, "--child", str(corpus)],
@@ -88,6 +95,8 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=OUT / "corpus-300x1500")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tree", type=Path, help="another checkout to measure instead")
+    parser.add_argument("--cached", action="store_true",
+                        help="share one scan cache, filled by a first run not counted")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
@@ -97,9 +106,12 @@ def main() -> int:
         print(f"{args.corpus} is missing: run bench/bench_corpus.py first")
         return 1
     runs = []
+    shared = tempfile.mkdtemp(prefix="bench-review-cache-") if args.cached else None
+    if shared is not None:
+        measure(args.corpus, args.tree, shared)
     for _ in range(args.repeat):
         load = os.getloadavg()[0]
-        runs.append((measure(args.corpus, args.tree), load))
+        runs.append((measure(args.corpus, args.tree, shared), load))
         found = runs[-1][0]
         print(f"run: first screen {found['first']:.2f} s, queue complete "
               f"{found['complete']:.2f} s, {found['entries']:.0f} queued turns in "
