@@ -158,10 +158,16 @@ def iter_lines(
     mid-record); with `final=True` it is yielded too. `lineno` is the number of lines before
     `start`; yielded line numbers are 1-based. Blank lines are skipped but counted.
 
-    `views=True` yields the lines of LF-only chunks as memoryviews into the chunk read, not
-    as copies (for a consumer that only decodes them, as a scan does: splitting a chunk
-    into bytes objects costs more than finding its line ends); the other lines stay bytes.
+    `views=True` yields lines as memoryviews into one reused read buffer, not as copies
+    (for a consumer that only decodes each line before asking for the next, as a scan does:
+    allocating every chunk, joining it to the last one's tail and splitting it into bytes
+    objects cost more than finding the line ends). A view is valid only until the next line
+    is asked for. A file with a byte-order mark or a carriage return is read the copying way
+    from there on.
     """
+    if views:
+        yield from _iter_views(handle, start, lineno, final)
+        return
     handle.seek(start)
     offset = start
     pending = b""
@@ -184,18 +190,6 @@ def iter_lines(
         if offset == 0 and data.startswith(BOM):
             data, offset = data[len(BOM):], len(BOM)
         crlf_only = b"\r" in data and data.count(b"\r") == data.count(b"\r\n")
-        if views and b"\r" not in data:
-            view, find, done = memoryview(data), data.find, 0
-            while (end := find(b"\n", done)) >= 0:
-                lineno += 1
-                # Not blank: a record starts with `{`; a line starting with white space is
-                # looked at whole.
-                if end > done and (data[done] not in _BLANK or data[done:end].strip()):
-                    yield view[done:end], offset + done, lineno  # type: ignore[misc]
-                done = end + 1
-            offset += done
-            pending = data[done:]
-            continue
         if crlf_only or b"\r" not in data:
             # LF or CRLF line ends (the common cases), at the speed of `split`.
             lines = data.split(b"\n")
@@ -222,6 +216,53 @@ def iter_lines(
         pending, offset = pending[len(BOM):], len(BOM)
     if final and pending.strip(b" \t\r\n\x0b\x0c"):
         yield pending.rstrip(b"\r"), offset, lineno + 1
+
+
+def _iter_views(handle: BinaryIO, start: int, lineno: int,
+                final: bool) -> Iterator[tuple[bytes, int, int]]:
+    """`iter_lines(views=True)`: LF-ended lines as views into one buffer, read into."""
+    handle.seek(start)
+    if start == 0 and BOM.startswith(handle.read(len(BOM)) or b"-"):
+        yield from iter_lines(handle, 0, lineno, final=final)  # a BOM, or a file that short
+        return
+    handle.seek(start)
+    offset = start
+    """File offset of the buffer's first byte."""
+    buffer = bytearray(FIRST_CHUNK_BYTES)
+    filled = 0
+    """Bytes at the buffer's start carried over: the beginning of a line not ended yet."""
+    while True:
+        if filled == len(buffer) or len(buffer) < CHUNK_BYTES:
+            # Bigger reads as the file goes on, and room for a line longer than the buffer
+            # (a new buffer: views into the old one may still be held, so it is not resized).
+            bigger = bytearray(max(min(len(buffer) * 2, CHUNK_BYTES), 2 * filled))
+            bigger[:filled] = buffer[:filled]
+            buffer = bigger
+        view = memoryview(buffer)
+        count = handle.readinto(view[filled:])
+        if not count:
+            break
+        end = filled + count
+        find = buffer.find
+        if find(b"\r", 0, end) >= 0:
+            # Carriage returns: line ends of another kind, read the copying way from here.
+            yield from iter_lines(handle, offset, lineno, final=final)
+            return
+        done = 0
+        while (stop := find(b"\n", done, end)) >= 0:
+            lineno += 1
+            # Not blank: a record starts with `{`; a line starting with white space is
+            # looked at whole.
+            if stop > done and (buffer[done] not in _BLANK or buffer[done:stop].strip()):
+                yield view[done:stop], offset + done, lineno  # type: ignore[misc]
+            done = stop + 1
+        # The unfinished line moves to the front (same size: allowed with views held).
+        filled = end - done
+        buffer[:filled] = buffer[done:end]
+        offset += done
+    rest = bytes(buffer[:filled])
+    if final and rest.strip(b" \t\r\n\x0b\x0c"):
+        yield rest, offset, lineno + 1
 
 
 def read_line_session(
