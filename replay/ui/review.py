@@ -274,7 +274,7 @@ class QueueScreen(ReplayScreen):
         if position is None:
             self.notify("This is the last empty turn of the queue." if queue.complete else
                         "This is the last empty turn read so far; more sessions are still "
-                        "being read.", timeout=2)
+                        "being read.", timeout=2, markup=False)
             return
         self._go_entry(position)
 
@@ -317,7 +317,7 @@ class QueueScreen(ReplayScreen):
         if not following:
             self.notify("End of the review queue." if queue.complete else
                         "End of the sessions read so far; more are still being read.",
-                        timeout=3)
+                        timeout=3, markup=False)
             return
         entry = queue.entries[following.start]
         # Start a few turns before the empty turn: the lead-up plays, then it pauses there.
