@@ -233,8 +233,14 @@ class QueueScreen(ReplayScreen):
         status.append(where, style="bold")
         status.append(f" · session {self.number + 1:,} / {len(queue.sessions):,}{more}",
                       style="bold")
-        status.append(f" · {app.annotated_count():,} / {total} labelled")
-        if not queue.complete:
+        narrow = self.is_mounted and self.app.size.width < 120
+        if queue.complete:
+            status.append(f" · {app.annotated_count():,} / {total} labelled")
+        elif narrow:
+            # Room for the place and the play state: the count comes back once all is read.
+            status.append(" · reading…", style="italic")
+        else:
+            status.append(f" · {app.annotated_count():,} / {total} labelled")
             status.append(f" · reading sessions ({app.sessions_read:,} read)", style="italic")
         return status
 
