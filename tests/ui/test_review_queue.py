@@ -109,7 +109,8 @@ async def test_the_first_screen_does_not_wait_for_the_corpus(
     async with app.run_test(size=(160, 40)) as pilot:
         # Two of five sessions read: the first is on screen, the totals say there is more.
         await wait_until(pilot, lambda: isinstance(app.screen, QueueScreen)
-                         and app.screen.is_mounted, rounds=1500)
+                         and app.screen.is_mounted and app.queue is not None
+                         and len(app.queue.sessions) == 2, rounds=1500)
         screen = on_screen(app)
         assert (screen.number, screen.index) == (0, 9) and app.queue is not None
         assert not app.queue.complete
