@@ -277,9 +277,10 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
         session = builder.session
         if not fed:
             session.warn(EMPTY_FILE, skipped=False)
-        if reader.complete is not None:
-            session = reader.complete(path, builder)
-            # Subagent sessions are not part of the report: let them go at once.
+        complete = reader.complete_alone or reader.complete
+        if complete is not None:
+            # Subagent sessions are not part of the report: not read (or let go at once).
+            session = complete(path, builder)
             session.sidechains = []
         empties = scan.finish()
     finally:

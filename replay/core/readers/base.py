@@ -111,6 +111,9 @@ class Reader:
     complete: Callable[[Path, LineBuilder], Session] | None = None
     """For line-based formats: what `read` adds after the builder has seen every line
     (sidechains in other files, facts from the file name); None when nothing."""
+    complete_alone: Callable[[Path, LineBuilder], Session] | None = None
+    """`complete` without the sidechains, for a scan, which reports none of them (reading a
+    session's subagent files for nothing); None when `complete` reads no other file."""
     read_session: Callable[[Path, str | None], Session | None] | None = None
     """For sources holding many sessions: read only the one with this id, or the newest one
     for None (None when there is no such session), so following one session never reads
