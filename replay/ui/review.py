@@ -40,6 +40,7 @@ from replay.core.detection.empty import DetectionRules, Suggester
 from replay.core.readers import ReaderError
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
 from replay.core.session.model import Session
+from replay.core.session.text import plural
 from replay.ui.app import (
     LaunchOptions,
     LoadingScreen,
@@ -476,7 +477,7 @@ class ReviewApp(ReplayApp):
     def _exit_empty(self, sessions_read: int, problems: list[str]) -> None:
         status = 2 if sessions_read == 0 else 0
         what = "no session could be read" if sessions_read == 0 else \
-            f"no empty turn to review in {sessions_read:,} sessions"
+            f"no empty turn to review in {plural(sessions_read, 'session')}"
         detail = f" ({problems[0]})" if sessions_read == 0 and problems \
             else " with these filters" if self._filtered() else ""
         self.exit(return_code=status, message=f"replay: {what}{detail}")
