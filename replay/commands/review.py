@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_queue(paths: list[Path], filters: QueueFilters, rules: object,
                  labels: LabelSet, cache: bool = True) -> int:
     from replay.core.annotate.queue_sources import SourceProblem
-    from replay.core.corpus.cache import queue_memo
+    from replay.core.corpus.queue_cache import queue_memo
     from replay.core.detection.empty import DetectionRules
     from replay.core.suggest import suggester_for
 

@@ -35,7 +35,7 @@ from replay.core.annotate.review_queue import (
     load_annotated,
     resolve_position,
 )
-from replay.core.corpus.cache import queue_memo
+from replay.core.corpus.queue_cache import queue_memo
 from replay.core.detection.empty import DetectionRules, Suggester
 from replay.core.readers import ReaderError
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
