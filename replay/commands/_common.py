@@ -79,6 +79,44 @@ def named_only(args: object) -> set[str] | None:
     return only.get(str(getattr(args, "path", "")))
 
 
+def one_session(sessions: list[Session], wanted: str | None, path: str | Path,
+                command: str) -> Session | None:
+    """The session of a path that a command acting on one session takes: the only one, or
+    the one `--session` names (its id, or a unique prefix of it). Says why on stderr and
+    returns None when there is none or the choice is left open."""
+    from replay.core.annotate.annotations import session_identity
+
+    def ids(of: list[Session]) -> str:
+        shown = [escape_controls(session.session_id or session_identity(session))
+                 for session in of[:5]]
+        return ", ".join(shown) + (f" and {len(of) - 5} more" if len(of) > 5 else "")
+
+    where = show_path(path)
+    if wanted is not None:
+        chosen = [session for session in sessions
+                  if wanted in (session.session_id, session_identity(session))]
+        if not chosen:
+            chosen = [session for session in sessions
+                      if (session.session_id or "").startswith(wanted)]
+        if len(chosen) == 1:
+            return chosen[0]
+        if not chosen:
+            say_error(f"{where}: no session {escape_controls(wanted)!r} among its "
+                      f"{len(sessions)} ({ids(sessions)})")
+        else:
+            say_error(f"{where}: {escape_controls(wanted)!r} names {len(chosen)} sessions "
+                      f"({ids(chosen)}); give more of the id")
+        return None
+    if len(sessions) == 1:
+        return sessions[0]
+    if not sessions:
+        say_error(f"{where}: holds no session")
+    else:
+        say_error(f"{where}: holds {len(sessions)} sessions ({ids(sessions)}); {command} "
+                  "takes one: add --session ID")
+    return None
+
+
 def _spooled_or_none(path: str | Path) -> Path | None:
     """The path, or a pipe's copy; None after printing why it could not be copied."""
     try:

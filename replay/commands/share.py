@@ -17,6 +17,7 @@ from replay.commands._common import (
     label_set_or_none,
     load_or_none,
     named_only,
+    one_session,
     say_error,
     settings_or_defaults,
     stderr_progress,
@@ -62,6 +63,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--annotations", metavar="FILE",
                         help="journal whose annotations are shown (default: the session's "
                              "own journal in the user data directory)")
+    parser.add_argument("--session", metavar="ID",
+                        help="for a path holding several sessions (a folder, a database, an "
+                             "Aider history, a chat dataset): the one to share, by its id or a "
+                             "unique start of it")
     add_labels(parser, "TOML label set, for label titles and suggestions")
     add_format(parser, "read the session as this transcript format instead of detecting it")
 
@@ -89,12 +94,9 @@ def run(args: argparse.Namespace) -> int:
                             named_only(args))
     if sessions is None:
         return EXIT_BAD_INPUT
-    if len(sessions) != 1:
-        say_error(f"{show_path(args.path)}: holds {len(sessions)} sessions; share takes one "
-                  "(name its file" + (", e.g. " + show_path(sessions[0].path) if sessions
-                                      else "") + ")")
+    session = one_session(sessions, args.session, args.path, NAME)
+    if session is None:
         return EXIT_BAD_INPUT
-    session = sessions[0]
     journal = Path(args.annotations) if args.annotations else default_journal_path(session)
     records = journal_records_or_none(journal)
     if records is None:

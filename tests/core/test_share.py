@@ -189,7 +189,8 @@ def test_one_session_only_and_bad_paths(tmp_path: Path,
             {"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}))
     assert main(["share", str(folder), "-o", str(tmp_path / "x.html")]) == 2
     err = capsys.readouterr().err
-    assert "holds 2 sessions; share takes one" in err and "Traceback" not in err
+    assert "holds 2 sessions (" in err and "share takes one: add --session ID" in err
+    assert "Traceback" not in err
     assert not (tmp_path / "x.html").exists()
     assert main(["share", str(tmp_path / "missing.jsonl")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
@@ -223,3 +224,24 @@ def test_an_unwritable_folder_is_one_line(tmp_path: Path,
     assert main(["share", str(source), "-o", str(tmp_path / "no" / "such" / "x.html")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("replay: cannot write")
+
+
+def test_session_picks_one_of_a_file_holding_several(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # An Aider history with two sessions: the hint used to name the same file again.
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text(
+        "# aider chat started at 2025-01-02 10:00:00\n\n#### fix the [/] parser\n\nDone.\n\n"
+        "# aider chat started at 2025-01-02 11:00:00\n\n#### list[int] please\n\nSure.\n",
+        encoding="utf-8")
+    out = tmp_path / "one.md"
+    assert main(["share", str(history), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "(2025-01-02 10:00:00, 2025-01-02 11:00:00); share takes one: add --session ID" in err
+    assert main(["share", str(history), "--session", "2025-01-02 11", "-o", str(out)]) == 0
+    shared = out.read_text(encoding="utf-8")
+    assert "list[int] please" in shared and "fix the [/] parser" not in shared
+    assert main(["share", str(history), "--session", "2025-01-02", "-o", str(out)]) == 2
+    assert "names 2 sessions" in capsys.readouterr().err
+    assert main(["share", str(history), "--session", "nope", "-o", str(out)]) == 2
+    assert "no session 'nope' among its 2" in capsys.readouterr().err
