@@ -63,6 +63,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--annotations", metavar="FILE",
                         help="journal to read (default: the session's own journal in the user "
                              "data directory)")
+    parser.add_argument("--redact", action="store_true",
+                        help="replace secrets and e-mail addresses in what is written by "
+                             "[redacted: KIND], and home-folder user names by ~ (as share "
+                             "--redact); stderr says how many of each")
     add_labels(parser, "TOML label set, for the label_title column and suggestions")
     add_reviewer(parser, "only this reviewer's annotations (default: every reviewer)")
     add_format(parser, "md or html: write case studies (each empty turn with its labels and "
@@ -117,6 +121,13 @@ def run(args: argparse.Namespace) -> int:
             continue
         rows.extend(export_rows(session, annotations, labels, all_empty=args.all_empty,
                                 suggester=suggester, rules=rules))
+    if args.redact:
+        from replay.core.publish.redact import Redactor, redact_rows, redact_studies
+
+        redactor = Redactor()
+        studies = redact_studies(studies, redactor)
+        rows = redact_rows(rows, redactor)
+        say_error(f"redacted {redactor.summary()}")
     if kind in CASE_KINDS:
         return write_case_studies(studies, kind, args.output)
     if args.output in (None, "-"):

@@ -164,6 +164,7 @@ README_NAMES = {
     "opencode-run": "`opencode run", "aider": "Aider", "mini-swe-agent": "mini-swe-agent",
     "swe-agent": "SWE-agent", "sharegpt": "ShareGPT", "chat-json": "generic chat JSON",
     "chat-jsonl": "generic chat JSON/JSONL", "folder": "project folders",
+    "specstory": "SpecStory markdown histories",
 }
 """How README's opening names each reader (a reader added later must be named there too)."""
 

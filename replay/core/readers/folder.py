@@ -53,12 +53,18 @@ def is_candidate(path: Path) -> bool:
     return path.suffix.lower() in SESSION_SUFFIXES or name.endswith(SESSION_NAME_ENDINGS)
 
 
+TRANSCRIPT_FOLDERS = frozenset({".specstory"})
+"""Hidden folders that hold transcripts (SpecStory keeps `.specstory/history/*.md` in the
+project), looked into although other hidden folders are not."""
+
+
 def _entries(directory: Path) -> list[Path]:
-    """Entries to look at: hidden folders (.git, .venv) are skipped, hidden files are not
-    (`.aider.chat.history.md` is one)."""
+    """Entries to look at: hidden folders (.git, .venv) are skipped, except those that hold
+    transcripts; hidden files are not (`.aider.chat.history.md` is one)."""
     try:
         return sorted(p for p in directory.iterdir()
-                      if not (p.name.startswith(".") and p.is_dir()))
+                      if not (p.name.startswith(".") and p.name not in TRANSCRIPT_FOLDERS
+                              and p.is_dir()))
     except OSError:
         return []
 

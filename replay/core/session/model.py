@@ -144,6 +144,9 @@ class Turn:
     """Where the turn came from."""
     index: int = -1
     """Position in `Session.turns`; set by `Session.add`."""
+    note: str | None = None
+    """What the harness did with the turn, in plain words, when only the reader can tell
+    (Aider never sends an empty prompt: `not sent to the model`)."""
 
 
 def parse_time(value: object) -> tuple[str | None, float | None]:
