@@ -335,3 +335,29 @@ async def test_a_commands_arguments_never_drive_the_terminal(tmp_path: Path) -> 
         text = screen_text(app)
     assert "/title" in text and "red" in text
     assert "\x1b" not in text and "\x07" not in text
+
+
+@pytest.mark.parametrize("kind", ["md", "html", "cast"])
+def test_share_uses_the_apps_words_for_reasoning_and_commands(tmp_path: Path, kind: str) -> None:
+    import json
+
+    """Item 5 and 6 where a session is shown to others: `replay share` said
+    `reasoning · 144 bytes hidden` and printed `<command-name>clear</command-name>`."""
+    path = claude_lines(
+        tmp_path / "s.jsonl",
+        user("u1", "Why does the build fail?"),
+        assistant("a1", "msg_1", {"type": "thinking", "thinking": "", "signature": "s" * 144}),
+        user("u2", "<command-name>clear</command-name>\n  <command-message>clear"
+                   "</command-message>\n  <command-args></command-args>"),
+        user("u3", "<local-command-stdout></local-command-stdout>"))
+    out = tmp_path / f"shared.{kind}"
+    done = run_replay("share", str(path), "--as", kind, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    page = out.read_text(encoding="utf-8")
+    if kind == "cast":  # JSON lines: the words are inside escaped strings
+        page = "".join(str(json.loads(line)[-1]) for line in page.splitlines()[1:])
+    assert "reasoning: encrypted (144 B)" in page
+    assert "bytes hidden" not in page
+    assert "/clear" in page and "⎿ (no output)" in page
+    assert "command-name" not in page  # (the evidence names the empty stdout wrapper)
+    assert "local-command-stdout></" not in page and "stdout&gt;&lt;/" not in page

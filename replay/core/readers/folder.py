@@ -25,7 +25,6 @@ SKIPPED = "skipped "
 listed entry's problem, a line on stderr)."""
 
 
-
 def is_skipped_file(warning: str) -> bool:
     """True for a session's warning saying a file of its folder was not read (`skipped PATH:
     why`); False for any other, such as a recovered document's note about the text skipped
