@@ -22,12 +22,14 @@ from replay.core.detection.empty import (
     DetectionRules,
     EmptyTurn,
     Suggester,
+    describe_reasoning,
     find_empty_turns,
     format_duration,
     format_size,
     gap_before,
 )
 from replay.core.index.navigation import Navigator
+from replay.core.session.harness import as_shown
 from replay.core.session.labels import LabelSet
 from replay.core.session.model import MARKER_KINDS, Kind, Part, Session, TurnColumns
 
@@ -59,7 +61,7 @@ class SharedPart:
     kind: str
     """`text`, `reasoning`, `tool` or `marker`."""
     title: str
-    """A tool call's fold line (`bash · completed · 2.1 s`), `reasoning · 1,204 chars`, or
+    """A tool call's fold line (`bash · completed · 2.1 s`), `reasoning: 1,204 chars`, or
     a marker's whole line (`◇ src/app.py`)."""
     body: str = ""
     """Prose, reasoning, or a tool's input."""
@@ -300,13 +302,14 @@ def marker_text(part: Part) -> str:
 def shared_part(part: Part, clean: Clean, limit: int | None) -> SharedPart:
     """A part as shared: its words cleaned and, in a big session, cut to `limit`."""
     if part.kind == Kind.TEXT:
-        body, cut = _cut(part.text, clean, limit)
+        # A /command or its output as the harness shows it, as the app does (not the tags).
+        body, cut = _cut(as_shown(part.text or "") or part.text, clean, limit)
         return SharedPart("text", "", body, cut=cut, synthetic=part.synthetic)
     if part.kind == Kind.REASONING:
         body, cut = _cut(part.text, clean, limit)
-        size = f"{part.text_length:,} chars" if part.text_length else \
-            (f"{part.hidden:,} bytes hidden" if part.hidden else "empty")
-        return SharedPart("reasoning", f"reasoning · {size}", body, cut=cut)
+        # The words of the app's turn view and of the evidence: one block, one description.
+        return SharedPart("reasoning", describe_reasoning(part.text_length, part.hidden),
+                          body, cut=cut)
     if part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
         body, cut_in = _cut(part.input, clean, limit)
         output = part.output if part.kind == Kind.TOOL_CALL else part.text
