@@ -46,3 +46,20 @@ def test_report_counts_one_item_and_one_disagreement_in_the_singular(
     assert "over 1 item · 1 disagreement" in out, out
     html = page.read_text(encoding="utf-8")
     assert "over 1 item · 1 disagreement<" in html, html[-600:]
+
+
+async def test_a_label_key_in_a_session_without_empty_turns_does_not_send_the_user_to_one(
+        tmp_path: Path) -> None:
+    """`5` in a session with no empty turn said 'press ] to go to the next one', where `]`
+    finds none (seen on realdata codemie session-9eda1058)."""
+    from tests.ui.sessions import write_chat
+
+    app = build_app(write_chat(tmp_path / "calm.json", turns=6, empty_at=()),
+                    annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("5")
+        await pilot.pause()
+        said = [note.message for note in app._notifications]
+        assert not any("press ]" in line for line in said), said
+        assert any("no empty turn to label" in line for line in said), said
