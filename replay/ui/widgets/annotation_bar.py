@@ -378,7 +378,7 @@ class AnnotationBar(Vertical):
         if self.empty is None:
             self.notify("Labels are for empty turns: press ] to go to the next one."
                         if self.any_stop else
-                        "This session has no empty turn to label.", timeout=3)
+                        "This session has no empty turn to label.", timeout=3, markup=False)
             return
         self.pending_label = label.name
         self._draw()
