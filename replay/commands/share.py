@@ -28,7 +28,8 @@ from replay.core.annotate.annotations import (
 )
 from replay.core.detection.empty import DEFAULT_RULES
 from replay.core.files import output_stream
-from replay.core.safe import show_path
+from replay.core.safe import escape_controls, show_path
+from replay.core.session.model import Session
 from replay.core.suggest import suggester_for
 
 NAME = "share"
@@ -63,7 +64,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="journal whose annotations are shown (default: the session's "
                              "own journal in the user data directory)")
     add_labels(parser, "TOML label set, for label titles and suggestions")
+    parser.add_argument("--session", metavar="ID",
+                        help="for a path holding several sessions (an Aider history, a chat "
+                             "dataset, a folder): the session to share")
     add_format(parser, "read the session as this transcript format instead of detecting it")
+
+
+SHOWN_IDS = 5
+"""Session ids a refusal of several sessions lists."""
+
+
+def several_refusal(path: str, sessions: list[Session]) -> str:
+    """Why a path of several sessions is not shared, and how to pick one (one line): by its
+    file when they are in files of their own (a folder), else by `--session ID`."""
+    if not sessions:
+        return f"{show_path(path)}: holds no session"
+    ids = [escape_controls(session_identity(session)) for session in sessions[:SHOWN_IDS]]
+    more = f", … {len(sessions) - SHOWN_IDS} more" if len(sessions) > SHOWN_IDS else ""
+    files = {str(session.path) for session in sessions}
+    how = "add --session ID"
+    if len(files) > 1:
+        how = f"name its file (e.g. {show_path(sessions[0].path)}) or {how}"
+    return (f"{show_path(path)}: holds {len(sessions)} sessions; share takes one: {how} "
+            f"(ids: {', '.join(ids)}{more})")
 
 
 def kind_of(args: argparse.Namespace) -> str:
@@ -89,10 +112,13 @@ def run(args: argparse.Namespace) -> int:
                             named_only(args))
     if sessions is None:
         return EXIT_BAD_INPUT
+    if args.session is not None:
+        sessions = [s for s in sessions if args.session in (s.session_id, session_identity(s))]
+        if not sessions:
+            say_error(f"no session {escape_controls(args.session)!r} in {show_path(args.path)}")
+            return EXIT_BAD_INPUT
     if len(sessions) != 1:
-        say_error(f"{show_path(args.path)}: holds {len(sessions)} sessions; share takes one "
-                  "(name its file" + (", e.g. " + show_path(sessions[0].path) if sessions
-                                      else "") + ")")
+        say_error(several_refusal(args.path, sessions))
         return EXIT_BAD_INPUT
     session = sessions[0]
     journal = Path(args.annotations) if args.annotations else default_journal_path(session)
