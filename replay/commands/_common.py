@@ -112,8 +112,11 @@ def one_session(sessions: list[Session], wanted: str | None, path: str | Path,
     if not sessions:
         say_error(f"{where}: holds no session")
     else:
+        how = "add --session ID"
+        if len({str(session.path) for session in sessions}) > 1:  # a folder of files
+            how = f"name its file (e.g. {show_path(sessions[0].path)}) or {how}"
         say_error(f"{where}: holds {len(sessions)} sessions ({ids(sessions)}); {command} "
-                  "takes one: add --session ID")
+                  f"takes one: {how}")
     return None
 
 

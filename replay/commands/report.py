@@ -189,8 +189,8 @@ def _print_agreement(console: Any, report: CorpusReport) -> None:
                       "—" if pair.kappa is None else f"{pair.kappa:.3f}")
     console.print(table)
     alpha = "—" if agreement.alpha is None else f"{agreement.alpha:.3f}"
-    line = Text(f"Krippendorff's alpha: {alpha} over {agreement.alpha_items:,} items")
+    line = Text(f"Krippendorff's alpha: {alpha} over {plural(agreement.alpha_items, 'item')}")
     if agreement.alpha_reason:
         line.append(f" ({escape_controls(agreement.alpha_reason)})", style="dim")
-    line.append(f" · {len(agreement.disagreements):,} disagreements")
+    line.append(f" · {plural(len(agreement.disagreements), 'disagreement')}")
     console.print(line)

@@ -8,7 +8,7 @@ from rich.text import Text
 from replay.core.detection.empty import REASON_BY_CODE, EmptyTurn, format_duration, gap_before
 from replay.core.index.navigation import Navigator
 from replay.core.session.model import Kind, Session, Turn
-from replay.core.session.text import one_line
+from replay.core.session.text import one_line, plural
 from replay.ui.render import clean, gap_text
 
 
@@ -33,7 +33,7 @@ def banner_text(session: Session, navigator: Navigator, turn: Turn, empty: Empty
             banner.append(f" · got no reply: → shows the placeholder #{turn.index + 1}+",
                           style="italic")
         if sidechains:
-            banner.append(f" · ↳ {sidechains} subagent session(s) started here: s opens",
+            banner.append(f" · ↳ {plural(sidechains, 'subagent session')} started here: s opens",
                           style="italic")
         return banner
     reason = REASON_BY_CODE.get(empty.reason)

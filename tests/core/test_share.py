@@ -189,7 +189,8 @@ def test_one_session_only_and_bad_paths(tmp_path: Path,
             {"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}))
     assert main(["share", str(folder), "-o", str(tmp_path / "x.html")]) == 2
     err = capsys.readouterr().err
-    assert "holds 2 sessions (" in err and "share takes one: add --session ID" in err
+    assert "holds 2 sessions (a.json, b.json); share takes one: name its file (e.g. " in err
+    assert err.rstrip().endswith("a.json) or add --session ID")
     assert "Traceback" not in err
     assert not (tmp_path / "x.html").exists()
     assert main(["share", str(tmp_path / "missing.jsonl")]) == 2

@@ -16,7 +16,7 @@ from replay.core.atomic import write_text_atomically
 from replay.core.corpus.report import CorpusReport, SessionRow
 from replay.core.publish.casestudy import anchor_for, html_page
 from replay.core.publish.escaping import html_text as _e
-from replay.core.session.text import one_line
+from replay.core.session.text import one_line, plural
 
 Bars = Sequence[tuple[str, int | float]]
 
@@ -199,8 +199,8 @@ def _agreement_html(report: CorpusReport) -> str:
     return ("<h2>Agreement</h2><table><tr><th>reviewers</th><th class=n>items</th>"
             f"<th class=n>observed</th><th class=n>Cohen's kappa</th></tr>{rows}</table>"
             f"<p>Krippendorff's alpha: <b>{number(agreement.alpha)}</b> over "
-            f"{agreement.alpha_items:,} items{reason} · "
-            f"{len(agreement.disagreements):,} disagreements</p>")
+            f"{plural(agreement.alpha_items, 'item')}{reason} · "
+            f"{plural(len(agreement.disagreements), 'disagreement')}</p>")
 
 
 def write_report_html(report: CorpusReport, path: str | Path, top: int = 10) -> bool:

@@ -302,12 +302,12 @@ def marker_text(part: Part) -> str:
 def shared_part(part: Part, clean: Clean, limit: int | None) -> SharedPart:
     """A part as shared: its words cleaned and, in a big session, cut to `limit`."""
     if part.kind == Kind.TEXT:
-        # A /command or its output as the harness shows it, as the app does.
-        body, cut = _cut(as_shown(part.text) or part.text, clean, limit)
+        # A /command or its output as the harness shows it, as the app does (not the tags).
+        body, cut = _cut(as_shown(part.text or "") or part.text, clean, limit)
         return SharedPart("text", "", body, cut=cut, synthetic=part.synthetic)
     if part.kind == Kind.REASONING:
         body, cut = _cut(part.text, clean, limit)
-        # The words of the app and the evidence: `reasoning: encrypted (144 B)`.
+        # The words of the app's turn view and of the evidence: one block, one description.
         return SharedPart("reasoning", describe_reasoning(part.text_length, part.hidden),
                           body, cut=cut)
     if part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):

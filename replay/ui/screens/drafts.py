@@ -9,6 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from replay.core.session.text import plural
 from replay.ui.drafts import Draft
 from replay.ui.literal import literal
 
@@ -46,8 +47,9 @@ class DraftsScreen(ModalScreen[bool]):
             listed += f"\n  … and {more} more"
         with Vertical() as box:
             box.border_title = "Drafts not saved"
+            verb = "holds" if len(self.drafts) == 1 else "hold"
             yield Static(literal(
-                f"{len(self.drafts)} stop(s) hold a label or a note that is not saved:\n"
+                f"{plural(len(self.drafts), 'stop')} {verb} a label or a note that is not saved:\n"
                 f"{listed}"))
             yield Static(literal(f"escape  stay (enter at a stop saves its draft)\n"
                                  f"q       {self.leaving} anyway: the drafts are lost"),

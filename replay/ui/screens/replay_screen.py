@@ -343,7 +343,7 @@ class ReplayScreen(Screen[None]):
             self.current_turn.show_banner(
                 Text(f" no turns · {warning}" if warning else " (no turns yet)",
                      style="italic"), shown=True, empty=False)
-            self.annotation.at_stop(None, None, self.store)
+            self.annotation.at_stop(None, None, self.store, any_stop=False)
             return
         turn = turns[self.index]
         empty = self.empty_turn(self.index)
@@ -363,7 +363,8 @@ class ReplayScreen(Screen[None]):
         # The stop as the annotation bar keeps its draft.
         stop = (self.store.session_id, self.stop_id(self.index))
         self.annotation.at_stop(stop, empty, self.store, blind=self.blind,
-                                others=self.others.get(turn.id))
+                                others=self.others.get(turn.id),
+                                any_stop=bool(self.navigator.empty_indices))
 
     def watch_index(self) -> None:
         self.current_turn.moved()

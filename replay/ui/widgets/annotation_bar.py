@@ -170,6 +170,8 @@ class AnnotationBar(Vertical):
         """Blind review: the suggestion and others' labels stay hidden until a save."""
         self.others: dict[str, str] = {}
         """Other reviewers' labels of this turn (label by reviewer)."""
+        self.any_stop = True
+        """Whether the session has an empty turn at all (else a label key says so)."""
         self.drafts = Drafts()
         """What was picked or typed at other stops and not saved, kept until saved or
         discarded."""
@@ -240,9 +242,12 @@ class AnnotationBar(Vertical):
         return [draft for _key, draft in self.drafts.items()]
 
     def at_stop(self, key: DraftKey | None, empty: EmptyTurn | None, store: AnnotationStore,
-                *, blind: bool = False, others: dict[str, str] | None = None) -> None:
+                *, blind: bool = False, others: dict[str, str] | None = None,
+                any_stop: bool = True) -> None:
         """Show the bar for the empty turn at stop `key`, or hide it (`empty` None) away from
-        a stop; a stop the bar does not hold yet is loaded first (see `load`)."""
+        a stop; a stop the bar does not hold yet is loaded first (see `load`). `any_stop`:
+        whether the session has an empty turn at all (what a label key away from one says)."""
+        self.any_stop = any_stop
         if key != self._key:
             self.load(key, store.get(empty.id) if empty is not None else None)
         self.empty, self.store, self.blind = empty, store, blind
@@ -371,7 +376,9 @@ class AnnotationBar(Vertical):
         if label is None:
             return
         if self.empty is None:
-            self.notify("Labels are for empty turns: press ] to go to the next one.", timeout=3)
+            self.notify("Labels are for empty turns: press ] to go to the next one."
+                        if self.any_stop else
+                        "This session has no empty turn to label.", timeout=3, markup=False)
             return
         self.pending_label = label.name
         self._draw()
