@@ -97,13 +97,38 @@ def scan_task(task: SessionTask) -> TaskResult:
                            for session in sessions]
     except ReaderError as error:
         message = str(error)
-        if local is not None and is_url(task.source):
-            message = message.replace(str(local), task.source)
-        return TaskResult(error=message)
-    if is_url(task.source):
-        for report in reports:
-            report["path"] = task.source
-    return TaskResult(reports=reports)
+    except Exception as error:  # noqa: BLE001 - RecursionError, MemoryError, a reader's bug
+        # A reader's bug or a record too big for this machine must not end a corpus scan:
+        # this session is unreadable, said in one line, and the others are still read.
+        message = f"{where(task)}: could not be read ({unexpected(error)})"
+    else:
+        if is_url(task.source):
+            for report in reports:
+                report["path"] = task.source
+        return TaskResult(reports=reports)
+    if local is not None and is_url(task.source):
+        message = message.replace(str(local), task.source)
+    return TaskResult(error=message)
+
+
+def unexpected(error: BaseException) -> str:
+    """An error no reader expected, as a short phrase for a one-line message."""
+    if isinstance(error, MemoryError):
+        return "out of memory"
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    text = str(error).splitlines()[0][:200] if str(error) else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def where(task: SessionTask) -> str:
+    """The task's source, and its session when it is one of many."""
+    entry = task.entry
+    if entry is None:
+        return task.source
+    if entry.own_file:
+        return str(entry.path)
+    return f"{entry.path}: session {entry.key}"
 
 
 def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:

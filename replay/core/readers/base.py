@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -311,13 +312,23 @@ def as_list(value: Any) -> list[Any]:
 
 
 def json_text(value: Any) -> str:
-    """A string as it is; anything else as compact JSON (or its repr when not JSON-able)."""
+    """A string as it is; anything else as compact JSON, never raising.
+
+    orjson refuses what it cannot write (nesting deeper than 255, integers past 64 bits, a
+    lone surrogate); the standard library writes those unless nested past the recursion
+    limit, and then the value is named by its type only (a hostile record must not end
+    the read).
+    """
     if isinstance(value, str):
         return value
     try:
         return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
+    except TypeError:  # orjson.JSONEncodeError is one
+        pass
+    try:
+        return json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return f"<{type(value).__name__} nested too deeply to show>"
 
 
 def json_object_line(session: Session, line: bytes, lineno: int) -> dict[str, Any] | None:

@@ -1,0 +1,149 @@
+"""Issue 27, crashes and hangs: hostile records end one session's read, never a scan."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from replay.cli import main
+from replay.core import corpus, pool
+from replay.core.corpus import SessionTask, scan_task
+from replay.core.pool import WORKER_DIED, run_tasks
+from replay.core.readers import ReaderError, all_readers, load_sessions
+from tests.conftest import REALDATA, SAMPLES
+
+DEEP = "[" * 1000 + "]" * 1000
+
+
+def _deep_claude(path: Path) -> Path:
+    path.write_text('{"type":"user","sessionId":"s","x":' + DEEP
+                    + ',"message":{"role":"user","content":"hi"}}\n', encoding="utf-8")
+    return path
+
+
+def _scan(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[dict], str]:
+    status = main(["scan", "--json", *args])
+    out, err = capsys.readouterr()
+    return status, [orjson.loads(line) for line in out.splitlines()], err
+
+
+def test_a_deeply_nested_claude_code_record_is_a_warning_not_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, (report,), err = _scan(capsys, str(_deep_claude(tmp_path / "d.jsonl")))
+    assert status == 0 and "Traceback" not in err
+    assert report["skipped"] == 1 and report["warnings"] == ["line 1: nested too deeply to read"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_folder_scan_goes_past_a_deeply_nested_session(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], jobs: str) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    source = (SAMPLES / "refactor.claude-code.jsonl").read_bytes()
+    for number in range(12):
+        (folder / f"s{number:02d}.jsonl").write_bytes(source.replace(
+            b'"sessionId":"', f'"sessionId":"{number:02d}-'.encode()))
+    _deep_claude(folder / "s05.jsonl")
+    status, reports, err = _scan(capsys, "--jobs", jobs, str(folder))
+    assert "Traceback" not in err and len(reports) == 12
+
+
+@pytest.mark.parametrize("reader", [r.name for r in all_readers() if r.name != "folder"])
+def test_no_reader_raises_on_deep_nesting_in_a_real_file(tmp_path: Path, reader: str) -> None:
+    """Every reader, given a real file of every format with a 1,000-deep value in a record."""
+    sources = [p for p in sorted(REALDATA.rglob("*.json*")) if p.is_file()]
+    sources += [p for p in sorted(SAMPLES.iterdir()) if p.suffix != ".md"]
+    for source in sources:
+        data = source.read_bytes()
+        marker = b'"\\u0000deep"'
+        try:
+            value = json.loads(data)
+            values, lines = [value], False
+        except ValueError:
+            values = [json.loads(line) for line in data.splitlines() if line.strip()]
+            lines = True
+        for record in values:
+            if isinstance(record, dict):
+                record["deep"] = "\u0000deep"
+                for child in record.values():
+                    if isinstance(child, list):
+                        for item in child:
+                            if isinstance(item, dict):
+                                item["deep"] = "\u0000deep"
+        text = (b"\n".join(json.dumps(v).encode() for v in values) if lines
+                else json.dumps(values[0]).encode())
+        path = tmp_path / source.name
+        path.write_bytes(text.replace(marker, DEEP.encode()))
+        try:
+            load_sessions(path, reader)
+        except ReaderError:
+            pass
+        scan_task(SessionTask(str(path), reader))  # a result, whatever it says
+
+
+def test_an_unexpected_error_in_a_reader_is_that_sessions_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader's bug (or a MemoryError) is said as that file being unreadable; the other
+    files of the scan are still read."""
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    for number in range(4):
+        (folder / f"c{number}.json").write_text(json.dumps(
+            {"id": f"conv-{number}", "messages": [{"role": "user", "content": "hi"}]}))
+    real = corpus.load_sessions
+
+    def failing(path: Any, format: Any = None, progress: Any = None) -> Any:
+        if Path(path).name == "c1.json":
+            raise MemoryError
+        if Path(path).name == "c2.json":
+            raise KeyError("bug")
+        return real(path, format, progress)
+
+    monkeypatch.setattr(corpus, "load_sessions", failing)
+    status, reports, err = _scan(capsys, "--jobs", "1", str(folder))
+    assert [r["session_id"] for r in reports] == ["conv-0", "conv-3"]
+    assert status == 1 and "Traceback" not in err  # EXIT_SKIPPED
+    assert "c1.json: could not be read (out of memory)" in err
+    assert "c2.json: could not be read (KeyError: 'bug')" in err
+
+
+def _chat_folder(tmp_path: Path, count: int) -> list[SessionTask]:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    tasks = []
+    for number in range(count):
+        path = folder / f"s{number:02d}.json"
+        path.write_text(json.dumps({"id": f"conv-{number}", "messages": [
+            {"role": "user", "content": f"task {number}"}, {"role": "assistant", "content": ""}]}))
+        tasks.append(SessionTask(str(path), required=False))
+    return tasks
+
+
+def test_a_worker_killed_by_the_system_is_that_sessions_line_and_the_scan_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL (what the OOM killer sends) to the worker reading one session: that session
+    is reported unreadable and every other is read, in order, as one job reads them."""
+    tasks = _chat_folder(tmp_path, 40)
+    parent = os.getpid()
+    real = pool.scan_task
+
+    def killing(task: SessionTask) -> Any:
+        if task.source.endswith(("s07.json", "s31.json")) and os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(task)
+
+    monkeypatch.setattr(pool, "scan_task", killing)  # the workers are forked: they see it
+    with pool.local_pool(2) as started:
+        results = list(run_tasks(tasks, 2, None, started))
+    assert len(results) == 40
+    read = [r.reports[0]["session_id"] if r.reports else None for r in results]
+    assert read == [None if n in (7, 31) else f"conv-{n}" for n in range(40)]
+    assert results[7].error == f"{tasks[7].source}: {WORKER_DIED}"
+    assert results[31].error == f"{tasks[31].source}: {WORKER_DIED}"
