@@ -353,18 +353,20 @@ def _evidence_tools(session: Session, turn: Turn, rules: DetectionRules) -> list
     return [f"tools: {names}"]
 
 
+def records_completion(session: Session) -> bool:
+    """True when some assistant turn of the session records its completion time (one walk
+    of the turns: a caller describing many empty turns asks once, not once per turn)."""
+    turns = session.turns
+    if isinstance(turns, TurnColumns):
+        return any(turns.completed_at(index) is not None for index in range(len(turns))
+                   if turns.role_at(index) == "assistant")
+    return any(other.completed is not None for other in turns if other.role == "assistant")
+
+
 def _evidence_completion(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     if turn.role != "assistant" or turn.completed is not None:
         return []
-    turns = session.turns
-    if isinstance(turns, TurnColumns):
-        records_completion = any(turns.completed_at(index) is not None
-                                 for index in range(len(turns))
-                                 if turns.role_at(index) == "assistant")
-    else:
-        records_completion = any(
-            other.completed is not None for other in turns if other.role == "assistant")
-    return [NO_COMPLETION] if records_completion else []
+    return [NO_COMPLETION] if records_completion(session) else []
 
 
 def _evidence_gap(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
@@ -565,9 +567,17 @@ def find_empty_turns(
     turns: Sequence[Turn] | None = None,
 ) -> list[EmptyTurn]:
     """Every empty turn of the session (or of `turns`, a slice of it), in order."""
+    recorded: list[bool] = []
+
+    def describe(turn: Turn) -> EmptyTurn:
+        # Whether the session records completions is asked once, when an unfinished
+        # assistant turn first needs it (it walks every turn).
+        if not recorded and turn.role == "assistant" and turn.completed is None:
+            recorded.append(records_completion(session))
+        return describe_empty(session, turn, rules, suggester,
+                              recorded[0] if recorded else None)
+
     if turns is None:
         # (On a compact index the stops come from its columns: only those turns read back.)
-        return [describe_empty(session, session.turns[index], rules, suggester)
-                for index in stop_indices(session, rules)]
-    return [describe_empty(session, turn, rules, suggester)
-            for turn in turns if is_stop(session, turn.index, rules)]
+        return [describe(session.turns[index]) for index in stop_indices(session, rules)]
+    return [describe(turn) for turn in turns if is_stop(session, turn.index, rules)]

@@ -147,3 +147,30 @@ def test_a_worker_killed_by_the_system_is_that_sessions_line_and_the_scan_goes_o
     assert read == [None if n in (7, 31) else f"conv-{n}" for n in range(40)]
     assert results[7].error == f"{tasks[7].source}: {WORKER_DIED}"
     assert results[31].error == f"{tasks[31].source}: {WORKER_DIED}"
+
+
+class _CountingTurns(list):  # type: ignore[type-arg]
+    """A turn list that counts the walks over it."""
+
+    walks = 0
+
+    def __iter__(self) -> Any:
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_empty_turn_evidence_walks_the_turns_once_not_once_per_empty_turn(
+        tmp_path: Path) -> None:
+    """3,000 messages, every third one empty: asking whether the session records completion
+    times (the `no completion time` evidence) is one walk, not one per empty turn."""
+    from replay.core.detect import find_empty_turns
+
+    messages = [{"role": "user" if n % 2 == 0 else "assistant",
+                 "content": "" if n % 3 == 0 else f"message {n}"} for n in range(3000)]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"id": "c", "messages": messages}))
+    (session,) = load_sessions(path)
+    session.turns = _CountingTurns(session.turns)
+    found = find_empty_turns(session)
+    assert len(found) == 1000
+    assert _CountingTurns.walks <= 3
