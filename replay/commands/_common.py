@@ -15,7 +15,7 @@ from replay.core.model import Session
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions, read_entry
 from replay.core.readers.base import Progress
 from replay.core.readers.folder import SKIPPED
-from replay.core.safe import escape_controls, show_path
+from replay.core.safe import one_line, show_path
 from replay.core.spool import named, spooled
 
 if TYPE_CHECKING:
@@ -29,9 +29,9 @@ EXIT_SKIPPED = 1
 
 
 def say_error(message: str) -> None:
-    """Print one clear line on stderr, every control, bidi or zero-width character escaped
-    (messages name paths and quote transcript text)."""
-    print(f"replay: {escape_controls(message)}", file=sys.stderr, flush=True)
+    """Print one clear line on stderr, every control, bidi or zero-width character and line
+    feed escaped (messages name paths and quote transcript text: `one_line`)."""
+    print(f"replay: {one_line(message)}", file=sys.stderr, flush=True)
 
 
 def settings_or_defaults() -> Settings:

@@ -35,7 +35,7 @@ from replay.core.detect import (
 )
 from replay.core.labels import LabelSet
 from replay.core.model import Session, Turn
-from replay.core.safe import escape_controls, show_path
+from replay.core.safe import escape_controls, one_line, show_path
 from replay.core.turn_ref import (
     TurnRef,
     TurnReferenceError,
@@ -90,7 +90,7 @@ def find_turn(
 ) -> tuple[Session, TurnRef] | str:
     """The session and turn (or missing reply) named by `#N`, `#N+` or an id, or a one-line
     reason it cannot be found."""
-    shown_path = escape_controls(path)
+    shown_path = one_line(path)
     if len(sessions) == 1:
         session = sessions[0]
         try:

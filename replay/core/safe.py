@@ -58,6 +58,14 @@ def escape_controls(text: str) -> str:
     return _CONTROL.sub(_visible, text)
 
 
+def one_line(text: str) -> str:
+    """`escape_controls`, and a line feed shown as `[LF]` too: for text that must stay on its
+    line (a file name, an error message, a table cell), where a newline would start a line
+    that looks like the program's own (`a\nreplay: forged line`)."""
+    escaped = escape_controls(text)
+    return escaped.replace("\n", "[LF]") if "\n" in escaped else escaped
+
+
 def path_text(path: str | bytes | os.PathLike[str]) -> str:
     """A path as valid Unicode text: bytes that are not UTF-8 become `\\xNN`, the rest is kept.
 
@@ -69,8 +77,9 @@ def path_text(path: str | bytes | os.PathLike[str]) -> str:
 
 
 def show_path(path: str | bytes | os.PathLike[str]) -> str:
-    """A path for a person at a terminal: undecodable bytes and control characters escaped."""
-    return escape_controls(path_text(path))
+    """A path for a person at a terminal: undecodable bytes, control characters and line
+    feeds escaped (`one_line`)."""
+    return one_line(path_text(path))
 
 
 def json_path(path: str | bytes | os.PathLike[str] | None, key: str = "path") -> dict[str, Any]:

@@ -35,6 +35,7 @@ from replay.core.readers import (
     read_entry,
 )
 from replay.core.readers.base import EMPTY_FILE, SessionEntry, iter_lines
+from replay.core.safe import one_line
 from replay.core.scan import summarize
 from replay.core.text import plural
 from replay.themes import app_variable_defaults, load_all_themes
@@ -385,7 +386,7 @@ class ReplayApp(App[None]):
         from replay.ui.screens.picker import SessionPicker
 
         if not event.sessions:
-            self.exit(message=Text(shown(f"replay: {self.options.path}: no sessions found")))
+            self.exit(message=Text(one_line(f"replay: {self.options.path}: no sessions found")))
             return
         if len(event.sessions) == 1:
             self.open_session(event.sessions[0])
@@ -487,7 +488,7 @@ class ReplayApp(App[None]):
     @on(LoadFailed)
     def stop_on_failure(self, event: LoadFailed) -> None:
         if event.fatal:
-            self.exit(return_code=2, message=Text(shown(f"replay: {event.error}")))
+            self.exit(return_code=2, message=Text(one_line(f"replay: {event.error}")))
         else:
             self.notify(shown(event.error), title="Session not opened", severity="error",
                         markup=False, timeout=8)
@@ -574,7 +575,7 @@ class ReplayApp(App[None]):
                             title="Not quitting", severity="error", markup=False, timeout=10)
                 return
             written.append(f"replay: {plural(count, 'row')} exported to {target}")
-        self.exit(message=Text(shown("\n".join(written))))
+        self.exit(message=Text("\n".join(one_line(line) for line in written)))
 
     def _save_and_quit(self, answer: str | None, waiting: list[ReplayScreen]) -> None:
         if not answer:
@@ -588,7 +589,8 @@ class ReplayApp(App[None]):
                 self.notify(shown(str(error)), title="Not quitting", severity="error",
                             markup=False, timeout=10)
                 return
-        self.exit(message=Text(shown(f"replay: {total} unsaved annotation(s) written to {path}")))
+        self.exit(message=Text(one_line(
+            f"replay: {total} unsaved annotation(s) written to {path}")))
 
     # ---------------------------------------------------------------- commands
 

@@ -9,11 +9,14 @@ from pathlib import Path
 from replay.config import load_settings
 from replay.core.labels import DEFAULT_LABELS, LabelSetError, load_label_set
 from replay.core.readers import ReaderError, detect_reader, get_reader
+from replay.core.safe import one_line
 from replay.core.spool import STDIN, follow_refusal, named, spooled
 
 
 def _fail(message: str) -> int:
-    print(f"replay: {message}", file=sys.stderr)
+    """One line on stderr, escaped as the subcommands escape theirs (the message names paths
+    and quotes files: no control sequence or line feed may reach the terminal)."""
+    print(f"replay: {one_line(message)}", file=sys.stderr, flush=True)
     return 2
 
 
