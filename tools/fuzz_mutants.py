@@ -38,12 +38,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from replay.core.corpus import SessionTask, plan, scan_task  # noqa: E402
-from replay.core.detect import DEFAULT_RULES  # noqa: E402
-from replay.core.export import export_rows  # noqa: E402
-from replay.core.labels import DEFAULT_LABELS  # noqa: E402
+from replay.core.corpus.scan import scan_session  # noqa: E402
+from replay.core.corpus.tasks import SessionTask, plan, scan_task  # noqa: E402
+from replay.core.detection.empty import DEFAULT_RULES  # noqa: E402
+from replay.core.publish.export import export_rows  # noqa: E402
 from replay.core.readers import ReaderError, all_readers, load_sessions  # noqa: E402
-from replay.core.scan import scan_session  # noqa: E402
+from replay.core.session.labels import DEFAULT_LABELS  # noqa: E402
 from replay.core.suggest import default_suggester  # noqa: E402
 
 REALDATA = REPO.parent / "shared" / "realdata"

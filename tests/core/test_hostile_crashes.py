@@ -12,9 +12,10 @@ import orjson
 import pytest
 
 from replay.cli import main
-from replay.core import corpus, pool
-from replay.core.corpus import SessionTask, scan_task
-from replay.core.pool import WORKER_DIED, run_tasks
+from replay.core.corpus import pool
+from replay.core.corpus import tasks as corpus
+from replay.core.corpus.pool import WORKER_DIED, run_tasks
+from replay.core.corpus.tasks import SessionTask, scan_task
 from replay.core.readers import ReaderError, all_readers, load_sessions
 from tests.conftest import REALDATA, SAMPLES
 
@@ -163,7 +164,7 @@ def test_empty_turn_evidence_walks_the_turns_once_not_once_per_empty_turn(
         tmp_path: Path) -> None:
     """3,000 messages, every third one empty: asking whether the session records completion
     times (the `no completion time` evidence) is one walk, not one per empty turn."""
-    from replay.core.detect import find_empty_turns
+    from replay.core.detection.empty import find_empty_turns
 
     messages = [{"role": "user" if n % 2 == 0 else "assistant",
                  "content": "" if n % 3 == 0 else f"message {n}"} for n in range(3000)]

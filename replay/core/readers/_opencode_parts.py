@@ -12,9 +12,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers.base import json_text
-from replay.core.text import PREVIEW_CHARS, shorten
+from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.session.text import PREVIEW_CHARS, shorten
 
 KEEP_WHOLE = 4_000
 """Texts, tool inputs and outputs longer than this are cut to a preview to save memory."""

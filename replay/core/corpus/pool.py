@@ -16,7 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from replay.core.corpus import SessionTask, TaskResult, scan_task, where
+from replay.core.corpus.tasks import SessionTask, TaskResult, scan_task, where
 from replay.core.readers.base import Mapper
 
 LOCAL = "local"
