@@ -119,3 +119,105 @@ def test_export_onto_a_read_only_file_refuses(tmp_path: Path, kind: str) -> None
     assert result.returncode == 1
     assert b"read-only" in result.stderr and result.stderr.count(b"\n") == 1
     assert target.read_text() == "keep\n" and (target.stat().st_mode & 0o777) == 0o444
+
+
+# --- 10. a folder of very many files --------------------------------------------------------
+
+def _chat(number: int) -> str:
+    return json.dumps({"id": f"conv-{number}", "messages": [
+        {"role": "user", "content": f"task {number}"}, {"role": "assistant", "content": ""}]})
+
+
+def test_every_session_of_a_folder_past_twenty_thousand_files_is_listed(tmp_path: Path) -> None:
+    from replay.core.corpus.tasks import plan
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for number in range(20_050):
+        (folder / f"s{number:05d}.json").write_text(_chat(number))
+    assert len(plan(folder)) == 20_050
+
+
+def test_sessions_beside_twenty_thousand_text_files_are_found(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for number in range(20_001):
+        (folder / f"a{number:05d}.txt").write_text("notes\n")
+    for number in range(3):
+        (folder / f"z{number}.json").write_text(_chat(number))
+    result = replay("scan", "--json", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert sorted(json.loads(line)["session_id"] for line in result.stdout.splitlines()) == [
+        "conv-0", "conv-1", "conv-2"]
+
+
+# --- 11. an opencode.db among other files -------------------------------------------------------
+
+def test_an_opencode_database_in_a_folder_hides_no_other_file(tmp_path: Path) -> None:
+    from tests.core.test_opencode import build_database
+
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    build_database(folder / "opencode.db", ["curious-sailor"])
+    (folder / "chat.json").write_text(_chat(7))
+    (folder / "cc.jsonl").write_bytes((SAMPLES / "refactor.claude-code.jsonl").read_bytes())
+    for where in (folder, tmp_path):  # the folder given, and as a folder inside the one given
+        result = replay("scan", "--json", str(where))
+        assert result.returncode == 0, result.stderr
+        formats = sorted(json.loads(line)["format"] for line in result.stdout.splitlines())
+        assert formats == ["chat-json", "claude-code", "opencode-db"], (where, formats)
+
+
+def test_opencodes_own_data_directory_is_still_read_as_one_database(tmp_path: Path) -> None:
+    from replay.core.readers import detect_reader
+    from tests.core.test_opencode import build_database
+
+    data = tmp_path / "opencode"
+    data.mkdir()
+    build_database(data / "opencode.db", ["curious-sailor"])
+    (data / "auth.json").write_text("{}")
+    assert detect_reader(data).name == "opencode-db"
+
+
+# --- 12. a symbolic link loop -------------------------------------------------------------
+
+def test_a_directory_symlink_loop_lists_each_session_once(tmp_path: Path) -> None:
+    folder = tmp_path / "d"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.json").write_text(_chat(1))
+    (folder / "sub" / "b.json").write_text(_chat(2))
+    (folder / "sub" / "up").symlink_to(folder)
+    (folder / "again").symlink_to(folder / "sub")
+    result = replay("scan", "--json", str(folder))
+    assert result.returncode == 0, result.stderr
+    ids = [json.loads(line)["session_id"] for line in result.stdout.splitlines()]
+    assert sorted(ids) == ["conv-1", "conv-2"]
+
+
+# --- 13. a failed append on a full disk -----------------------------------------------------
+
+def test_a_failed_append_leaves_no_torn_fragment(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from replay.core.annotate import journal as journal_module
+    from replay.core.annotate.journal import Journal, JournalError
+
+    journal = Journal(tmp_path / "annotations.jsonl")
+    journal.append({"v": 1, "turn": "a", "label": "ok"})
+    before, warned = journal.path.read_bytes(), journal.load().warnings
+    real_write = os.write
+
+    def full_disk(fd: int, data: object) -> int:
+        view = memoryview(data)  # type: ignore[arg-type]
+        if len(view) > 8:
+            real_write(fd, view[:8])  # the disk takes a few bytes, then is full
+            return 8
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal_module.os, "write", full_disk)
+    with pytest.raises(JournalError, match="the disk is full"):
+        journal.append({"v": 1, "turn": "b", "label": "ok"})
+    monkeypatch.setattr(journal_module.os, "write", real_write)
+    assert journal.path.read_bytes() == before
+    assert journal.load().warnings == warned  # nothing about a torn line 2

@@ -58,7 +58,9 @@ waits through); a test checks this order against the discovered priorities.
 """
 
 
+@cache
 def _reader_of(module_name: str) -> Reader | None:
+    """The module's reader (imported once: detection runs per file of a folder)."""
     module = importlib.import_module(f"{__name__}.{module_name}")
     reader = getattr(module, "READER", None)
     return reader if isinstance(reader, Reader) else None
