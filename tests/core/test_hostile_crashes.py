@@ -175,3 +175,53 @@ def test_empty_turn_evidence_walks_the_turns_once_not_once_per_empty_turn(
     found = find_empty_turns(session)
     assert len(found) == 1000
     assert _CountingTurns.walks <= 3
+
+
+def _export(messages: list[dict[str, Any]]) -> bytes:
+    return json.dumps({"info": {"id": "ses_bench", "title": "t"}, "messages": messages},
+                      indent=1).encode()
+
+
+def _message(number: int, role: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    info: dict[str, Any] = {"id": f"msg_{number:05d}", "role": role,
+                            "time": {"created": 1771207970988 + number * 1000}}
+    if role == "assistant":
+        info["time"]["completed"] = info["time"]["created"] + 500
+    return {"info": info, "parts": parts}
+
+
+def test_the_suggester_reads_one_message_back_not_the_whole_export(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each empty turn's next-summary signal reads the long next reply back in full: from its
+    own bytes, not by parsing the whole export again (item 3: 17 s on 7.5 MB)."""
+    from replay.core.readers import base, opencode_export
+
+    messages = []
+    for number in range(0, 300, 3):
+        messages += [
+            _message(number, "user", [{"type": "text", "text": f"task {number}"}]),
+            _message(number + 1, "assistant", []),
+            _message(number + 2, "assistant",
+                     [{"type": "text", "text": "## Summary\n" + "long words " * 600}]),
+        ]
+    path = tmp_path / "export.json"
+    path.write_bytes(_export(messages))
+    parsed: list[int] = []
+    real = base.parse_document
+
+    def counting(data: bytes) -> Any:
+        parsed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(base, "parse_document", counting)
+    monkeypatch.setattr(opencode_export, "load_document",
+                        lambda *a, **k: base.load_document(*a, **k))
+    result = scan_task(SessionTask(str(path)))
+    assert result.error is None
+    (report,) = result.reports
+    assert len(report["empty_turns"]) == 100
+    assert parsed == []  # streamed once; every read-back was one message's bytes
+    (session,) = load_sessions(path)
+    long_turn = session.turns[2]
+    assert long_turn.parts[0].shortened
+    assert session.full_parts(long_turn)[0].text.endswith("long words ")

@@ -12,6 +12,7 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
+from replay.core.readers.json_stream import NotStreamable, stream_document
 from replay.core.session.model import Part, Session
 from replay.core.session.text import shorten
 
@@ -476,9 +477,25 @@ def _runs_off_the_end(error: orjson.JSONDecodeError, body: bytes, start: int) ->
     return "unexpected end of data" in str(error)
 
 
-def load_document(path: Path, expected: str) -> Document:
+def load_document(path: Path, expected: str,
+                  stream: frozenset[str] | None = None) -> Document:
     """The JSON document of a file (see `parse_document`); a one-line ReaderError naming
-    `expected` when it is not one, UnreadablePath when the file cannot be read."""
+    `expected` when it is not one, UnreadablePath when the file cannot be read.
+
+    `stream` names top-level arrays the reader takes as `json_stream.Elements` (parsed one
+    element at a time, each with its byte span; a top-level array is streamed too): memory
+    then holds one record at a time, not the whole document. A document that is not one
+    clean JSON value is read whole, as without `stream`.
+    """
+    if stream is not None:
+        try:
+            value, start, end = stream_document(path, stream)
+        except NotStreamable:
+            pass
+        except OSError as error:
+            raise UnreadablePath.of(path, error) from None
+        else:
+            return Document(value, start, end)
     try:
         data = path.read_bytes()
     except OSError as error:
