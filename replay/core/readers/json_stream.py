@@ -175,9 +175,13 @@ ARRAYS = (list, Elements)
 """What a reader accepts as a document's array: a parsed list or streamed elements."""
 
 
-def stream_document(path: Path, arrays: frozenset[str] | None = None) -> tuple[Any, int, int]:
+EVERY_ARRAY = frozenset({"*"})
+"""`stream_document`'s `arrays` for "every top-level array"."""
+
+
+def stream_document(path: Path, arrays: frozenset[str] = EVERY_ARRAY) -> tuple[Any, int, int]:
     """The document at `path` as a dict (or, for a top-level array, `Elements`) whose arrays
-    named in `arrays` (every top-level array when None) are `Elements`; the other values are
+    named in `arrays` (every top-level array for `EVERY_ARRAY`) are `Elements`; the other values are
     parsed. Returns (value, start, end): where the document starts in the file (after a BOM
     and white space), and the file's size.
 
@@ -208,7 +212,7 @@ def stream_document(path: Path, arrays: frozenset[str] | None = None) -> tuple[A
     return value, start, size
 
 
-def _object(data: Any, pos: int, arrays: frozenset[str] | None,
+def _object(data: Any, pos: int, arrays: frozenset[str],
             releaser: _Releaser) -> tuple[dict[str, Any], int]:
     """A top-level object: its chosen arrays streamed, every other value parsed."""
     found: dict[str, Any] = {}
@@ -227,7 +231,7 @@ def _object(data: Any, pos: int, arrays: frozenset[str] | None,
         pos = _space(data, pos + 1)
         if pos >= size:
             raise NotStreamable("the document ends after a key")
-        if data[pos] == 0x5B and (arrays is None or key in arrays):
+        if data[pos] == 0x5B and (key in arrays or "*" in arrays):
             spans, end = _array_spans(data, pos, releaser)
             found[key] = Elements(data, spans, releaser)
         else:
