@@ -24,9 +24,9 @@ from replay.core.readers import (
     ReaderError,
     SessionEntry,
     detect_reader,
+    each_session,
     folder,
     get_reader,
-    load_sessions,
     read_entry,
 )
 from replay.core.readers.base import Mapper, Reader
@@ -91,10 +91,12 @@ def scan_task(task: SessionTask) -> TaskResult:
                 if task.entry is not None:
                     reader = get_reader(task.format) if task.format else detect_reader(local)
                     sessions = [read_entry(reader, task.entry)]
+                    reports = [scan_session(session, rules, suggester).to_json()
+                               for session in sessions]
                 else:
-                    sessions = load_sessions(local, task.format)
-                reports = [scan_session(session, rules, suggester).to_json()
-                           for session in sessions]
+                    # One session at a time: a file of many is never held whole.
+                    reports = [scan_session(session, rules, suggester).to_json()
+                               for session in each_session(local, task.format)]
     except ReaderError as error:
         message = str(error)
     except Exception as error:  # noqa: BLE001 - RecursionError, MemoryError, a reader's bug

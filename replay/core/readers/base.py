@@ -133,6 +133,10 @@ class Reader:
     windowed: bool = False
     """True when `builder` only ever appends turns (`Session.add`) and never reads them back
     through `session.turns`: a scan may then keep only a window of them."""
+    iter_sessions: Callable[[Path], Iterator[Session]] | None = None
+    """For files holding many sessions one after another: each session as soon as it is
+    read, the file never held whole (a scan keeps one session at a time); `read` gives the
+    same sessions as a list. Raises ReaderError as `read` does."""
     index_turns: Callable[[Any], object] | None = None
     """For line-based formats whose turns can be read back from their own records: hold a
     fresh builder's turns in a compact `TurnIndex` (the app on a big file); None keeps every

@@ -35,7 +35,7 @@ _SCALAR = re.compile(rb'[^,}\]\s]*')
 _SPACE = re.compile(rb'[ \t\r\n]*')
 _OPEN, _CLOSE = frozenset(b"{["), frozenset(b"}]")
 
-RELEASE_BYTES = 32 << 20
+RELEASE_BYTES = 8 << 20
 """After this many bytes scanned, the pages behind are given back (`MADV_DONTNEED`): a
 mapped file's pages count in the process's memory while they stay mapped."""
 
