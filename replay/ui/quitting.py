@@ -96,5 +96,5 @@ class QuitGuard:
                 self.app.notify(shown(str(error)), title="Not quitting", severity="error",
                                 markup=False, timeout=10)
                 return
-        self.app.exit(message=Text(one_line(f"replay: {total} unsaved annotation(s) written to "
-                                         f"{path}")))
+        self.app.exit(message=Text(one_line(
+            f"replay: {total} unsaved annotation(s) written to {path}")))
