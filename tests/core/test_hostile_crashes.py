@@ -225,3 +225,30 @@ def test_the_suggester_reads_one_message_back_not_the_whole_export(
     long_turn = session.turns[2]
     assert long_turn.parts[0].shortened
     assert session.full_parts(long_turn)[0].text.endswith("long words ")
+
+
+def test_an_opencode_run_of_one_message_id_over_many_events_reads_in_linear_time(
+        tmp_path: Path) -> None:
+    """50,000 text and tool events of one message (a hostile or very long run): each event
+    costs the same, not more as the turn grows (820 s at 50 MB before)."""
+    import time
+
+    lines = []
+    for number in range(25_000):
+        part = {"id": f"prt_{number}", "messageID": "msg_1", "sessionID": "ses_1",
+                "type": "text", "text": f"step {number}"}
+        lines.append({"type": "text", "timestamp": 1771207970988 + number, "sessionID": "ses_1",
+                      "part": part})
+        call = {"id": f"prt_t{number}", "messageID": "msg_1", "sessionID": "ses_1",
+                "type": "tool", "tool": "bash", "callID": f"call_{number}",
+                "state": {"status": "completed", "input": {"command": "ls"}, "output": "ok"}}
+        lines.append({"type": "tool_use", "timestamp": 1771207970988 + number,
+                      "sessionID": "ses_1", "part": call})
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    started = time.perf_counter()
+    (session,) = load_sessions(path)
+    elapsed = time.perf_counter() - started
+    assert len(session.turns) == 1 and len(session.turns[0].parts) == 50_000
+    limit = 8.0 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    assert elapsed < limit, elapsed
