@@ -301,7 +301,9 @@ def main() -> int:
     started = time.monotonic()
     files = sources()
     good_source = SAMPLES / "refactor.claude-code.jsonl"
-    for source in files:
+    for number_of_file, source in enumerate(files, start=1):
+        print(f"[{number_of_file}/{len(files)}] {source.name[-60:]}: "
+              f"{sum(len(v) for v in failures.values())} failures so far", flush=True)
         data = source.read_bytes()
         for number in range(args.per_file):
             mutate = MUTATIONS[number % len(MUTATIONS)]
