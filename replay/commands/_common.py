@@ -12,7 +12,7 @@ from replay.core.annotate.journal import Journal, JournalError
 from replay.core.files import regular_file_refusal, why_missing
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions, read_entry
 from replay.core.readers.base import Progress
-from replay.core.readers.folder import SKIPPED
+from replay.core.readers.folder import is_skipped_file
 from replay.core.readers.spool import named, spooled
 from replay.core.safe import one_line, show_path
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
@@ -54,20 +54,29 @@ def label_set_or_none(path: str | None) -> LabelSet | None:
 
 
 def load_or_none(
-    path: str | Path, format: str | None = None, progress: Progress | None = None
+    path: str | Path, format: str | None = None, progress: Progress | None = None,
+    only: set[str] | None = None,
 ) -> list[Session] | None:
     """Load sessions, or print the reader's one-line error and return None.
 
-    A pipe (`<(zcat x.gz)`, or `-` for standard input) is copied to a file first.
+    A pipe (`<(zcat x.gz)`, or `-` for standard input) is copied to a file first. `only`
+    keeps the sessions with these ids (one session of a database, named by its id).
     """
     source = _spooled_or_none(path)
     if source is None:
         return None
     try:
-        return load_sessions(source, format, progress)
+        sessions = load_sessions(source, format, progress)
     except ReaderError as error:
         say_error(named(str(error), source, path))
         return None
+    return [s for s in sessions if s.session_id in only] if only else sessions
+
+
+def named_only(args: object) -> set[str] | None:
+    """The ids of the sessions of `args.path` that were named by id (`settle_paths`)."""
+    only = getattr(args, "only", None) or {}
+    return only.get(str(getattr(args, "path", "")))
 
 
 def _spooled_or_none(path: str | Path) -> Path | None:
@@ -113,7 +122,7 @@ def stream_or_none(path: str | Path, format: str | None = None,
             return None
         for session in sessions:
             for warning in session.warnings:
-                if warning.startswith(SKIPPED):
+                if is_skipped_file(warning):
                     skip(warning)
         return iter(sessions)
 

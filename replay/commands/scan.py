@@ -11,15 +11,19 @@ from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
 from replay.core.corpus.scan import report_label
 from replay.core.safe import json_line, one_line
+from replay.core.session.model import MORE_PROBLEMS
 from replay.core.session.text import plural
 
 NAME = "scan"
+SHOWN_WARNINGS = 5
+"""Warnings the table shows of a session; the rest are counted (`--json` has them all)."""
+
 HELP = "list the empty turns of one or more sessions (a table, or JSON lines with --json)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the scan arguments."""
-    add_paths(parser)
+    add_paths(parser, local=True)
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object per session per line")
     add_format(parser)
@@ -30,9 +34,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Scan every path; exit 2 if any could not be read (or nothing could), 1 if some file of a
     folder was skipped, after scanning the rest."""
-    corpus = CorpusScan()
+    # Files --local found but cannot read were each said already: they count as skipped.
+    corpus = CorpusScan(skipped=len(getattr(args, "local_problems", ())))
     rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
-    for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
+    for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask,
+                                 getattr(args, "only", None)):
         # Standard input was read into a file that is gone when replay exits: name `-`.
         report["path"] = corpus.given(report["path"])
         if args.json:
@@ -60,8 +66,18 @@ def print_table(report: dict[str, Any]) -> None:
         heading.append(f" · {skipped:,} record{'' if skipped == 1 else 's'} skipped", style="red")
     heading.append(f"\n{one_line(report['path'])}", style="dim")
     console.print(heading)
-    for warning in report["warnings"][:5]:
+    warnings = report["warnings"]
+    for warning in warnings[:SHOWN_WARNINGS]:
         console.print(Text(f"  warning: {one_line(warning)}", style="dim red"))
+    if len(warnings) > SHOWN_WARNINGS:
+        # A session keeps its first problems verbatim, then one line saying there were more.
+        capped = warnings[-1] == MORE_PROBLEMS
+        more = len(warnings) - SHOWN_WARNINGS - capped
+        listed = f"{more:,} more warning{'' if more == 1 else 's'}"
+        console.print(Text(
+            f"  … {listed} (replay scan --json lists the first {len(warnings) - 1:,}; "
+            "later ones are counted, not kept)" if capped
+            else f"  … {listed} (replay scan --json lists them all)", style="dim red"))
     if not empty_turns:
         console.print()
         return

@@ -68,6 +68,7 @@ def test_one_row_per_annotation_in_turn_order() -> None:
         "annotated_at": "2025-02-02T00:00:00.000Z", "suggestion": None,
         "before_excerpt": "#2 assistant: Plan: pin the seed, rerun the suite.",
         "after_excerpt": "#5 assistant: [bash] pytest -q",
+        "turn_number": 3, "suggestion_rule": "", "overrule": "", "blind": False,
     }
     assert rows[2]["empty_reason"] == "reasoning-only"
     assert rows[2]["before_excerpt"].startswith("#6 user: ok ok")

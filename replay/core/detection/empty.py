@@ -318,18 +318,23 @@ def _evidence_error(session: Session, turn: Turn, rules: DetectionRules) -> list
             if part.kind == Kind.ERROR]
 
 
+def describe_reasoning(chars: int, hidden: int) -> str:
+    """Reasoning in the words the evidence and the turn view both use: `reasoning: 1,204
+    chars`, `reasoning: encrypted (144 B)` (the source keeps it signed or encrypted: the model
+    reasoned, unseen), `reasoning: empty`."""
+    if chars:
+        return f"reasoning: {chars:,} chars"
+    if hidden:
+        return f"reasoning: encrypted ({format_size(hidden)})"
+    return "reasoning: empty"
+
+
 def _evidence_reasoning(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     parts = [part for part in turn.parts if part.kind == Kind.REASONING]
     if not parts:
         return []
-    chars = sum(part.text_length for part in parts)
-    hidden = sum(part.hidden for part in parts)
-    if chars:
-        return [f"reasoning: {chars:,} chars"]
-    if hidden:
-        # The model reasoned; the source keeps it encrypted or signed, not empty.
-        return [f"reasoning: encrypted ({format_size(hidden)})"]
-    return ["reasoning: empty"]
+    return [describe_reasoning(sum(part.text_length for part in parts),
+                               sum(part.hidden for part in parts))]
 
 
 def _evidence_wrapper(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
@@ -362,8 +367,8 @@ def _evidence_tools(session: Session, turn: Turn, rules: DetectionRules) -> list
 
 
 def records_completion(session: Session) -> bool:
-    """True when some assistant turn of the session records its completion time (one walk
-    of the turns: a caller describing many empty turns asks once, not once per turn)."""
+    """Some assistant turn of the session carries a completion time (then a missing one
+    means something)."""
     turns = session.turns
     if isinstance(turns, TurnColumns):
         return any(turns.completed_at(index) is not None for index in range(len(turns))
@@ -403,6 +408,11 @@ def _step_after(session: Session, index: int) -> bool:
         if role != "system":
             return True
     return False
+
+
+def _evidence_note(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    """What the harness did with the turn, as its reader tells it."""
+    return [turn.note] if turn.note else []
 
 
 def _evidence_flags(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
@@ -463,6 +473,7 @@ def _evidence_open_for(session: Session, turn: Turn, rules: DetectionRules) -> l
 Evidence = Callable[[Session, Turn, DetectionRules], list[str]]
 
 EVIDENCE: tuple[Evidence, ...] = (
+    _evidence_note,
     _evidence_no_reply,
     _evidence_compaction,
     _evidence_error,
@@ -586,17 +597,14 @@ def find_empty_turns(
     turns: Sequence[Turn] | None = None,
 ) -> list[EmptyTurn]:
     """Every empty turn of the session (or of `turns`, a slice of it), in order."""
-    recorded: list[bool] = []
-
-    def describe(turn: Turn) -> EmptyTurn:
-        # Whether the session records completions is asked once, when an unfinished
-        # assistant turn first needs it (it walks every turn).
-        if not recorded and turn.role == "assistant" and turn.completed is None:
-            recorded.append(records_completion(session))
-        return describe_empty(session, turn, rules, suggester,
-                              recorded[0] if recorded else None)
-
+    # Whether the session records completions is asked once, not once per empty reply: a
+    # session with thousands of untimed empty replies (markdown histories) was quadratic.
     if turns is None:
         # (On a compact index the stops come from its columns: only those turns read back.)
-        return [describe(session.turns[index]) for index in stop_indices(session, rules)]
-    return [describe(turn) for turn in turns if is_stop(session, turn.index, rules)]
+        stops = stop_indices(session, rules)
+        records = records_completion(session) if stops else None
+        return [describe_empty(session, session.turns[index], rules, suggester, records)
+                for index in stops]
+    chosen = [turn for turn in turns if is_stop(session, turn.index, rules)]
+    records = records_completion(session) if chosen else None
+    return [describe_empty(session, turn, rules, suggester, records) for turn in chosen]

@@ -19,7 +19,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from replay.core.detection.empty import gap_before
+from replay.core.detection.empty import describe_reasoning, gap_before
+from replay.core.session.harness import as_shown
 from replay.core.session.model import MARKER_KINDS, Kind, Part, Session, Turn
 from replay.ui.render import (
     LONG_TEXT_CHARS,
@@ -86,11 +87,11 @@ Block = tuple[int | None, RenderableType]
 
 def turn_blocks(session: Session, turn: Turn, *, compact: bool, empty: bool,
                 parts: Sequence[Part], expanded: bool | Callable[[int], bool],
-                variables: Mapping[str, str]) -> list[Block]:
+                variables: Mapping[str, str], needle: str = "") -> list[Block]:
     """One turn as blocks: heading, then its parts; compact folds tools into one line.
 
     `expanded` unfolds tool calls, reasoning and attachments: all of them, or those whose
-    part index it accepts.
+    part index it accepts; an unfolded tool call shows the lines holding `needle`.
     """
     role_style = theme_style(variables, "turn-empty" if empty else
                              ROLE_VARIABLES.get(turn.role, "turn-system"))
@@ -114,7 +115,7 @@ def turn_blocks(session: Session, turn: Turn, *, compact: bool, empty: bool,
             continue
         flush_tools()
         unfold = expanded(index) if callable(expanded) else expanded
-        shown = _part(part, compact=compact, expanded=unfold, muted=muted)
+        shown = _part(part, compact=compact, expanded=unfold, muted=muted, needle=needle)
         if any(isinstance(piece, LongText) for piece in shown):
             # Drawn a screen at a time by `TurnLines`: a block of its own, never in a Group.
             blocks.extend((index, piece) for piece in shown)
@@ -144,10 +145,16 @@ def _long_prose(text: str, muted: Style) -> list[RenderableType]:
             _indent(Text(f"… {more} (click or o shows it all)", style=muted))]
 
 
-def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[RenderableType]:
+def _part(part: Part, *, compact: bool, expanded: bool, muted: Style,
+          needle: str = "") -> list[RenderableType]:
     if part.kind == Kind.TEXT:
         if not part.text.strip():
             return [_indent(Text(f"(blank text: {clean(repr(part.text[:60]))})", style=muted))]
+        harness = as_shown(part.text)
+        if harness is not None:
+            # A /command or its output, as the harness shows it (never the raw tags).
+            return [_indent(Text(clean(harness), style=Style(bold=True)
+                                 if not harness.startswith("⎿") else muted))]
         if part.synthetic and (compact or not expanded):
             label = f"◇ attachment · {part.text_length:,} chars (click or o opens)"
             return [_indent(Text(label, style=muted))]
@@ -166,8 +173,8 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
             folded.append(_indent(Text(f"… {more:,} more characters", style=muted)))
         return folded
     if part.kind == Kind.REASONING:
-        title = f"reasoning · {part.text_length:,} chars" if part.text_length else \
-            "reasoning (empty)"
+        # The evidence's words, so one block reads the same in the turn and beside it.
+        title = describe_reasoning(part.text_length, part.hidden)
         if compact or not expanded or not part.text:
             hint = "" if compact or not part.text else " (click or o opens)"
             return [_indent(Text(f"⋯ {title}{hint}", style=muted))]
@@ -179,7 +186,7 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
         if not expanded:
             return [_indent(Text(f"▶ ⚙ {tool_title(part)}", style=Style(bold=True)))]
         return [_indent(Text(f"▼ ⚙ {tool_title(part)}", style=Style(bold=True))),
-                _indent(tool_body(part), 3)]
+                _indent(tool_body(part, needle), 3)]
     return [_indent(marker_line(part))]
 
 
@@ -268,7 +275,8 @@ class TurnLines(ScrollView, can_focus=False):
             if blocks:
                 blocks.append((None, Text("")))
             blocks.extend(turn_blocks(session, turn, compact=compact, empty=is_empty(index),
-                                      parts=parts, expanded=expanded, variables=variables))
+                                      parts=parts, expanded=expanded, variables=variables,
+                                      needle=self._highlight))
         if compact:
             # Nothing to click in a compact pane: one renderable renders faster than many.
             blocks = [(None, Group(*(renderable for _, renderable in blocks)))]
@@ -290,6 +298,16 @@ class TurnLines(ScrollView, can_focus=False):
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
         else:
             self.scroll_home(animate=False, immediate=True)
+
+    def scroll_to_text(self, needle: str) -> None:
+        """Scroll so that the first line holding `needle` (any case) is in view."""
+        wanted = needle.lower()
+        height = self.scrollable_content_region.height
+        for at in range(self._height):
+            if wanted in "".join(segment.text for segment in self._row(at)).lower():
+                if not self.scroll_y <= at < self.scroll_y + height:
+                    self.scroll_to(y=max(0, at - 1), animate=False, immediate=True, force=True)
+                return
 
     @property
     def plain_text(self) -> str:
