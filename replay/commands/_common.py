@@ -14,7 +14,7 @@ from replay.core.readers import ReaderError, detect_reader, get_reader, load_ses
 from replay.core.readers.base import Progress
 from replay.core.readers.folder import is_skipped_file
 from replay.core.readers.spool import named, spooled
-from replay.core.safe import escape_controls, show_path
+from replay.core.safe import one_line, show_path
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
 from replay.core.session.model import Session
 
@@ -29,9 +29,9 @@ EXIT_SKIPPED = 1
 
 
 def say_error(message: str) -> None:
-    """Print one clear line on stderr, every control, bidi or zero-width character escaped
-    (messages name paths and quote transcript text)."""
-    print(f"replay: {escape_controls(message)}", file=sys.stderr, flush=True)
+    """Print one clear line on stderr, every control, bidi or zero-width character and line
+    feed escaped (messages name paths and quote transcript text: `one_line`)."""
+    print(f"replay: {one_line(message)}", file=sys.stderr, flush=True)
 
 
 def settings_or_defaults() -> Settings:

@@ -34,7 +34,7 @@ from replay.core.detection.empty import (
     missing_reply,
     stop_indices,
 )
-from replay.core.safe import escape_controls, show_path
+from replay.core.safe import escape_controls, one_line, show_path
 from replay.core.session.labels import LabelSet
 from replay.core.session.model import Session, Turn
 from replay.core.session.turn_ref import (
@@ -91,7 +91,7 @@ def find_turn(
 ) -> tuple[Session, TurnRef] | str:
     """The session and turn (or missing reply) named by `#N`, `#N+` or an id, or a one-line
     reason it cannot be found."""
-    shown_path = escape_controls(path)
+    shown_path = one_line(path)
     if len(sessions) == 1:
         session = sessions[0]
         try:

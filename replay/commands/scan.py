@@ -10,7 +10,7 @@ from replay.arguments import add_format, add_paths, add_rules
 from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
 from replay.core.corpus.scan import report_label
-from replay.core.safe import escape_controls, json_line
+from replay.core.safe import json_line, one_line
 from replay.core.session.model import MORE_PROBLEMS
 from replay.core.session.text import plural
 
@@ -57,18 +57,18 @@ def print_table(report: dict[str, Any]) -> None:
     empty_turns = report["empty_turns"]
     console = table_console()
     heading = Text()
-    heading.append(escape_controls(report_label(report)), style="bold")
+    heading.append(one_line(report_label(report)), style="bold")
     heading.append(f"  {report['format']} · {plural(report['turns'], 'turn')} · ")
     count_style = "bold yellow" if empty_turns else ""
     heading.append(f"{len(empty_turns)} empty", style=count_style)
     if report["skipped"]:
         skipped = report["skipped"]
         heading.append(f" · {skipped:,} record{'' if skipped == 1 else 's'} skipped", style="red")
-    heading.append(f"\n{escape_controls(report['path'])}", style="dim")
+    heading.append(f"\n{one_line(report['path'])}", style="dim")
     console.print(heading)
     warnings = report["warnings"]
     for warning in warnings[:SHOWN_WARNINGS]:
-        console.print(Text(f"  warning: {escape_controls(warning)}", style="dim red"))
+        console.print(Text(f"  warning: {one_line(warning)}", style="dim red"))
     if len(warnings) > SHOWN_WARNINGS:
         # A session keeps its first problems verbatim, then one line saying there were more.
         capped = warnings[-1] == MORE_PROBLEMS
@@ -98,11 +98,11 @@ def print_table(report: dict[str, Any]) -> None:
         table.add_row(
             Text(str(empty["index"] + 1)),
             Text(empty["role"]),
-            Text(escape_controls(when)),
+            Text(one_line(when)),
             Text(empty["reason"]),
             Text(empty["suggestion"] or "", style="bold"),
-            Text(escape_controls(" · ".join(empty["evidence"]))),
-            *([Text(escape_controls(empty["id"]), style="dim")] if wide else []),
+            Text(one_line(" · ".join(empty["evidence"]))),
+            *([Text(one_line(empty["id"]), style="dim")] if wide else []),
         )
     console.print(table)
     console.print()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -114,11 +116,21 @@ def output_stream(path: str | Path, encoding: str) -> Iterator[IO[str]]:
     Raises:
         OSError: the file cannot be written.
     """
+    descriptor = descriptor_of(path)
+    if descriptor is not None:
+        with _descriptor_stream(descriptor, encoding) as stream:
+            yield stream
+        return
     target = Path(os.path.realpath(path))
     try:
         mode: int | None = os.stat(target).st_mode
     except FileNotFoundError:
         mode = None
+    if mode is not None and stat.S_ISREG(mode) and not _writable(target, mode):
+        # Replacing it would succeed (the folder is writable) and silently undo the
+        # owner's `chmod 444`: refuse as any program writing into it would.
+        raise PermissionError(errno.EACCES, "permission denied (the file is read-only)",
+                              str(path))
     if mode is not None and not stat.S_ISREG(mode):
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
@@ -137,3 +149,54 @@ def output_stream(path: str | Path, encoding: str) -> Iterator[IO[str]]:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+_DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/self/fd|proc/thread-self/fd)/(\d+)")
+_STANDARD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def descriptor_of(path: str | Path) -> int | None:
+    """The open file descriptor a path names (`/dev/stdout`, `/dev/fd/3`,
+    `/proc/self/fd/3`), else None. Opening such a path anew would replace or truncate what
+    the shell set up (`>> f.csv` appends); writing through the descriptor does as it says."""
+    text = os.path.normpath(os.fspath(path))
+    if text in _STANDARD:
+        return _STANDARD[text]
+    match = _DESCRIPTOR.fullmatch(text)
+    return int(match.group(1)) if match else None
+
+
+@contextlib.contextmanager
+def _descriptor_stream(descriptor: int, encoding: str) -> Iterator[IO[str]]:
+    """A text stream on a copy of an open descriptor (closed after; the original stays).
+
+    A byte-order mark (`utf-8-sig`) is written only at the start of a regular file: not into
+    a pipe or a terminal, nor in the middle of a file appended to."""
+    copy = os.dup(descriptor)
+    try:
+        if encoding == "utf-8-sig" and not _at_file_start(copy):
+            encoding = "utf-8"
+        stream = open(copy, "w", encoding=encoding, newline="", closefd=True)
+    except BaseException:
+        os.close(copy)
+        raise
+    with stream:
+        yield stream
+
+
+def _at_file_start(descriptor: int) -> bool:
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            return False
+        if fcntl.fcntl(descriptor, fcntl.F_GETFL) & os.O_APPEND:  # `>>`: writes go at the end
+            return status.st_size == 0
+        return os.lseek(descriptor, 0, os.SEEK_CUR) == 0
+    except OSError:
+        return False
+
+
+def _writable(target: Path, mode: int) -> bool:
+    """The file may be written by this user, judged by its permission bits too (root may
+    write anything, but a file nobody may write is one not to replace)."""
+    return bool(mode & 0o222) and os.access(target, os.W_OK)

@@ -34,6 +34,7 @@ from replay.core.readers import (
     read_entry,
 )
 from replay.core.readers.base import EMPTY_FILE, SessionEntry, iter_lines
+from replay.core.safe import one_line
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
 from replay.core.session.model import Session
 from replay.themes import app_variable_defaults, load_all_themes
@@ -404,7 +405,7 @@ class ReplayApp(App[None]):
         from replay.ui.screens.picker import SessionPicker
 
         if not event.sessions:
-            self.exit(message=Text(shown(f"replay: {self.options.path}: no sessions found")))
+            self.exit(message=Text(one_line(f"replay: {self.options.path}: no sessions found")))
             return
         if len(event.sessions) == 1:
             self.open_session(event.sessions[0])
@@ -516,7 +517,7 @@ class ReplayApp(App[None]):
     @on(LoadFailed)
     def stop_on_failure(self, event: LoadFailed) -> None:
         if event.fatal:
-            self.exit(return_code=2, message=Text(shown(f"replay: {event.error}")))
+            self.exit(return_code=2, message=Text(one_line(f"replay: {event.error}")))
         else:
             self.notify(shown(event.error), title="Session not opened", severity="error",
                         markup=False, timeout=8)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from replay.config import load_settings
 from replay.core.readers import ReaderError, detect_reader, get_reader
 from replay.core.readers.spool import STDIN, follow_refusal, named, spooled
+from replay.core.safe import one_line
 from replay.core.session.labels import DEFAULT_LABELS, LabelSetError, load_label_set
 
 if TYPE_CHECKING:
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
 
 
 def _fail(message: str) -> int:
-    print(f"replay: {message}", file=sys.stderr)
+    """One line on stderr, escaped as the subcommands escape theirs (the message names paths
+    and quotes files: no control sequence or line feed may reach the terminal)."""
+    print(f"replay: {one_line(message)}", file=sys.stderr, flush=True)
     return 2
 
 

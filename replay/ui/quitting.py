@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from replay.core.annotate.journal import JournalError
+from replay.core.safe import one_line
 from replay.core.session.text import plural
 from replay.ui.literal import shown
 from replay.ui.screens.quit import QuitScreen
@@ -99,7 +100,7 @@ class QuitGuard:
                                 timeout=10)
                 return
             written.append(f"replay: {plural(count, 'row')} exported to {target}")
-        self.app.exit(message=Text(shown("\n".join(written))))
+        self.app.exit(message=Text("\n".join(one_line(line) for line in written)))
 
     def _save_and_quit(self, answer: str | None, waiting: list[ReplayScreen]) -> None:
         if not answer:
@@ -113,5 +114,5 @@ class QuitGuard:
                 self.app.notify(shown(str(error)), title="Not quitting", severity="error",
                                 markup=False, timeout=10)
                 return
-        self.app.exit(message=Text(shown(f"replay: {total} unsaved annotation(s) written to "
-                                         f"{path}")))
+        self.app.exit(message=Text(one_line(
+            f"replay: {total} unsaved annotation(s) written to {path}")))

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable
 from datetime import datetime
 
-from rich.console import RenderableType
+from rich.cells import cell_len, chop_cells
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
@@ -16,6 +19,10 @@ from replay.ui.literal import shown
 
 FOLD_LINES = 24
 """Lines of a tool output shown before the rest is folded."""
+FOLD_CHARS = 20_000
+"""Characters of a folded text shown at most (however few its lines)."""
+LONG_TEXT_CHARS = 100_000
+"""Texts longer than this are shown unfolded as a `LongText`, a screen at a time."""
 
 
 def clean(text: str | None) -> str:
@@ -67,12 +74,93 @@ def _markdown(text: str) -> RenderableType:
     return document
 
 
-def fold(text: str, lines: int = FOLD_LINES) -> tuple[str, int]:
-    """The first `lines` lines of a text and how many were hidden."""
+def fold(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS) -> tuple[str, int]:
+    """The first `lines` lines of a text, at most `chars` characters of it, and how many
+    lines were hidden (at least 1 when the text was cut inside a line). Bounded however
+    large the text: a 50 MB line is cut, not wrapped whole, and its lines are counted
+    without splitting it."""
+    if len(text) > chars:
+        shown, hidden = fold(text[:chars], lines, chars)
+        hidden += text.count("\n", chars)
+        return shown, max(hidden, 1)
     all_lines = text.splitlines()
     if len(all_lines) <= lines:
         return text, 0
     return "\n".join(all_lines[:lines]), len(all_lines) - lines
+
+
+def _narrow(text: str) -> bool:
+    """True when every character of a shown text is one cell wide, checked at C speed: ASCII,
+    or Latin-1 (whose controls and soft hyphen `clean` has already spelled out)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class LongText:
+    """A very long plain text drawn a screen at a time (`TurnLines` asks for rows).
+
+    Rich would wrap the whole text into lines before the first is shown: a 50 MB message
+    took minutes and gigabytes. Here rows are counted when the width is known (a line of
+    ASCII is `len / width` rows, computed, not made), and a row is cut from its line only
+    when drawn. Lines wrap at the width by cells (no word wrap).
+    """
+
+    def __init__(self, text: str, style: Style | None = None, indent: int = 1) -> None:
+        safe = clean(text)
+        if "\t" in safe:
+            safe = safe.expandtabs(8)
+        self.lines = safe.split("\n")
+        self._narrow = _narrow(safe)
+        self.style = style
+        self.indent = indent
+        self._width = -1
+        self._line_of: array[int] = array("q")
+        self._start_of: array[int] = array("q")
+
+    def layout(self, width: int) -> int:
+        """The number of rows at `width` columns (laid out once per width)."""
+        if width != self._width:
+            self._width = width
+            room = max(1, width - self.indent)
+            line_of: array[int] = array("q")
+            start_of: array[int] = array("q")
+            if self._narrow and max(map(len, self.lines)) <= room:
+                # Every line fits (most text at most widths): a row per line, made at once.
+                self._line_of = array("q", range(len(self.lines)))
+                self._start_of = array("q", bytes(8 * len(self.lines)))
+                return len(self.lines)
+            for number, line in enumerate(self.lines):
+                if self._narrow or _narrow(line):
+                    count = max(1, -(-len(line) // room))
+                    line_of.extend([number] * count)
+                    start_of.extend(range(0, count * room, room))
+                else:
+                    start = 0
+                    for piece in chop_cells(line, room) or [""]:
+                        line_of.append(number)
+                        start_of.append(start)
+                        start += len(piece)
+            self._line_of, self._start_of = line_of, start_of
+        return len(self._line_of)
+
+    def row(self, number: int) -> list[Segment]:
+        """Row `number` at the laid-out width, padded to it."""
+        line_number = self._line_of[number]
+        line = self.lines[line_number]
+        start = self._start_of[number]
+        last = number + 1 >= len(self._line_of) or self._line_of[number + 1] != line_number
+        piece = line[start:] if last else line[start:self._start_of[number + 1]]
+        pad = max(0, self._width - self.indent - cell_len(piece))
+        return [Segment(" " * self.indent), Segment(piece, self.style), Segment(" " * pad)]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """Outside `TurnLines`: its first lines only (never the whole text)."""
+        yield Text("\n".join(self.lines[:FOLD_LINES]), style=self.style or "")
 
 
 def tool_title(part: Part) -> str:
@@ -150,7 +238,7 @@ def _append_folded(body: Text, text: str, lines: int, needle: str, more: str) ->
     start, end = max(lines, at - 2), min(len(all_lines), at + 3)
     if start > lines:
         body.append(f"\n… {start - lines:,} lines", style="dim italic")
-    body.append("\n" + "\n".join(all_lines[start:end]))
+    body.append("\n" + "\n".join(line[:FOLD_CHARS] for line in all_lines[start:end]))
     if end < len(all_lines):
         body.append(f"\n… {len(all_lines) - end:,} {more}", style="dim italic")
 

@@ -9,6 +9,7 @@ torn last line, which `load` skips with a warning.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -138,10 +139,18 @@ class Journal:
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line
         view = memoryview(line)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
+        try:
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except OSError:
+            # A full disk (or quota) took part of the line: cut the file back to what it was,
+            # so no later command meets a torn record; the caller says it was not saved.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            raise
         return size == 0
 
     def _sync_directory(self) -> None:

@@ -12,10 +12,11 @@ import logging
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from replay.core.corpus.tasks import SessionTask, TaskResult, scan_task
+from replay.core.corpus.tasks import SessionTask, TaskResult, scan_task, where
 from replay.core.readers.base import Mapper
 
 LOCAL = "local"
@@ -100,7 +101,75 @@ def run_tasks(tasks: Sequence[SessionTask], jobs: int = 1, dask: str | None = No
             yield from run_tasks(tasks, min(jobs, len(tasks)), None, started)
         return
     # Results travel back as the compact `scan --json` objects, a batch at a time.
-    yield from pool.map(scan_task, tasks, chunksize=batch_size(len(tasks), jobs))
+    yield from _survive_deaths(tasks, jobs, pool)
+
+
+WORKER_DIED = ("could not be read (the process reading it was killed, as the system does "
+               "when memory runs out)")
+"""What a session whose worker died says (`SIGKILL`, the OOM killer, a crash in C)."""
+
+
+def scan_batch(tasks: Sequence[SessionTask]) -> list[TaskResult]:
+    """`scan_task` of each task of a batch, in a worker."""
+    return [scan_task(task) for task in tasks]
+
+
+def _survive_deaths(tasks: Sequence[SessionTask], jobs: int,
+                    pool: ProcessPoolExecutor) -> Iterator[TaskResult]:
+    """The results of `tasks` in order, run in batches on `pool`; a worker that dies breaks
+    the pool, so a fresh one takes the batches not done, and the batch that was being read
+    when it died is read again one session at a time: the session that kills a worker on its
+    own is reported unreadable (`WORKER_DIED`) and the rest are read as usual (so the output
+    is that of one job, where `scan_task` turns a `MemoryError` into the same kind of line)."""
+    size = batch_size(len(tasks), jobs)
+    batches = [list(tasks[start:start + size]) for start in range(0, len(tasks), size)]
+    owned: list[ProcessPoolExecutor] = []
+    try:
+        futures = [_submit(pool, batch) for batch in batches]
+        for number, batch in enumerate(batches):
+            try:
+                yield from futures[number].result()
+                continue
+            except BrokenProcessPool:
+                pass
+            # The batch being read when a worker died is read again one session at a time,
+            # alone in a fresh pool, so the session that kills a worker is the one named.
+            pool = _fresh(jobs, owned)
+            for task in batch:
+                try:
+                    (result,) = _submit(pool, [task]).result()
+                except BrokenProcessPool:
+                    result = TaskResult(error=f"{where(task)}: {WORKER_DIED}")
+                    pool = _fresh(jobs, owned)
+                yield result
+            # Later batches the broken pool had not finished go to the new one as they were.
+            for later in range(number + 1, len(batches)):
+                if not _finished(futures[later]):
+                    futures[later] = _submit(pool, batches[later])
+    finally:
+        for started in owned:
+            started.shutdown(wait=True, cancel_futures=True)
+
+
+def _finished(future: Future[list[TaskResult]]) -> bool:
+    """True when the future holds results (not an error of a broken pool)."""
+    return future.done() and not future.cancelled() and future.exception() is None
+
+
+def _submit(pool: ProcessPoolExecutor, batch: list[SessionTask]) -> Future[list[TaskResult]]:
+    try:
+        return pool.submit(scan_batch, batch)
+    except BrokenProcessPool as error:
+        broken: Future[list[TaskResult]] = Future()
+        broken.set_exception(error)
+        return broken
+
+
+def _fresh(jobs: int, owned: list[ProcessPoolExecutor]) -> ProcessPoolExecutor:
+    """A new pool in place of a broken one (shut down at the end of the run)."""
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker)
+    owned.append(pool)
+    return pool
 
 
 def _start_worker() -> None:

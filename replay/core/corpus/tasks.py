@@ -24,9 +24,9 @@ from replay.core.readers import (
     ReaderError,
     SessionEntry,
     detect_reader,
+    each_session,
     folder,
     get_reader,
-    load_sessions,
     read_entry,
 )
 from replay.core.readers.base import Mapper, Reader
@@ -91,19 +91,46 @@ def scan_task(task: SessionTask) -> TaskResult:
                 if task.entry is not None:
                     reader = get_reader(task.format) if task.format else detect_reader(local)
                     sessions = [read_entry(reader, task.entry)]
+                    reports = [scan_session(session, rules, suggester).to_json()
+                               for session in sessions]
                 else:
-                    sessions = load_sessions(local, task.format)
-                reports = [scan_session(session, rules, suggester).to_json()
-                           for session in sessions]
+                    # One session at a time: a file of many is never held whole.
+                    reports = [scan_session(session, rules, suggester).to_json()
+                               for session in each_session(local, task.format)]
     except ReaderError as error:
         message = str(error)
-        if local is not None and is_url(task.source):
-            message = message.replace(str(local), task.source)
-        return TaskResult(error=message)
-    if is_url(task.source):
-        for report in reports:
-            report["path"] = task.source
-    return TaskResult(reports=reports)
+    except Exception as error:  # noqa: BLE001 - RecursionError, MemoryError, a reader's bug
+        # A reader's bug or a record too big for this machine must not end a corpus scan:
+        # this session is unreadable, said in one line, and the others are still read.
+        message = f"{where(task)}: could not be read ({unexpected(error)})"
+    else:
+        if is_url(task.source):
+            for report in reports:
+                report["path"] = task.source
+        return TaskResult(reports=reports)
+    if local is not None and is_url(task.source):
+        message = message.replace(str(local), task.source)
+    return TaskResult(error=message)
+
+
+def unexpected(error: BaseException) -> str:
+    """An error no reader expected, as a short phrase for a one-line message."""
+    if isinstance(error, MemoryError):
+        return "out of memory"
+    if isinstance(error, RecursionError):
+        return "nested too deeply"
+    text = str(error).splitlines()[0][:200] if str(error) else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def where(task: SessionTask) -> str:
+    """The task's source, and its session when it is one of many."""
+    entry = task.entry
+    if entry is None:
+        return task.source
+    if entry.own_file:
+        return str(entry.path)
+    return f"{entry.path}: session {entry.key}"
 
 
 def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:

@@ -397,11 +397,22 @@ def _evidence_gap(session: Session, turn: Turn, rules: DetectionRules) -> list[s
 def _evidence_run_end(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     """How an agent run ended (trajectories), beside an empty turn with no step after it."""
     status = session.meta.get("exit_status")
-    if status is None or any(other.role != "system"
-                             for other in session.turns[turn.index + 1:]):
+    if status is None or _step_after(session, turn.index):
         return []
     size = int(session.meta.get("submission", "0") or 0)
     return [f"run ended: {status}", f"submission: {size:,} chars" if size else "no submission"]
+
+
+def _step_after(session: Session, index: int) -> bool:
+    """True when a turn other than a system one follows `index` (walked from it, stopping at
+    the first: slicing the rest of the session for every empty turn made scans quadratic)."""
+    turns = session.turns
+    columns = turns if isinstance(turns, TurnColumns) else None
+    for position in range(index + 1, len(turns)):
+        role = columns.role_at(position) if columns is not None else turns[position].role
+        if role != "system":
+            return True
+    return False
 
 
 def _evidence_note(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:

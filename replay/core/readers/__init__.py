@@ -41,6 +41,7 @@ __all__ = [
     "all_readers",
     "read_entry",
     "detect_reader",
+    "each_session",
     "get_reader",
     "load_sessions",
 ]
@@ -58,7 +59,9 @@ waits through); a test checks this order against the discovered priorities.
 """
 
 
+@cache
 def _reader_of(module_name: str) -> Reader | None:
+    """The module's reader (imported once: detection runs per file of a folder)."""
     module = importlib.import_module(f"{__name__}.{module_name}")
     reader = getattr(module, "READER", None)
     return reader if isinstance(reader, Reader) else None
@@ -195,6 +198,24 @@ def load_sessions(
     reader = get_reader(format) if format else detect_reader(path)
     try:
         return reader.read(path, progress)
+    except ReaderError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
+            RecursionError) as error:
+        raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None
+
+
+def each_session(path: Path | str, format: str | None = None) -> Iterator[Session]:
+    """The sessions at `path` one at a time: as `load_sessions` reads them, but a reader that
+    reads a file session by session (`Reader.iter_sessions`) never holds them all."""
+    path = Path(path)
+    _check_path(path)
+    reader = get_reader(format) if format else detect_reader(path)
+    if reader.iter_sessions is None or path.is_dir():
+        yield from load_sessions(path, reader.name)
+        return
+    try:
+        yield from reader.iter_sessions(path)
     except ReaderError:
         raise
     except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,

@@ -12,8 +12,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
+from replay.core.readers.base import json_text
 from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.session.text import PREVIEW_CHARS, shorten
 
@@ -48,12 +47,7 @@ def _json_text(value: object) -> str | None:
     """Tool input or output as text: strings stay as they are, anything else becomes JSON."""
     if value is None:
         return None
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return str(value)
+    return json_text(value)
 
 
 def _duration(time: object) -> float | None:

@@ -32,9 +32,11 @@ def command_in(text: str) -> str | None:
     return blocks[-1].strip("\n") if blocks else None
 
 
-def load(path: Path, format_name: str, expected: str) -> tuple[Document, Session]:
-    """The document and a fresh session carrying its warnings (text skipped, empty, cut)."""
-    document = load_document(path, expected)
+def load(path: Path, format_name: str, expected: str,
+         stream: frozenset[str] = frozenset()) -> tuple[Document, Session]:
+    """The document and a fresh session carrying its warnings (text skipped, empty, cut);
+    its top-level arrays named in `stream` are streamed (`json_stream.Elements`)."""
+    document = load_document(path, expected, stream=stream or None)
     session = Session(path=str(path), format=format_name)
     document.warn(session)
     return document, session

@@ -37,12 +37,21 @@ given) goes to the opening banner turn only.
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from replay.core.readers.base import BOM, EMPTY_FILE, Progress, Reader, UnreadablePath
+from replay.core.readers.base import (
+    BOM,
+    EMPTY_FILE,
+    Progress,
+    Reader,
+    UnreadablePath,
+)
 from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 
 NAME = "aider"
@@ -317,7 +326,7 @@ def _classify(builder: _SessionBuilder, raw: str, lineno: int, offset: int, end:
 def _lines(data: bytes) -> Iterator[tuple[bytes, int, int]]:
     """(line, offset, offset of the next line) for each line: LF, CRLF or CR ends one, and a
     byte-order mark before the first is skipped."""
-    start = len(BOM) if data.startswith(BOM) else 0
+    start = len(BOM) if data[:len(BOM)] == BOM else 0
     for match in _LINE_END.finditer(data, start):
         yield data[start:match.start()], start, match.end()
         start = match.end()
@@ -326,8 +335,14 @@ def _lines(data: bytes) -> Iterator[tuple[bytes, int, int]]:
 
 def parse_history(data: bytes, path: str) -> list[Session]:
     """Every session of an aider chat history, in file order."""
-    sessions: list[Session] = []
+    return list(iter_history(data, path))
+
+
+def iter_history(data: Any, path: str) -> Iterator[Session]:
+    """Every session of an aider chat history (bytes or a mapped file), in file order, each
+    given as soon as its last line is read (the next header, or the end)."""
     builder: _SessionBuilder | None = None
+    done: Session | None = None
     seen_ids: set[str] = set()
     headers = 0
     offset = 0
@@ -337,6 +352,7 @@ def parse_history(data: bytes, path: str) -> list[Session]:
         if raw.startswith(HEADER):
             if builder is not None:
                 builder.flush()
+                done = builder.session
             started = raw[len(HEADER):].strip()
             session = Session(path=path, format=NAME)
             headers += 1
@@ -350,7 +366,9 @@ def parse_history(data: bytes, path: str) -> list[Session]:
             if started:
                 session.meta["started_at"] = started
             builder = _SessionBuilder(session, number, started=started or None)
-            sessions.append(session)
+            if done is not None:
+                yield done
+                done = None
         elif builder is None:
             if not raw.strip():
                 offset = end
@@ -365,14 +383,13 @@ def parse_history(data: bytes, path: str) -> list[Session]:
                 session.meta["header"] = "none: a pasted history"
             seen_ids.add("#0")
             builder = _SessionBuilder(session, 0)
-            sessions.append(session)
             _classify(builder, raw, lineno, offset, end)
         else:
             _classify(builder, raw, lineno, offset, end)
         offset = end
     if builder is not None:
         builder.flush()
-    return sessions
+        yield builder.session
 
 
 def _read(path: Path, progress: Progress | None = None) -> list[Session]:
@@ -392,6 +409,34 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
+def _iter(path: Path) -> Iterator[Session]:
+    """The sessions of a history one at a time, the file mapped (not read into memory)."""
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                mapped: Any = b""
+            else:
+                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as error:
+        raise UnreadablePath.of(path, error) from None
+    found = False
+    released = 0
+    for session in iter_history(mapped, str(path)):
+        found = True
+        yield session
+        # A mapped file's pages count as this process's memory: give back those read.
+        last = session.turns[-1].source if session.turns else None
+        if last is not None and last.spans and isinstance(mapped, mmap.mmap):
+            reached = sum(last.spans[-1])
+            if reached - released >= 32 << 20:
+                mapped.madvise(mmap.MADV_DONTNEED)
+                released = reached
+    if not found:  # every line with text starts a session: the file holds only white space
+        empty = Session(path=str(path), format=NAME)
+        empty.warn(EMPTY_FILE, skipped=False)
+        yield empty
+
+
 def looks_like_pasted_history(head: bytes) -> bool:
     """An aider history without its header: prompts and at least two of aider's own lines."""
     if head.lstrip()[:1] in (b"{", b"["):
@@ -408,5 +453,6 @@ READER = Reader(
     title="Aider chat history",
     sniff=_sniff,
     read=_read,
+    iter_sessions=_iter,
     priority=40,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -11,6 +12,7 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
+from replay.core.readers.json_stream import NotStreamable, stream_document
 from replay.core.session.model import Part, Session
 from replay.core.session.text import shorten
 
@@ -134,6 +136,10 @@ class Reader:
     windowed: bool = False
     """True when `builder` only ever appends turns (`Session.add`) and never reads them back
     through `session.turns`: a scan may then keep only a window of them."""
+    iter_sessions: Callable[[Path], Iterator[Session]] | None = None
+    """For files holding many sessions one after another: each session as soon as it is
+    read, the file never held whole (a scan keeps one session at a time); `read` gives the
+    same sessions as a list. Raises ReaderError as `read` does."""
     index_turns: Callable[[Any], object] | None = None
     """For line-based formats whose turns can be read back from their own records: hold a
     fresh builder's turns in a compact `TurnIndex` (the app on a big file); None keeps every
@@ -374,13 +380,23 @@ def as_list(value: Any) -> list[Any]:
 
 
 def json_text(value: Any) -> str:
-    """A string as it is; anything else as compact JSON (or its repr when not JSON-able)."""
+    """A string as it is; anything else as compact JSON, never raising.
+
+    orjson refuses what it cannot write (nesting deeper than 255, integers past 64 bits, a
+    lone surrogate); the standard library writes those unless nested past the recursion
+    limit, and then the value is named by its type only (a hostile record must not end
+    the read).
+    """
     if isinstance(value, str):
         return value
     try:
         return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
+    except TypeError:  # orjson.JSONEncodeError is one
+        pass
+    try:
+        return json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return f"<{type(value).__name__} nested too deeply to show>"
 
 
 def json_object_line(session: Session, line: bytes, lineno: int) -> dict[str, Any] | None:
@@ -534,9 +550,25 @@ def _runs_off_the_end(error: orjson.JSONDecodeError, body: bytes, start: int) ->
     return "unexpected end of data" in str(error)
 
 
-def load_document(path: Path, expected: str) -> Document:
+def load_document(path: Path, expected: str,
+                  stream: frozenset[str] | None = None) -> Document:
     """The JSON document of a file (see `parse_document`); a one-line ReaderError naming
-    `expected` when it is not one, UnreadablePath when the file cannot be read."""
+    `expected` when it is not one, UnreadablePath when the file cannot be read.
+
+    `stream` names top-level arrays the reader takes as `json_stream.Elements` (parsed one
+    element at a time, each with its byte span; a top-level array is streamed too): memory
+    then holds one record at a time, not the whole document. A document that is not one
+    clean JSON value is read whole, as without `stream`.
+    """
+    if stream is not None:
+        try:
+            value, start, end = stream_document(path, stream)
+        except NotStreamable:
+            pass
+        except OSError as error:
+            raise UnreadablePath.of(path, error) from None
+        else:
+            return Document(value, start, end)
     try:
         data = path.read_bytes()
     except OSError as error:

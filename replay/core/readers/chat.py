@@ -39,6 +39,7 @@ from replay.core.readers.base import (
     load_document,
     read_head,
 )
+from replay.core.readers.json_stream import ARRAYS, EVERY_ARRAY, Elements
 from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 
 ROLES: dict[str, str] = {
@@ -113,7 +114,7 @@ def is_message(value: object) -> bool:
 
 def looks_like_messages(value: object) -> bool:
     """True for a list whose first few items include a chat message."""
-    if not isinstance(value, list) or not value:
+    if not isinstance(value, ARRAYS) or not value:
         return False
     return any(is_message(item) for item in value[:10])
 
@@ -131,7 +132,7 @@ def find_messages(value: object, max_depth: int = 4) -> tuple[str, list[Any]] | 
         if not isinstance(current, dict):
             continue
         messages = current.get("messages")
-        if isinstance(messages, list) and (not messages or looks_like_messages(messages)):
+        if isinstance(messages, ARRAYS) and (not messages or looks_like_messages(messages)):
             return f"{pointer}/messages", messages
         if depth >= max_depth:
             continue
@@ -159,7 +160,7 @@ def find_conversations(document: object) -> list[Conversation] | None:
     if isinstance(document, dict):
         found = find_messages(document)
         return None if found is None else [(document, found[0], found[1])]
-    if isinstance(document, list):
+    if isinstance(document, ARRAYS):
         conversations: list[Conversation] = []
         for number, item in enumerate(document):
             if isinstance(item, dict) and (found := find_messages(item)) is not None:
@@ -535,8 +536,11 @@ def fill_session(session: Session, envelope: dict[str, Any] | None, messages: li
     `line` and `spans` locate the record holding the conversation in a JSON-lines file.
     """
     builder = ChatBuilder(session, envelope_text(envelope, "model"))
+    # Streamed messages each know their bytes: the raw view reads that one record back.
+    own = messages.span if isinstance(messages, Elements) and not spans else None
     for index, message in enumerate(messages):
-        source = Source(session.path, line=line, spans=spans, record=f"{pointer}/{index}")
+        source = Source(session.path, line=line, spans=(own(index),) if own else spans,
+                        record=f"{pointer}/{index}")
         builder.add(message, index, source)
     builder.finish()
     return session
@@ -544,8 +548,9 @@ def fill_session(session: Session, envelope: dict[str, Any] | None, messages: li
 
 def load_json(path: Path, expected: str) -> Document:
     """The JSON document at `path` (text lines around it skipped with a note; empty or cut
-    off: no value); a one-line ReaderError when it is not JSON at all."""
-    return load_document(path, expected)
+    off: no value); a one-line ReaderError when it is not JSON at all. Its top-level arrays
+    are streamed (`json_stream.Elements`: one record parsed at a time)."""
+    return load_document(path, expected, stream=EVERY_ARRAY)
 
 
 def file_head(path: Path) -> bytes:

@@ -22,6 +22,7 @@ from replay.core.readers.chat import (
     sniff_document,
     starts_like_json,
 )
+from replay.core.readers.json_stream import ARRAYS
 from replay.core.session.model import Session
 
 NAME = "chat-json"
@@ -35,7 +36,7 @@ def read_document(path: Path, document: object, format_name: str) -> list[Sessio
             f"{path}: no chat conversation found (expected a 'messages' list of "
             "{role, content} objects)"
         )
-    several = isinstance(document, list) and conversations[0][0] is not None
+    several = isinstance(document, ARRAYS) and conversations[0][0] is not None
     sessions: list[Session] = []
     for number, (envelope, pointer, messages) in enumerate(conversations, start=1):
         session_id = envelope_id(envelope)

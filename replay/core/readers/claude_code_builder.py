@@ -182,6 +182,9 @@ class ClaudeCodeBuilder:
         except msgspec.DecodeError:
             self.session.warn(f"line {lineno}: not valid JSON")
             return
+        except RecursionError:
+            self.session.warn(f"line {lineno}: nested too deeply to read")
+            return
         kind = entry.type
         if self._need_meta and kind is not None:
             self._meta(line)
@@ -237,7 +240,7 @@ class ClaudeCodeBuilder:
     def _meta(self, line: bytes) -> None:
         try:
             meta = META_DECODER.decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return
         session = self.session
         if session.session_id is None and meta.sessionId:

@@ -35,9 +35,6 @@ def is_skipped_file(warning: str) -> bool:
 MAX_DEPTH = 4
 """How deep sub-directories are searched."""
 
-MAX_ENTRIES = 20_000
-"""Entries looked at in one directory tree before giving up on the rest (with a warning)."""
-
 SESSION_SUFFIXES = frozenset({".json", ".jsonl", ".ndjson", ".traj", ".db", ".sqlite", ".sqlite3"})
 """Name endings under which the agents and exporters write transcripts: a file of a folder
 ending so is a session candidate, said as skipped when it cannot be read."""
@@ -69,8 +66,20 @@ def _entries(directory: Path) -> list[Path]:
         return []
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the directory a path resolves to, None when it cannot be
+    looked at: what makes `d/sub/up -> d` the same folder as `d`."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
+
+
 def _claims(path: Path, depth: int,
-            skipped: list[tuple[Path, str]] | None = None) -> list[tuple[Path, Reader]]:
+            skipped: list[tuple[Path, str]] | None = None,
+            seen: set[tuple[int, int]] | None = None,
+            first: bool = False) -> list[tuple[Path, Reader]]:
     """Every (path, reader) pair under a directory, without descending into claimed ones.
 
     Content decides what is read, whatever the name; the name decides only what is said about a
@@ -78,17 +87,34 @@ def _claims(path: Path, depth: int,
     (`is_candidate`) no reader takes, hidden files aside (tool state such as `.DS_Store`). An
     empty file is read (as a session with no turns) only when it is a candidate: its name is
     all there is to go by.
+
+    Every entry is looked at, however many (a folder of 50,000 sessions is 50,000 sessions);
+    a directory reached twice (a symbolic link back up the tree, two links to one folder) is
+    read once, at its first place in path order. `first`: stop at the first claim or skipped
+    candidate (enough to say the folder holds transcripts).
     """
     from replay.core.readers import all_readers, detect_reader
 
+    if seen is None:
+        seen = set()
+        identity = _identity(path)
+        if identity is not None:
+            seen.add(identity)
     found: list[tuple[Path, Reader]] = []
-    for entry in _entries(path)[:MAX_ENTRIES]:
+    for entry in _entries(path):
+        if first and (found or skipped):
+            break
         if entry.is_dir():
+            identity = _identity(entry)
+            if identity is not None and identity in seen:
+                continue
+            if identity is not None:
+                seen.add(identity)
             specific = _specific_directory_reader(entry, all_readers())
             if specific is not None:
                 found.append((entry, specific))
             elif depth < MAX_DEPTH:
-                found.extend(_claims(entry, depth + 1, skipped))
+                found.extend(_claims(entry, depth + 1, skipped, seen, first))
             continue
         candidate = is_candidate(entry)
         try:
@@ -126,7 +152,7 @@ def sniff(path: Path, head: bytes) -> bool:
     if not path.is_dir():
         return False
     skipped: list[tuple[Path, str]] = []
-    return bool(_claims(path, 0, skipped)) or bool(skipped)
+    return bool(_claims(path, 0, skipped, first=True)) or bool(skipped)
 
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:

@@ -37,6 +37,7 @@ from replay.core.readers.base import (
     read_spans,
     shorten_part,
 )
+from replay.core.readers.json_stream import ARRAYS, Elements, NotStreamable, stream_document
 from replay.core.session.model import Kind, Part, Session, Source, Turn, first_prompt, parse_time
 
 MESSAGE_TYPES: dict[str, str] = {
@@ -212,6 +213,8 @@ class GeminiBuilder:
         """For a JSON document, read and parse the whole file as it is now."""
         if self._mode != "document":
             return
+        if self._finish_streamed():
+            return
         try:
             with open(self.session.path, "rb") as handle:
                 content = handle.read()
@@ -243,6 +246,25 @@ class GeminiBuilder:
         line = content.count(b"\n", 0, loaded.start) + 1
         self._header(document, (loaded.start, loaded.end - loaded.start), line, "/messages")
 
+    def _finish_streamed(self) -> bool:
+        """The document read a message at a time (`json_stream`), each message's span its
+        own; False when it is not one clean document (then it is read whole, as before)."""
+        try:
+            document, start, _ = stream_document(Path(self.session.path),
+                                                 frozenset({"messages"}))
+            with open(self.session.path, "rb") as handle:
+                line = handle.read(start).count(b"\n") + 1
+        except (NotStreamable, OSError):
+            return False
+        if not isinstance(document, dict):
+            return False
+        self.session.turns.clear()
+        self._by_id.clear()
+        self._used.clear()
+        self._count = 0
+        self._header(document, (0, 0), line, "/messages")
+        return True
+
     def _record(self, record: dict[str, Any], span: tuple[int, int], lineno: int) -> None:
         if isinstance(record.get("$rewindTo"), str):
             self._rewind(record["$rewindTo"], span, lineno)
@@ -273,9 +295,12 @@ class GeminiBuilder:
             if isinstance(values.get(key), str):
                 self.session.meta[key] = values[key]
         messages = values.get("messages")
-        if not isinstance(messages, list):
+        if not isinstance(messages, ARRAYS):
             return
+        own = messages.span if isinstance(messages, Elements) else None
         for position, message in enumerate(messages):
+            if own is not None:
+                span = own(position)  # a streamed message: its own bytes
             if not isinstance(message, dict):
                 self.session.warn(f"line {lineno}: message {position} is not an object")
                 continue
@@ -363,7 +388,11 @@ def load_full_parts(path: str, turn: Turn) -> list[Part]:
     if turn.source is None or not turn.source.spans:
         return turn.parts
     chunk = read_spans(path, turn.source.spans[:1])[0]
-    message = _pointer(orjson.loads(chunk), turn.source.record)
+    value = orjson.loads(chunk)
+    try:
+        message = _pointer(value, turn.source.record)
+    except ValueError:
+        message = value  # a streamed document's message: its span is the message itself
     parts = message_parts(message, synthetic=turn.is_meta) if isinstance(message, dict) else []
     if [part.kind for part in parts] != [part.kind for part in turn.parts]:
         raise ValueError(f"{path}: the record of message {turn.id} changed since it was read")

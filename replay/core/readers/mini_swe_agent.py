@@ -28,6 +28,7 @@ from replay.core.readers._trajectory import (
 )
 from replay.core.readers.base import Progress, Reader, ReaderError
 from replay.core.readers.chat import scalar_id, tool_call_parts
+from replay.core.readers.json_stream import ARRAYS
 from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 
 NAME = "mini-swe-agent"
@@ -131,11 +132,11 @@ def _status(output: str) -> str:
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
     """The one session of a trajectory file."""
-    document, session = load(path, NAME, EXPECTED)
+    document, session = load(path, NAME, EXPECTED, frozenset({"messages"}))
     value = document.value
     if value is None:
         return [session]
-    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), ARRAYS):
         raise ReaderError(f"{path}: no `messages` list; expected {EXPECTED}")
     info = value.get("info")
     if isinstance(info, dict):

@@ -20,6 +20,7 @@ from replay.core.readers.base import (
     ReaderError,
     load_document,
 )
+from replay.core.readers.json_stream import ARRAYS, Elements, read_span
 from replay.core.session.model import Part, PartsLoader, Session, Source, Turn
 
 EXPECTED = "an opencode export: a JSON object with `info` and `messages`"
@@ -53,29 +54,36 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def _load(path: Path) -> Document:
     """The export as read (text lines around it skipped with a note; empty or cut off: no
-    value); ReaderError when it is JSON of another shape or not JSON at all."""
-    document = load_document(path, EXPECTED)
+    value); ReaderError when it is JSON of another shape or not JSON at all. Its messages
+    are streamed (`Elements`): one is parsed at a time, and each knows its byte span."""
+    document = load_document(path, EXPECTED, stream=STREAMED)
     value = document.value
     if value is not None and (not isinstance(value, dict)
-                              or not isinstance(value.get("messages"), list)):
+                              or not isinstance(value.get("messages"), ARRAYS)):
         raise ReaderError(f"{path}: no `messages` list; expected {EXPECTED}")
     return document
 
 
+STREAMED = frozenset({"messages"})
+
+
 def _message_turn(
-    message: object, index: int, path: str, session: Session | None, *, shorten_long: bool
+    message: object, index: int, path: str, session: Session | None, *, shorten_long: bool,
+    span: tuple[int, int] | None = None,
 ) -> Turn | None:
     record = f"messages[{index}]"
     if not isinstance(message, dict) or not isinstance(message.get("info"), dict):
         if session is not None:
             session.warn(f"{record}: not an opencode message (no `info` object)")
         return None
-    return turn_from_message(message["info"], message.get("parts"), Source(path, record=record),
+    source = Source(path, record=record, spans=(span,) if span is not None else ())
+    return turn_from_message(message["info"], message.get("parts"), source,
                              session, fallback_id=record, shorten_long=shorten_long)
 
 
 def _loader(path: str) -> PartsLoader:
-    """Reads the full parts of one turn back by parsing the export again."""
+    """Reads the full parts of one turn back: its message's bytes when their span is known
+    (one record read, however large the export), else by parsing the export again."""
 
     def load(turn: Turn) -> list[Part]:
         record = turn.source.record if turn.source else None
@@ -83,7 +91,10 @@ def _loader(path: str) -> PartsLoader:
             raise ValueError(f"turn {turn.id} has no export record")
         try:
             index = int(record[len("messages["):-1])
-            message = _load(Path(path)).value["messages"][index]
+            if turn.source is not None and len(turn.source.spans) == 1:
+                message = read_span(path, *turn.source.spans[0])
+            else:
+                message = _load(Path(path)).value["messages"][index]
         except (ReaderError, IndexError, TypeError) as error:
             raise ValueError(str(error)) from None
         full = _message_turn(message, index, path, None, shorten_long=False)
@@ -114,8 +125,10 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
         session.warn("export has no `info` object", skipped=False)
     messages = document["messages"]
     total = len(messages)
+    spans = messages.span if isinstance(messages, Elements) else None
     for index, message in enumerate(messages):
-        turn = _message_turn(message, index, text, session, shorten_long=True)
+        turn = _message_turn(message, index, text, session, shorten_long=True,
+                             span=spans(index) if spans is not None else None)
         if turn is not None:
             session.add(turn)
         if progress is not None and index % 1000 == 0:

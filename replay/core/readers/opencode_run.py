@@ -34,6 +34,11 @@ EVENT_TYPES = frozenset({"step_start", "step_finish", "text", "reasoning", "tool
 """The `type` of every event `opencode run --format json` writes."""
 
 
+MAX_SPANS = 1_000
+"""Records of one turn whose spans are kept (for the raw view, which shows at most 200,000
+characters): a message id repeated over a million events must not make reading quadratic."""
+
+
 class RunBuilder:
     """Builds one session from the events of a run, fed line by line (follow mode too)."""
 
@@ -41,6 +46,8 @@ class RunBuilder:
         """Start an empty session for `path`."""
         self.session = Session(path=path, format=NAME)
         self._turns: dict[str, Turn] = {}
+        self._calls: dict[str, dict[str, int]] = {}
+        """Per turn id: the index of each tool call's part, by call id."""
 
     def feed(self, line: bytes, offset: int, lineno: int) -> None:
         """Take one event; lines that are not events are counted and skipped."""
@@ -68,13 +75,16 @@ class RunBuilder:
         if kind == "step_finish":
             turn.completed = parse_time(timestamp)[1] or turn.time
         mapped = part_from_opencode(part)
-        if kind == "tool_use" and mapped.kind == Kind.TOOL_CALL:
-            for index, known in enumerate(turn.parts):
-                # A tool event is written when the call completes; keep one part per call.
-                if known.kind == Kind.TOOL_CALL and known.call_id == mapped.call_id \
-                        and known.call_id:
-                    turn.parts[index] = mapped
-                    return
+        if kind == "tool_use" and mapped.kind == Kind.TOOL_CALL and mapped.call_id:
+            # A tool event is written when the call completes; keep one part per call
+            # (found by its id: a turn of many thousand events stays linear).
+            calls = self._calls.setdefault(turn.id, {})
+            known = calls.get(mapped.call_id)
+            if known is not None and known < len(turn.parts) \
+                    and turn.parts[known].call_id == mapped.call_id:
+                turn.parts[known] = mapped
+                return
+            calls[mapped.call_id] = len(turn.parts)
         turn.parts.append(mapped)
 
     def _turn(self, message_id: str, timestamp: object, span: tuple[int, int],
@@ -86,7 +96,9 @@ class RunBuilder:
                 id=message_id, role="assistant", timestamp=iso, time=seconds,
                 source=Source(self.session.path, line=lineno, spans=(span,))))
             self._turns[message_id] = turn
-        elif turn.source is not None and span not in turn.source.spans:
+        elif turn.source is not None and len(turn.source.spans) < MAX_SPANS \
+                and turn.source.spans[-1:] != (span,):
+            # Lines come in file order: only the last span can be this one again.
             turn.source.spans = (*turn.source.spans, span)
         return turn
 

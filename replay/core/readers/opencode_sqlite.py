@@ -90,9 +90,11 @@ def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """A SQLite file (or a directory holding `opencode.db`) with message and part tables."""
+    """A SQLite file (or opencode's data directory, holding `opencode.db`) with message and
+    part tables. A directory that holds other transcripts beside the database is a folder of
+    transcripts, not opencode's own: the folder reader reads the database among them."""
     database = database_file(path)
-    if database is None:
+    if database is None or (database != path and _holds_other_transcripts(path)):
         return False
     if database != path:
         with open(database, "rb") as handle:
@@ -107,6 +109,22 @@ def sniff(path: Path, head: bytes) -> bool:
         return _is_lock(error) and database.name.startswith("opencode")
     except sqlite3.Error:
         return False
+
+
+OWN_FILES = frozenset({"auth.json", "mcp-auth.json"})
+"""Files opencode keeps beside its database (not transcripts)."""
+
+
+def _holds_other_transcripts(directory: Path) -> bool:
+    """True when a file of the directory other than opencode's own is named as a transcript."""
+    from replay.core.readers.folder import is_candidate
+
+    try:
+        names = [entry for entry in directory.iterdir() if entry.is_file()]
+    except OSError:
+        return False
+    return any(is_candidate(entry) and not entry.name.startswith("opencode")
+               and entry.name not in OWN_FILES for entry in names)
 
 
 def _is_lock(error: sqlite3.Error) -> bool:

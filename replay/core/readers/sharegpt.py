@@ -29,6 +29,7 @@ from replay.core.readers.chat import (
     sniff_document,
     starts_like_json,
 )
+from replay.core.readers.json_stream import ARRAYS, Elements
 from replay.core.session.model import Session, Source
 
 NAME = "sharegpt"
@@ -69,7 +70,7 @@ def turn_list(envelope: object) -> tuple[str, list[Any]] | None:
         return None
     for key in LIST_KEYS:
         value = envelope.get(key)
-        if isinstance(value, list) and any(is_turn(item) for item in value[:10]):
+        if isinstance(value, ARRAYS) and any(is_turn(item) for item in value[:10]):
             return key, value
     return None
 
@@ -78,7 +79,7 @@ def conversations(document: object) -> list[tuple[str, dict[str, Any]]] | None:
     """(JSON pointer, envelope) for each ShareGPT conversation of a document, or None."""
     if turn_list(document) is not None:
         return [("", document)]  # type: ignore[list-item]
-    if isinstance(document, list):
+    if isinstance(document, ARRAYS):
         found = [(f"/{n}", item) for n, item in enumerate(document) if turn_list(item) is not None]
         return found or None
     return None
@@ -126,9 +127,11 @@ def read_conversation(path: str, envelope: dict[str, Any], pointer: str, session
                     Source(path, line=line, spans=spans, record=f"{pointer}/system"))
     found = turn_list(envelope)
     key, turns = found if found is not None else ("conversations", [])
+    own = turns.span if isinstance(turns, Elements) and not spans else None
     for index, turn in enumerate(turns):
         where = f"{key} {index}"
-        source = Source(path, line=line, spans=spans, record=f"{pointer}/{key}/{index}")
+        source = Source(path, line=line, spans=(own(index),) if own else spans,
+                        record=f"{pointer}/{key}/{index}")
         message = _as_message(turn, session, where)
         if message is not None:
             builder.add(message, index, source)
@@ -146,7 +149,7 @@ def _read_document(path: Path) -> list[Session]:
     found = conversations(document.value)
     if found is None:
         raise ReaderError(f"{path}: no ShareGPT conversation found (expected {expected})")
-    several = isinstance(document.value, list)
+    several = isinstance(document.value, ARRAYS)
     sessions = [
         read_conversation(str(path), envelope, pointer,
                           envelope_id(envelope) or (f"#{number}" if several else None))

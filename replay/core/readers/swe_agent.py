@@ -19,6 +19,7 @@ from typing import Any
 
 from replay.core.readers._trajectory import finished, load, run_id, sniff_keys, text_of
 from replay.core.readers.base import Progress, Reader, ReaderError
+from replay.core.readers.json_stream import ARRAYS, Elements
 from replay.core.session.model import Kind, Part, Session, Source, Turn
 
 NAME = "swe-agent"
@@ -41,7 +42,7 @@ def _sniff(path: Path, head: bytes) -> bool:
 
 def _opening(session: Session, history: object) -> None:
     """The system prompt and the task, from the history's first messages."""
-    if not isinstance(history, list):
+    if not isinstance(history, ARRAYS):
         session.warn("no `history` list: the task is not known", skipped=False)
         return
     wanted = {"system": True, "user": True}
@@ -71,8 +72,10 @@ def _issue_title(task: str) -> str | None:
     return None
 
 
-def _step(session: Session, step: object, index: int) -> None:
-    source = Source(session.path, record=f"/trajectory/{index}")
+def _step(session: Session, step: object, index: int,
+          span: tuple[int, int] | None = None) -> None:
+    source = Source(session.path, record=f"/trajectory/{index}",
+                    spans=(span,) if span is not None else ())
     if not isinstance(step, dict):
         session.warn(f"step {index}: a {type(step).__name__}, expected an object")
         return
@@ -96,20 +99,26 @@ def _step(session: Session, step: object, index: int) -> None:
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
     """The one session of a `.traj` file."""
-    document, session = load(path, NAME, EXPECTED)
+    document, session = load(path, NAME, EXPECTED, STREAMED)
     value: Any = document.value
     if value is None:
         return [session]
-    if not isinstance(value, dict) or not isinstance(value.get("trajectory"), list):
+    if not isinstance(value, dict) or not isinstance(value.get("trajectory"), ARRAYS):
         raise ReaderError(f"{path}: no `trajectory` list; expected {EXPECTED}")
     session.session_id = run_id(path, value)
     info = value.get("info")
     if isinstance(info, dict) and isinstance(info.get("swe_agent_version"), str):
         session.meta["swe_agent_version"] = info["swe_agent_version"]
     _opening(session, value.get("history"))
-    for index, step in enumerate(value["trajectory"]):
-        _step(session, step, index)
+    steps = value["trajectory"]
+    own = steps.span if isinstance(steps, Elements) else None
+    for index, step in enumerate(steps):
+        _step(session, step, index, own(index) if own else None)
     return finished(session, info, path, progress)
+
+
+STREAMED = frozenset({"trajectory", "history"})
+"""The arrays read a record at a time (a long run's steps are most of the file)."""
 
 
 READER = Reader(

@@ -3,6 +3,7 @@ updates instead of mounting dozens of widgets (stepping must stay under 50 ms)."
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,8 @@ from replay.core.detection.empty import describe_reasoning, gap_before
 from replay.core.session.harness import as_shown
 from replay.core.session.model import MARKER_KINDS, Kind, Part, Session, Turn
 from replay.ui.render import (
+    LONG_TEXT_CHARS,
+    LongText,
     clean,
     clock,
     fold,
@@ -113,7 +116,11 @@ def turn_blocks(session: Session, turn: Turn, *, compact: bool, empty: bool,
         flush_tools()
         unfold = expanded(index) if callable(expanded) else expanded
         shown = _part(part, compact=compact, expanded=unfold, muted=muted, needle=needle)
-        blocks.append((index, Group(*shown) if len(shown) > 1 else shown[0]))
+        if any(isinstance(piece, LongText) for piece in shown):
+            # Drawn a screen at a time by `TurnLines`: a block of its own, never in a Group.
+            blocks.extend((index, piece) for piece in shown)
+        else:
+            blocks.append((index, Group(*shown) if len(shown) > 1 else shown[0]))
     flush_tools()
     return blocks
 
@@ -121,7 +128,13 @@ def turn_blocks(session: Session, turn: Turn, *, compact: bool, empty: bool,
 def _long_prose(text: str, muted: Style) -> list[RenderableType]:
     """Prose of the current turn, its start only when it is very long: drawing 20,000 lines
     took a second a step. A click (or `o`) shows it whole."""
-    shown, hidden = fold(text, CURRENT_TEXT_LINES)
+    # Lines counted, not split: a 50 MB text must not be copied to be measured.
+    total = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if total > CURRENT_TEXT_LINES:
+        shown, _ = fold(text, CURRENT_TEXT_LINES, CURRENT_TEXT_CHARS)
+        hidden = total - CURRENT_TEXT_LINES
+    else:
+        shown, hidden = text, 0
     cut = len(shown) - CURRENT_TEXT_CHARS
     if cut > 0:
         shown = shown[:CURRENT_TEXT_CHARS]
@@ -147,6 +160,8 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style,
             return [_indent(Text(label, style=muted))]
         if not compact:
             if expanded:
+                if len(part.text) > LONG_TEXT_CHARS:
+                    return [LongText(part.text)]
                 return [_indent(prose(part.text))]
             return _long_prose(part.text, muted)
         text, hidden = fold(part.text, COMPACT_TEXT_LINES)
@@ -163,7 +178,10 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style,
         if compact or not expanded or not part.text:
             hint = "" if compact or not part.text else " (click or o opens)"
             return [_indent(Text(f"⋯ {title}{hint}", style=muted))]
-        return [_indent(Text(f"▼ {title}", style=muted)), _indent(Text(clean(part.text)), 3)]
+        body: RenderableType = (LongText(part.text, indent=3)
+                                if len(part.text) > LONG_TEXT_CHARS
+                                else _indent(Text(clean(part.text)), 3))
+        return [_indent(Text(f"▼ {title}", style=muted)), body]
     if part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
         if not expanded:
             return [_indent(Text(f"▶ ⚙ {tool_title(part)}", style=Style(bold=True)))]
@@ -231,6 +249,11 @@ class TurnLines(ScrollView, can_focus=False):
         self._lines: list[list[Segment]] = []
         """Rendered lines, each exactly the content width; strips are made when drawn."""
         self._keys: list[int | None] = []
+        self._long: list[tuple[int, int | None, LongText]] = []
+        """Very long texts drawn a row at a time: (first row, key, text), in row order; their
+        rows hold no place in `_lines` (whose rows are those of every other block)."""
+        self._long_starts: list[int] = []
+        self._height = 0
         self._rendered_width = -1
         self._line_style = Style()
         self._highlight = ""
@@ -280,8 +303,8 @@ class TurnLines(ScrollView, can_focus=False):
         """Scroll so that the first line holding `needle` (any case) is in view."""
         wanted = needle.lower()
         height = self.scrollable_content_region.height
-        for at, line in enumerate(self._lines):
-            if wanted in "".join(segment.text for segment in line).lower():
+        for at in range(self._height):
+            if wanted in "".join(segment.text for segment in self._row(at)).lower():
                 if not self.scroll_y <= at < self.scroll_y + height:
                     self.scroll_to(y=max(0, at - 1), animate=False, immediate=True, force=True)
                 return
@@ -289,8 +312,13 @@ class TurnLines(ScrollView, can_focus=False):
     @property
     def plain_text(self) -> str:
         """The text shown, for tests and copying."""
-        return "\n".join("".join(segment.text for segment in line).rstrip()
-                         for line in self._lines)
+        return "\n".join("".join(segment.text for segment in self._row(index)).rstrip()
+                         for index in range(self._height))
+
+    @property
+    def line_count(self) -> int:
+        """Rows of the content at the rendered width."""
+        return self._height
 
     def _render_lines(self) -> bool:
         """Render the blocks at the current width; True if that asked for a layout pass."""
@@ -299,15 +327,50 @@ class TurnLines(ScrollView, can_focus=False):
             return False
         console = self.app.console
         options = console.options.update(width=width, height=None)
-        self._lines, self._keys = [], []
+        self._lines, self._keys, self._long, self._long_starts = [], [], [], []
+        height = 0
         for key, renderable in self._blocks:
+            if isinstance(renderable, LongText):
+                self._long.append((height, key, renderable))
+                self._long_starts.append(height)
+                height += renderable.layout(width)
+                continue
             rendered = console.render_lines(renderable, options, pad=True)
             if self._highlight:
                 rendered = [mark_matches(line, self._highlight) for line in rendered]
             self._lines.extend(rendered)
             self._keys.extend([key] * len(rendered))
+            height += len(rendered)
+        self._height = height
         self._rendered_width = width
-        return self._resize_content(Size(width, len(self._lines)))
+        return self._resize_content(Size(width, height))
+
+    def _place(self, index: int) -> tuple[int, int | None, LongText | None]:
+        """Where row `index` is: (its row in `_lines`, or in the long text; its key; the long
+        text holding it, or None)."""
+        found = bisect_right(self._long_starts, index) - 1
+        before = 0  # rows of long texts before this row
+        for start, key, long in self._long[:found + 1]:
+            rows = long.layout(self._rendered_width)
+            if index < start + rows:
+                return index - start, key, long
+            before += rows
+        return index - before, None, None
+
+    def _row(self, index: int) -> list[Segment]:
+        if not self._long:
+            return self._lines[index]
+        at, _, long = self._place(index)
+        if long is None:
+            return self._lines[at]
+        line = long.row(at)
+        return mark_matches(line, self._highlight) if self._highlight else line
+
+    def _key(self, index: int) -> int | None:
+        if not self._long:
+            return self._keys[index]
+        at, key, long = self._place(index)
+        return key if long is not None else self._keys[at]
 
     def _resize_content(self, size: Size) -> bool:
         """Take the new content size, with a layout pass only when the screen needs one.
@@ -336,8 +399,9 @@ class TurnLines(ScrollView, can_focus=False):
 
     def on_click(self, event: events.Click) -> None:
         line = event.y + int(self.scroll_y)
-        if 0 <= line < len(self._keys) and self._keys[line] is not None:
-            self.post_message(self.BlockClicked(self, self._keys[line]))  # type: ignore[arg-type]
+        key = self._key(line) if 0 <= line < self._height else None
+        if key is not None:
+            self.post_message(self.BlockClicked(self, key))
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # The pane's style walks every ancestor's CSS: once per repaint, not once per line.
@@ -349,11 +413,12 @@ class TurnLines(ScrollView, can_focus=False):
         width = self.scrollable_content_region.width
         index = y + scroll_y
         style = self._line_style
-        if not 0 <= index < len(self._lines):
+        if not 0 <= index < self._height:
             return Strip.blank(width, style)
+        line = self._row(index)
         if scroll_x == 0 and width == self._rendered_width:
             # A fresh strip: Strip.crop_extend keeps a strip in its own cache when nothing
             # is cropped, and every such cycle waits for a full garbage collection.
-            return Strip(Segment.apply_style(self._lines[index], style), width)
-        return Strip(self._lines[index], self._rendered_width) \
+            return Strip(Segment.apply_style(line, style), width)
+        return Strip(line, self._rendered_width) \
             .crop_extend(scroll_x, scroll_x + width, style).apply_style(style)

@@ -1,0 +1,348 @@
+"""A mutation fuzz over real transcripts: every file of ../shared/realdata (and the samples),
+mutated many ways, read by every reader, by detection and by the scan of a folder.
+
+    .venv/bin/python tools/fuzz_mutants.py [--per-file N] [--seed S] [--show K]
+
+Each mutant is written under its original name (readers take facts from names) into a fresh
+folder and read four ways: `load_sessions(path)` (detection), `load_sessions(path, format=r)`
+for every reader `r`, `scan_task` (what `replay scan FILE` runs) and a scan of a folder that
+holds the mutant beside a good session (the good one must still be reported). Each session
+read is then put through the empty-turn scan with the suggester and the CSV export rows.
+
+Anything raised other than `ReaderError` is a traceback a user would see; a mutant that
+takes longer than `--timeout` seconds is a hang. The summary counts both, grouped by the
+raising frame, and exits 1 when there is any.
+
+Mutations (seeded, so a run is repeatable): deep nesting (1,000 and 100,000 levels) in a
+record, a lone surrogate escape and raw invalid UTF-8 in a string, a field of a record
+given a value of each wrong type, a key dropped, a record truncated, the file cut short, a
+byte flipped, a record repeated, records reordered, a NUL byte, a BOM, CRLF line ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from replay.core.corpus.scan import scan_session  # noqa: E402
+from replay.core.corpus.tasks import SessionTask, plan, scan_task  # noqa: E402
+from replay.core.detection.empty import DEFAULT_RULES  # noqa: E402
+from replay.core.publish.export import export_rows  # noqa: E402
+from replay.core.readers import ReaderError, all_readers, load_sessions  # noqa: E402
+from replay.core.session.labels import DEFAULT_LABELS  # noqa: E402
+from replay.core.suggest import default_suggester  # noqa: E402
+
+REALDATA = REPO.parent / "shared" / "realdata"
+SAMPLES = REPO / "sample_sessions"
+
+WRONG_VALUES: list[Any] = [None, 0, -1, 2**70, 1e308, True, "", "x", [], [None], {}, {"a": 1},
+                           [[[]]], "\ud800"]
+"""Values of every JSON type a field may be given instead of its own."""
+
+
+class Hang(Exception):
+    """A mutant took longer than the time allowed."""
+
+
+def _alarm(_signum: int, _frame: Any) -> None:
+    raise Hang
+
+
+# --- mutations -------------------------------------------------------------------------------
+
+def _records(data: bytes) -> tuple[list[Any], bool] | None:
+    """The file as JSON values: its lines (True) or one document (False); None if neither."""
+    try:
+        return [json.loads(data)], False
+    except ValueError:
+        pass
+    values = []
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            values.append(json.loads(line))
+        except ValueError:
+            return None
+    return (values, True) if values else None
+
+
+def _dump(values: list[Any], lines: bool) -> bytes:
+    if lines:
+        return b"".join(json.dumps(v, ensure_ascii=True).encode() + b"\n" for v in values)
+    return json.dumps(values[0], ensure_ascii=True).encode()
+
+
+def _containers(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every (path, dict-or-list) inside a JSON value."""
+    if isinstance(value, dict):
+        yield path, value
+        for key, child in value.items():
+            yield from _containers(child, (*path, key))
+    elif isinstance(value, list):
+        yield path, value
+        for index, child in enumerate(value):
+            yield from _containers(child, (*path, index))
+
+
+def _strings(value: Any) -> Iterator[tuple[Any, Any]]:
+    """Every (container, key) that holds a string."""
+    for _, container in _containers(value):
+        items = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, child in items:
+            if isinstance(child, str) and child:
+                yield container, key
+
+
+def _nest(depth: int) -> Callable[[random.Random, bytes], bytes | None]:
+    def mutate(rng: random.Random, data: bytes) -> bytes | None:
+        parsed = _records(data)
+        if parsed is None:
+            # Text formats: a deeply nested JSON line in the middle.
+            lines = data.splitlines(keepends=True)
+            at = rng.randrange(len(lines) + 1)
+            return b"".join([*lines[:at], b"[" * depth + b"]" * depth + b"\n", *lines[at:]])
+        values, lines = parsed
+        dicts = [c for v in values for _, c in _containers(v) if isinstance(c, dict)]
+        if not dicts:
+            return None
+        marker = "\u0000NEST\u0000"
+        rng.choice(dicts)["nested"] = marker
+        text = _dump(values, lines)
+        return text.replace(json.dumps(marker).encode(),
+                            b"[" * depth + b"]" * depth, 1)
+    mutate.__name__ = f"nest{depth}"
+    return mutate
+
+
+def lone_surrogate(rng: random.Random, data: bytes) -> bytes | None:
+    parsed = _records(data)
+    if parsed is None:
+        return data + b"\n\\ud800 lone\n"
+    values, lines = parsed
+    found = [s for v in values for s in _strings(v)]
+    if not found:
+        return None
+    container, key = rng.choice(found)
+    container[key] = container[key][:3] + rng.choice(["\ud800", "\udfff", "\udc80x"])
+    return _dump(values, lines)
+
+
+def invalid_utf8(rng: random.Random, data: bytes) -> bytes | None:
+    at = rng.randrange(len(data) + 1)
+    return data[:at] + rng.choice([b"\xed\xa0\x80", b"\xff\xfe", b"\xc3", b"\x80\x80"]) + data[at:]
+
+
+def wrong_type(rng: random.Random, data: bytes) -> bytes | None:
+    parsed = _records(data)
+    if parsed is None:
+        return None
+    values, lines = parsed
+    fields = [(c, k) for v in values for _, c in _containers(v)
+              for k in (c.keys() if isinstance(c, dict) else range(len(c)))]
+    if not fields:
+        return None
+    for _ in range(rng.choice([1, 1, 2, 5])):
+        container, key = rng.choice(fields)
+        try:
+            container[key] = rng.choice(WRONG_VALUES)
+        except (KeyError, IndexError):
+            continue
+    return _dump(values, lines)
+
+
+def drop_key(rng: random.Random, data: bytes) -> bytes | None:
+    parsed = _records(data)
+    if parsed is None:
+        return None
+    values, lines = parsed
+    dicts = [c for v in values for _, c in _containers(v) if isinstance(c, dict) and c]
+    if not dicts:
+        return None
+    chosen = rng.choice(dicts)
+    del chosen[rng.choice(list(chosen))]
+    return _dump(values, lines)
+
+
+def retype_record(rng: random.Random, data: bytes) -> bytes | None:
+    parsed = _records(data)
+    if parsed is None:
+        return None
+    values, lines = parsed
+    if lines:
+        values[rng.randrange(len(values))] = rng.choice(WRONG_VALUES)
+    else:
+        lists = [c for _, c in _containers(values[0]) if isinstance(c, list) and c]
+        if not lists:
+            return None
+        chosen = rng.choice(lists)
+        chosen[rng.randrange(len(chosen))] = rng.choice(WRONG_VALUES)
+    return _dump(values, lines)
+
+
+def cut(rng: random.Random, data: bytes) -> bytes | None:
+    return data[:rng.randrange(len(data))] if data else None
+
+
+def cut_line(rng: random.Random, data: bytes) -> bytes | None:
+    lines = data.splitlines(keepends=True)
+    if not lines:
+        return None
+    at = rng.randrange(len(lines))
+    lines[at] = lines[at][:rng.randrange(len(lines[at]) + 1)] + b"\n"
+    return b"".join(lines)
+
+
+def flip(rng: random.Random, data: bytes) -> bytes | None:
+    if not data:
+        return None
+    out = bytearray(data)
+    for _ in range(rng.choice([1, 3, 20])):
+        out[rng.randrange(len(out))] = rng.randrange(256)
+    return bytes(out)
+
+
+def repeat(rng: random.Random, data: bytes) -> bytes | None:
+    lines = data.splitlines(keepends=True)
+    if len(lines) < 2:
+        return data + data
+    at = rng.randrange(len(lines))
+    return b"".join([*lines[:at + 1], *[lines[at]] * rng.choice([2, 50]), *lines[at + 1:]])
+
+
+def shuffle(rng: random.Random, data: bytes) -> bytes | None:
+    lines = data.splitlines(keepends=True)
+    if len(lines) < 3:
+        return None
+    rng.shuffle(lines)
+    return b"".join(lines)
+
+
+def nul(rng: random.Random, data: bytes) -> bytes | None:
+    at = rng.randrange(len(data) + 1)
+    return data[:at] + b"\x00" + data[at:]
+
+
+def bom_crlf(rng: random.Random, data: bytes) -> bytes | None:
+    return rng.choice([b"\xef\xbb\xbf" + data, data.replace(b"\n", b"\r\n"),
+                       data.replace(b"\n", b"\r")])
+
+
+MUTATIONS: list[Callable[[random.Random, bytes], bytes | None]] = [
+    _nest(1000), _nest(100_000), lone_surrogate, invalid_utf8, wrong_type, wrong_type,
+    wrong_type, drop_key, retype_record, cut, cut_line, flip, repeat, shuffle, nul, bom_crlf,
+]
+
+
+# --- running -------------------------------------------------------------------------------
+
+def _consume(sessions: list[Any]) -> None:
+    """What a scan and an export do with each session read."""
+    suggester = default_suggester()
+    for session in sessions:
+        report = scan_session(session, DEFAULT_RULES, suggester)
+        report.to_json()
+        export_rows(session, [], DEFAULT_LABELS, all_empty=True, suggester=suggester)
+
+
+def _frame(error: BaseException) -> str:
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].name}" if frames else "?"
+    return f"{type(error).__name__} at {where}"
+
+
+def trials(path: Path, good: Path) -> Iterator[tuple[str, Callable[[], object]]]:
+    """The ways one mutant file is read (name, call)."""
+    yield "detect", lambda: _consume(load_sessions(path))
+    for reader in all_readers():
+        yield f"as {reader.name}", lambda name=reader.name: _consume(load_sessions(path, name))
+    yield "scan_task", lambda: scan_task(SessionTask(str(path)))
+
+    def folder_scan() -> None:
+        tasks = plan(path.parent)
+        results = [scan_task(task) for task in tasks]
+        paths = {report["path"] for result in results for report in result.reports}
+        if str(good) not in paths:
+            raise AssertionError(f"folder scan lost the good session beside {path.name}")
+    yield "folder", folder_scan
+
+
+def sources() -> list[Path]:
+    found = [p for p in sorted(REALDATA.rglob("*")) if p.is_file() and p.name != "SOURCES.md"]
+    found += [p for p in sorted(SAMPLES.iterdir()) if p.is_file() and p.suffix != ".md"]
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--per-file", type=int, default=len(MUTATIONS) * 2)
+    parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument("--timeout", type=float, default=20.0)
+    parser.add_argument("--show", type=int, default=3, help="examples shown per failure kind")
+    args = parser.parse_args()
+    signal.signal(signal.SIGALRM, _alarm)
+    rng = random.Random(args.seed)
+    failures: dict[str, list[str]] = collections.defaultdict(list)
+    mutants = runs = 0
+    started = time.monotonic()
+    files = sources()
+    good_source = SAMPLES / "refactor.claude-code.jsonl"
+    for number_of_file, source in enumerate(files, start=1):
+        print(f"[{number_of_file}/{len(files)}] {source.name[-60:]}: "
+              f"{sum(len(v) for v in failures.values())} failures so far", flush=True)
+        data = source.read_bytes()
+        for number in range(args.per_file):
+            mutate = MUTATIONS[number % len(MUTATIONS)]
+            mutant = mutate(rng, data)
+            if mutant is None:
+                continue
+            mutants += 1
+            with tempfile.TemporaryDirectory(prefix="fuzz-") as directory:
+                folder = Path(directory) / "d"
+                folder.mkdir()
+                good = folder / "good-session.jsonl"
+                shutil.copyfile(good_source, good)
+                path = folder / source.name
+                path.write_bytes(mutant)
+                for name, call in trials(path, good):
+                    runs += 1
+                    signal.setitimer(signal.ITIMER_REAL, args.timeout)
+                    try:
+                        call()
+                    except ReaderError:
+                        pass
+                    except Hang:
+                        failures[f"hang > {args.timeout:g}s"].append(
+                            f"{source.name} {mutate.__name__} {name}")
+                    except BaseException as error:  # noqa: BLE001 - counting them is the point
+                        if isinstance(error, KeyboardInterrupt):
+                            raise
+                        failures[_frame(error)].append(f"{source.name} {mutate.__name__} {name}")
+                    finally:
+                        signal.setitimer(signal.ITIMER_REAL, 0)
+    total = sum(len(v) for v in failures.values())
+    print(f"{len(files)} files x {args.per_file} mutations = {mutants} mutants, {runs} reads, "
+          f"{time.monotonic() - started:.0f} s: {total} failures")
+    for kind, where in sorted(failures.items(), key=lambda item: -len(item[1])):
+        print(f"  {len(where):5d}  {kind}")
+        for example in where[:args.show]:
+            print(f"           {example}")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
