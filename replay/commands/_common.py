@@ -87,7 +87,7 @@ def one_session(sessions: list[Session], wanted: str | None, path: str | Path,
     from replay.core.annotate.annotations import session_identity
 
     def ids(of: list[Session]) -> str:
-        shown = [escape_controls(session.session_id or session_identity(session))
+        shown = [one_line(session.session_id or session_identity(session))
                  for session in of[:5]]
         return ", ".join(shown) + (f" and {len(of) - 5} more" if len(of) > 5 else "")
 
@@ -101,10 +101,10 @@ def one_session(sessions: list[Session], wanted: str | None, path: str | Path,
         if len(chosen) == 1:
             return chosen[0]
         if not chosen:
-            say_error(f"{where}: no session {escape_controls(wanted)!r} among its "
+            say_error(f"{where}: no session {one_line(wanted)!r} among its "
                       f"{len(sessions)} ({ids(sessions)})")
         else:
-            say_error(f"{where}: {escape_controls(wanted)!r} names {len(chosen)} sessions "
+            say_error(f"{where}: {one_line(wanted)!r} names {len(chosen)} sessions "
                       f"({ids(chosen)}); give more of the id")
         return None
     if len(sessions) == 1:
