@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from replay.core.follow import SessionFollower  # noqa: E402
+from replay.core.live.follow import SessionFollower  # noqa: E402
 from replay.core.readers import opencode_sqlite  # noqa: E402
 from tests.core.test_opencode import TURNS, build_database  # noqa: E402
 

@@ -40,8 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 def child(paths: list[str], speed: float, prefetch: bool) -> None:
     """Play the queue to its end and print one JSON line of figures."""
     from replay.config import Settings
-    from replay.core.queue_position import QueueDefinition
-    from replay.core.review_queue import QueueFilters
+    from replay.core.annotate.queue_position import QueueDefinition
+    from replay.core.annotate.review_queue import QueueFilters
     from replay.ui.review import QueueScreen, ReviewOptions, make_review_app
 
     given = [Path(p) for p in paths]

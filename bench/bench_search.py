@@ -28,10 +28,10 @@ from bench_memory import write_tiny  # noqa: E402
 from bench_scan import OUT, REPO  # noqa: E402
 
 sys.path.insert(0, str(REPO))
-from replay.core.navigation import Navigator, turn_search_text  # noqa: E402
+from replay.core.index.navigation import Navigator, turn_search_text  # noqa: E402
+from replay.core.index.turn_index import TurnIndex  # noqa: E402
 from replay.core.readers.base import iter_lines  # noqa: E402
 from replay.core.readers.claude_code_builder import ClaudeCodeBuilder, index_turns  # noqa: E402
-from replay.core.turn_index import TurnIndex  # noqa: E402
 
 NEEDLES = ("café", "CAFÉ [x]", "STRASSE", 'Done with step 4242.', "zz-not-there")
 

@@ -17,8 +17,8 @@ import argparse
 import time
 from pathlib import Path
 
-from replay.core.detect import find_empty_turns
-from replay.core.model import Kind, Part, Session, Turn
+from replay.core.detection.empty import find_empty_turns
+from replay.core.session.model import Kind, Part, Session, Turn
 from replay.core.suggest import default_suggester
 from replay.core.suggest.evaluate import (
     SPLITS,

@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from replay.core.detect import DEFAULT_RULES, find_empty_turns, is_empty
-from replay.core.model import Kind, Session, Turn
+from replay.core.detection.empty import DEFAULT_RULES, find_empty_turns, is_empty
 from replay.core.readers import ReaderError, load_sessions
 from replay.core.safe import escape_controls
-from replay.core.text import one_line
+from replay.core.session.model import Kind, Session, Turn
+from replay.core.session.text import one_line
 
 
 def summary(session: Session, turn: Turn, width: int = 220) -> str:

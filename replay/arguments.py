@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from replay.core.completion import DEFAULT_SETTLE, DEFAULT_STALL
+from replay.core.live.completion import DEFAULT_SETTLE, DEFAULT_STALL
 
 PATHS_HELP = "session files, directories or databases"
 FORMAT_HELP = "skip detection and read as this format"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replay.core.follow import FollowUpdate, SessionFollower
+from replay.core.live.follow import FollowUpdate, SessionFollower
 
 if TYPE_CHECKING:
     from watchfiles import Change

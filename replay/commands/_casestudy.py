@@ -8,7 +8,7 @@ from pathlib import Path
 
 from replay.commands._common import EXIT_FAILURE, EXIT_OK, say_error
 from replay.core.atomic import write_text_atomically
-from replay.core.casestudy import CaseStudy, render_html, render_markdown
+from replay.core.publish.casestudy import CaseStudy, render_html, render_markdown
 from replay.core.safe import show_path
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replay.config import Settings, load_settings
+from replay.core.annotate.journal import Journal, JournalError
 from replay.core.files import regular_file_refusal, why_missing
-from replay.core.journal import Journal, JournalError
-from replay.core.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
-from replay.core.model import Session
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions, read_entry
 from replay.core.readers.base import Progress
 from replay.core.readers.folder import SKIPPED
+from replay.core.readers.spool import named, spooled
 from replay.core.safe import escape_controls, show_path
-from replay.core.spool import named, spooled
+from replay.core.session.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
+from replay.core.session.model import Session
 
 if TYPE_CHECKING:
     from rich.console import Console

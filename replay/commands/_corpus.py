@@ -11,12 +11,19 @@ from typing import Any
 
 from replay.arguments import positive_int
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, EXIT_SKIPPED, say_error
-from replay.core.corpus import SessionTask, TaskResult, is_url, plan
-from replay.core.pool import LOCAL, DaskMissing, default_jobs, local_pool, pool_mapper, run_tasks
+from replay.core.corpus.pool import (
+    LOCAL,
+    DaskMissing,
+    default_jobs,
+    local_pool,
+    pool_mapper,
+    run_tasks,
+)
+from replay.core.corpus.tasks import SessionTask, TaskResult, is_url, plan
 from replay.core.readers import ReaderError
 from replay.core.readers.base import Mapper
 from replay.core.readers.folder import SKIPPED
-from replay.core.spool import named, spooled
+from replay.core.readers.spool import named, spooled
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

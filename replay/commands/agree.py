@@ -13,8 +13,8 @@ from replay.commands._common import (
     pooled_records_or_none,
     table_console,
 )
-from replay.core.agree import AgreementReport, SuggesterReport, agreement
-from replay.core.annotations import OVERRULE_REASONS
+from replay.core.annotate.agree import AgreementReport, SuggesterReport, agreement
+from replay.core.annotate.annotations import OVERRULE_REASONS
 from replay.core.safe import escape_controls, json_line, path_text
 
 NAME = "agree"

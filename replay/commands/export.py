@@ -22,10 +22,14 @@ from replay.commands._common import (
     settings_or_defaults,
     stderr_progress,
 )
-from replay.core.annotations import annotations_from_records, default_journal_path, session_identity
-from replay.core.casestudy import CaseStudy, case_studies
-from replay.core.detect import DEFAULT_RULES
-from replay.core.export import export_rows, write_csv, write_file, write_jsonl
+from replay.core.annotate.annotations import (
+    annotations_from_records,
+    default_journal_path,
+    session_identity,
+)
+from replay.core.detection.empty import DEFAULT_RULES
+from replay.core.publish.casestudy import CaseStudy, case_studies
+from replay.core.publish.export import export_rows, write_csv, write_file, write_jsonl
 from replay.core.safe import escape_controls, show_path
 from replay.core.suggest import suggester_for
 

@@ -16,14 +16,14 @@ from replay.commands._common import (
     say_error,
     settings_or_defaults,
 )
-from replay.core.annotations import (
+from replay.core.annotate.annotations import (
     CONFIDENCE,
     AnnotationStore,
     JournalError,
     default_reviewer,
     session_identity,
 )
-from replay.core.detect import (
+from replay.core.detection.empty import (
     DEFAULT_RULES,
     DetectionRules,
     EmptyTurn,
@@ -33,10 +33,10 @@ from replay.core.detect import (
     missing_reply,
     stop_indices,
 )
-from replay.core.labels import LabelSet
-from replay.core.model import Session, Turn
 from replay.core.safe import escape_controls, show_path
-from replay.core.turn_ref import (
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Session, Turn
+from replay.core.session.turn_ref import (
     TurnRef,
     TurnReferenceError,
     nearest_empty,

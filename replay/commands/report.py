@@ -16,10 +16,10 @@ from replay.commands._common import (
     table_console,
 )
 from replay.commands._corpus import CorpusScan, add_arguments
-from replay.core.annotations import journal_path_for
-from replay.core.report import CorpusReport
+from replay.core.annotate.annotations import journal_path_for
+from replay.core.corpus.report import CorpusReport
 from replay.core.safe import escape_controls
-from replay.core.text import plural
+from replay.core.session.text import plural
 
 NAME = "report"
 HELP = ("the corpus in numbers: sessions, turns and empty turns by format, role, reason and "
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     report.add_annotations(records)
     print_report(report, args.top)
     if args.html:
-        from replay.core.report_html import write_report_html
+        from replay.core.publish.report_html import write_report_html
 
         try:
             charts = write_report_html(report, args.html, args.top)

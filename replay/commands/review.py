@@ -20,11 +20,11 @@ from replay.arguments import (
     whole_number,
 )
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, label_set_or_none, say_error
-from replay.core.detect import DEFAULT_RULES, REASON_BY_CODE
-from replay.core.labels import LabelSet
-from replay.core.queue_position import QueueDefinition
-from replay.core.review_queue import QueueFilters, ReviewQueue, build_queue, index_corpus
+from replay.core.annotate.queue_position import QueueDefinition
+from replay.core.annotate.review_queue import QueueFilters, ReviewQueue, build_queue, index_corpus
+from replay.core.detection.empty import DEFAULT_RULES, REASON_BY_CODE
 from replay.core.safe import json_line
+from replay.core.session.labels import LabelSet
 
 NAME = "review"
 HELP = "review the empty turns of many sessions as one queue (all, filtered, or a sample)"
@@ -92,7 +92,7 @@ def _check(args: argparse.Namespace, labels: LabelSet) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Build the queue and open it in the app (or print it)."""
     from replay.config import load_settings
-    from replay.core.annotations import default_reviewer
+    from replay.core.annotate.annotations import default_reviewer
 
     loaded = load_settings()
     settings = loaded.settings
@@ -136,8 +136,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_queue(paths: list[Path], filters: QueueFilters, rules: object,
                  labels: LabelSet) -> int:
-    from replay.core.detect import DetectionRules
-    from replay.core.queue_sources import SourceProblem
+    from replay.core.annotate.queue_sources import SourceProblem
+    from replay.core.detection.empty import DetectionRules
     from replay.core.suggest import suggester_for
 
     assert isinstance(rules, DetectionRules)

@@ -9,9 +9,9 @@ from typing import Any
 from replay.arguments import add_format, add_paths, add_rules
 from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
+from replay.core.corpus.scan import report_label
 from replay.core.safe import escape_controls, json_line
-from replay.core.scan import report_label
-from replay.core.text import plural
+from replay.core.session.text import plural
 
 NAME = "scan"
 HELP = "list the empty turns of one or more sessions (a table, or JSON lines with --json)"

@@ -13,17 +13,17 @@ from typing import Any
 
 from replay.arguments import add_format, add_rules, add_timing
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
-from replay.core.detect import DEFAULT_RULES, EmptyTurn
+from replay.core.detection.empty import DEFAULT_RULES, EmptyTurn
 from replay.core.files import why_missing
-from replay.core.follow import (
+from replay.core.live.follow import (
     FollowUpdate,
     SessionFollower,
     iso_time,
     turn_brief,
 )
 from replay.core.readers import ReaderError
+from replay.core.readers.spool import follow_refusal
 from replay.core.safe import json_line, json_path
-from replay.core.spool import follow_refusal
 from replay.core.suggest import default_suggester
 
 NAME = "watch"

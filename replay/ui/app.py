@@ -20,12 +20,11 @@ from textual.widgets import ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from replay.config import DEFAULT_THEME, Settings, remember
-from replay.core.annotations import AnnotationStore, default_reviewer, session_identity
-from replay.core.completion import DEFAULT_SETTLE, DEFAULT_STALL
-from replay.core.detect import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggester
-from replay.core.journal import JournalError
-from replay.core.labels import DEFAULT_LABELS, LabelSet
-from replay.core.model import Session
+from replay.core.annotate.annotations import AnnotationStore, default_reviewer, session_identity
+from replay.core.annotate.journal import JournalError
+from replay.core.corpus.scan import summarize
+from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggester
+from replay.core.live.completion import DEFAULT_SETTLE, DEFAULT_STALL
 from replay.core.readers import (
     Reader,
     ReaderError,
@@ -35,8 +34,9 @@ from replay.core.readers import (
     read_entry,
 )
 from replay.core.readers.base import EMPTY_FILE, SessionEntry, iter_lines
-from replay.core.scan import summarize
-from replay.core.text import plural
+from replay.core.session.labels import DEFAULT_LABELS, LabelSet
+from replay.core.session.model import Session
+from replay.core.session.text import plural
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.literal import literal, shown
 from replay.ui.messages import (
@@ -58,7 +58,7 @@ from replay.ui.screens.replay_screen import ReplayScreen
 if TYPE_CHECKING:
     from textual.command import Provider
 
-    from replay.core.follow import FollowUpdate
+    from replay.core.live.follow import FollowUpdate
 
 FIRST_BATCH_TURNS = 24
 """Turns read before the first screen is shown: the current turn and a widened After pane;
@@ -331,7 +331,7 @@ class ReplayApp(App[None]):
         self.post_message(TurnsAdded(session, max(reported - 1, 0), done=True))
 
     def _load_followed(self, path: Path, format: str) -> None:
-        from replay.core.follow import SessionFollower
+        from replay.core.live.follow import SessionFollower
 
         follower = SessionFollower(path, format, rules=self.options.rules,
                                    settle=self.options.settle, stall=self.options.stall)

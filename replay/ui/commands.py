@@ -12,8 +12,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.fuzzy import Matcher
 
-from replay.core.navigation import first_text
-from replay.core.text import one_line
+from replay.core.index.navigation import first_text
+from replay.core.session.text import one_line
 from replay.ui.literal import as_markup, shown
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ class EmptyTurnProvider(Provider):
         """`✓ Empty #N role · reason · suggests label` (`#N+` for the missing reply after
         request #N); the suggestion only once worked out (a title never waits for the
         suggester, which reads many turns around each)."""
-        from replay.core.detect import NO_REPLY, reason_for
+        from replay.core.detection.empty import NO_REPLY, reason_for
 
         if not screen.navigator.is_empty_at(index):
             return None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.core.annotations import AnnotationStore
-from replay.core.detect import DEFAULT_RULES, DetectionRules, Suggester
-from replay.core.labels import LabelSet
-from replay.core.model import Session
+from replay.core.annotate.annotations import AnnotationStore
+from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, Suggester
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Session
 
 MAX_NUMBERED = 999
 """Numbered names tried before giving up (`x-annotations-2.csv` and so on)."""
@@ -45,7 +45,7 @@ def export_session(session: Session, store: AnnotationStore, labels: LabelSet,
     Raises:
         OSError: the file cannot be written (nothing is left half-written).
     """
-    from replay.core.export import export_rows, write_file
+    from replay.core.publish.export import export_rows, write_file
 
     rows = export_rows(session, list(store.all().values()), labels, all_empty=True,
                        suggester=suggester, rules=rules)

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 from replay.config import load_settings
-from replay.core.labels import DEFAULT_LABELS, LabelSetError, load_label_set
 from replay.core.readers import ReaderError, detect_reader, get_reader
-from replay.core.spool import STDIN, follow_refusal, named, spooled
+from replay.core.readers.spool import STDIN, follow_refusal, named, spooled
+from replay.core.session.labels import DEFAULT_LABELS, LabelSetError, load_label_set
 
 
 def _fail(message: str) -> int:

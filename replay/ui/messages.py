@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from replay.core.model import Session
+from replay.core.corpus.scan import SessionSummary
 from replay.core.readers.base import Reader, SessionEntry
-from replay.core.scan import SessionSummary
+from replay.core.session.model import Session
 
 
 @dataclass

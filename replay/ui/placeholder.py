@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from replay.core.detect import EmptyTurn, missing_reply, no_reply_headline
-from replay.core.model import Session
-from replay.core.turn_ref import placeholder_name
+from replay.core.detection.empty import EmptyTurn, missing_reply, no_reply_headline
+from replay.core.session.model import Session
+from replay.core.session.turn_ref import placeholder_name
 from replay.ui.render import clean
 
 

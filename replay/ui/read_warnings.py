@@ -3,7 +3,7 @@ app in the words `replay scan` prints, so the app never shows an empty screen wi
 
 from __future__ import annotations
 
-from replay.core.model import Session
+from replay.core.session.model import Session
 from replay.ui.literal import shown
 
 

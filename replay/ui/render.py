@@ -10,8 +10,8 @@ from rich.console import RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from replay.core.detect import format_duration
-from replay.core.model import Kind, Part, Turn
+from replay.core.detection.empty import format_duration
+from replay.core.session.model import Kind, Part, Turn
 from replay.ui.literal import shown
 
 FOLD_LINES = 24

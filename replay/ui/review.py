@@ -14,21 +14,17 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from replay.config import Settings
-from replay.core.annotations import AnnotationStore, default_reviewer
-from replay.core.detect import DetectionRules, Suggester
-from replay.core.journal import JournalError
-from replay.core.labels import DEFAULT_LABELS, LabelSet
-from replay.core.model import Session
-from replay.core.queue_position import (
+from replay.core.annotate.annotations import AnnotationStore, default_reviewer
+from replay.core.annotate.journal import JournalError
+from replay.core.annotate.queue_position import (
     QueueDefinition,
     QueuePosition,
     forget_position,
     load_position,
     save_position,
 )
-from replay.core.queue_sources import SourceProblem, read_ref
-from replay.core.readers import ReaderError
-from replay.core.review_queue import (
+from replay.core.annotate.queue_sources import SourceProblem, read_ref
+from replay.core.annotate.review_queue import (
     QueueFilters,
     ReviewQueue,
     build_queue,
@@ -36,6 +32,10 @@ from replay.core.review_queue import (
     load_annotated,
     resolve_position,
 )
+from replay.core.detection.empty import DetectionRules, Suggester
+from replay.core.readers import ReaderError
+from replay.core.session.labels import DEFAULT_LABELS, LabelSet
+from replay.core.session.model import Session
 from replay.ui.app import (
     LaunchOptions,
     LoadingScreen,
@@ -403,7 +403,7 @@ class ReviewApp(ReplayApp):
 
     def is_annotated(self, entry: object) -> bool:
         """True when this reviewer has annotated the queue entry."""
-        from replay.core.review_queue import QueueEntry
+        from replay.core.annotate.review_queue import QueueEntry
 
         assert isinstance(entry, QueueEntry)
         return entry.turn_id in self.annotated.get(entry.session, ())

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from replay.core.agree import SUGGESTER, agreement, cohen_kappa, krippendorff_alpha
+from replay.core.annotate.agree import SUGGESTER, agreement, cohen_kappa, krippendorff_alpha
 
 
 def _record(reviewer: str, turn: str, label: str, session: str = "s1") -> dict[str, Any]:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.detect import find_empty_turns
-from replay.core.model import Kind, Session, Turn
+from replay.core.detection.empty import find_empty_turns
 from replay.core.readers import UnreadablePath, detect_reader, get_reader, load_sessions
 from replay.core.readers.aider import parse_tokens, prompt_expects_reply
 from replay.core.readers.base import read_spans
+from replay.core.session.model import Kind, Session, Turn
 
 # Aider ends `####` and `>` lines with two spaces (a markdown line break); kept on purpose.
 HISTORY = """

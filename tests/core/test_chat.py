@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from replay.core.detect import find_empty_turns
-from replay.core.model import Kind, Session, Turn
+from replay.core.detection.empty import find_empty_turns
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions
 from replay.core.readers.base import iter_lines, read_spans
 from replay.core.readers.chat_jsonl import ChatLineBuilder
+from replay.core.session.model import Kind, Session, Turn
 from tests.conftest import realdata
 
 

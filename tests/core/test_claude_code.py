@@ -10,13 +10,13 @@ from typing import Any
 import orjson
 import pytest
 
-from replay.core.detect import find_empty_turns, is_empty
-from replay.core.model import Kind, Part, Session, Turn
+from replay.core.detection.empty import find_empty_turns, is_empty
 from replay.core.readers import ReaderError, detect_reader, load_sessions
 from replay.core.readers.base import HEAD_BYTES, iter_lines, read_head, read_spans
 from replay.core.readers.claude_code import READER, sniff
 from replay.core.readers.claude_code_builder import SIDE_PREVIEW_CHARS, ClaudeCodeBuilder
-from replay.core.text import PREVIEW_CHARS
+from replay.core.session.model import Kind, Part, Session, Turn
+from replay.core.session.text import PREVIEW_CHARS
 from tests.conftest import REALDATA, realdata
 
 PROJECTS = "claude-code/claude-code-log__test_data__real_projects__"

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.core.detect import evidence_for, find_empty_turns
-from replay.core.model import Kind, Session
+from replay.core.detection.empty import evidence_for, find_empty_turns
 from replay.core.readers import codex
 from replay.core.readers.base import iter_lines, read_head
+from replay.core.session.model import Kind, Session
 from tests.conftest import realdata
 
 TUI = ("codex/codemie-code__src__agents__plugins__codex____tests____fixtures__"

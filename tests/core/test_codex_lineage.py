@@ -10,11 +10,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.core.detect import find_empty_turns
-from replay.core.follow import SessionFollower
-from replay.core.model import Kind
+from replay.core.detection.empty import find_empty_turns
+from replay.core.live.follow import SessionFollower
 from replay.core.readers import ReaderError, load_sessions
 from replay.core.readers.codex import CodexBuilder
+from replay.core.session.model import Kind
 from tests.core.test_codex import write_rollout
 
 PARENT = "019a0000-0000-7000-8000-000000000001"

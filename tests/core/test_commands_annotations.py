@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from replay.cli import main
-from replay.core.journal import Journal
+from replay.core.annotate.journal import Journal
 from replay.core.paths import data_dir
 from tests.conftest import realdata
 

@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from replay.cli import main
-from replay.core.corpus import SessionTask, TaskResult, plan, scan_task
-from replay.core.pool import run_tasks
+from replay.core.corpus.pool import run_tasks
+from replay.core.corpus.tasks import SessionTask, TaskResult, plan, scan_task
 from tests.conftest import REALDATA, realdata
 
 

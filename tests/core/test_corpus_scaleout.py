@@ -14,11 +14,11 @@ import orjson
 import pytest
 
 from replay.cli import main
-from replay.core import scan as scan_module
-from replay.core.corpus import plan
-from replay.core.pool import batch_size, default_jobs, local_pool, pool_mapper, run_tasks
+from replay.core.corpus import scan as scan_module
+from replay.core.corpus.pool import batch_size, default_jobs, local_pool, pool_mapper, run_tasks
+from replay.core.corpus.scan import LOOK_AHEAD, LOOK_BACK
+from replay.core.corpus.tasks import plan
 from replay.core.readers import claude_code
-from replay.core.scan import LOOK_AHEAD, LOOK_BACK
 from tests.conftest import realdata
 from tests.core.test_claude_code import _project
 from tests.core.test_scan_stream import _iso, _long_session

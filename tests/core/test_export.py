@@ -10,9 +10,9 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay.core.annotations import Annotation
-from replay.core.detect import EmptyTurn
-from replay.core.export import (
+from replay.core.annotate.annotations import Annotation
+from replay.core.detection.empty import EmptyTurn
+from replay.core.publish.export import (
     CSV_COLUMNS,
     export_rows,
     neutralise,
@@ -20,8 +20,8 @@ from replay.core.export import (
     write_file,
     write_jsonl,
 )
-from replay.core.labels import DEFAULT_LABELS
-from replay.core.model import Kind, Part, Session, Turn
+from replay.core.session.labels import DEFAULT_LABELS
+from replay.core.session.model import Kind, Part, Session, Turn
 
 
 def _session() -> Session:
@@ -110,7 +110,7 @@ def test_excerpts_read_full_parts_of_shortened_turns() -> None:
 def test_session_without_id_matches_its_path_identity() -> None:
     session = _session()
     session.session_id = None
-    from replay.core.annotations import session_identity
+    from replay.core.annotate.annotations import session_identity
 
     identity = session_identity(session)
     rows = export_rows(session, [Annotation(identity, "m2", 2, "approval")], DEFAULT_LABELS)

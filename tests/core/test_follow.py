@@ -19,10 +19,10 @@ from typing import Any
 import orjson
 import pytest
 
-from replay.core.detect import find_empty_turns
-from replay.core.follow import FollowUpdate, SessionFollower
-from replay.core.model import Session
+from replay.core.detection.empty import find_empty_turns
+from replay.core.live.follow import FollowUpdate, SessionFollower
 from replay.core.readers import UnknownFormat, load_sessions
+from replay.core.session.model import Session
 from tests.conftest import realdata
 
 WRITER = Path(__file__).with_name("writer_proc.py")

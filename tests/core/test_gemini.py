@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.core.detect import find_empty_turns
-from replay.core.model import Kind, Session
+from replay.core.detection.empty import find_empty_turns
 from replay.core.readers import gemini
 from replay.core.readers.base import iter_lines, read_head
+from replay.core.session.model import Kind, Session
 from tests.conftest import realdata
 
 DOCUMENT = ("gemini-cli/codemie-code__tests__integration__metrics__fixtures__gemini__"

@@ -11,9 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.core.navigation import Navigator
-from replay.core.needle_bytes import ascii_folds, lines_holding, needle_piece
-from replay.core.turn_index import TurnIndex
+from replay.core.index.navigation import Navigator
+from replay.core.index.needle_bytes import ascii_folds, lines_holding, needle_piece
+from replay.core.index.turn_index import TurnIndex
 from tests.core.test_turn_index import read
 
 # Characters where raw bytes and the searched text part ways: JSON escapes, case folds that

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay.core.annotations import (
+from replay.core.annotate.annotations import (
     Annotation,
     AnnotationStore,
     annotations_from_records,
@@ -17,9 +17,9 @@ from replay.core.annotations import (
     session_identity,
     session_key,
 )
-from replay.core.journal import Journal, JournalError, latest
-from replay.core.model import Session
+from replay.core.annotate.journal import Journal, JournalError, latest
 from replay.core.paths import data_dir
+from replay.core.session.model import Session
 
 
 def _record(turn: str, label: str, reviewer: str = "ana", session: str = "s1") -> dict[str, object]:

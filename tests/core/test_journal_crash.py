@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.annotations import AnnotationStore
-from replay.core.journal import Journal, JournalError
+from replay.core.annotate.annotations import AnnotationStore
+from replay.core.annotate.journal import Journal, JournalError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,8 +32,8 @@ RECORDS_PER_WRITER = 250
 
 LABELLER = """
 import sys
-from replay.core.annotations import AnnotationStore
-from replay.core.journal import Journal
+from replay.core.annotate.annotations import AnnotationStore
+from replay.core.annotate.journal import Journal
 
 path, prefix = sys.argv[1], sys.argv[2]
 store = AnnotationStore(Journal(path), "s1", "ana")
@@ -47,7 +47,7 @@ for i in range(100_000):
 
 APPENDER = """
 import sys
-from replay.core.journal import Journal
+from replay.core.annotate.journal import Journal
 
 path, writer, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 journal = Journal(path)

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.labels import DEFAULT_LABELS, Label, LabelSet, LabelSetError, load_label_set
+from replay.core.session.labels import (
+    DEFAULT_LABELS,
+    Label,
+    LabelSet,
+    LabelSetError,
+    load_label_set,
+)
 
 
 def test_default_labels_are_the_product_set_keyed_one_to_nine() -> None:

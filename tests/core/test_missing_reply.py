@@ -11,13 +11,18 @@ import orjson
 import pytest
 
 from replay.cli import main
-from replay.core.annotations import Annotation
-from replay.core.detect import DEFAULT_RULES, find_empty_turns, missing_reply, no_reply_headline
-from replay.core.export import export_rows
-from replay.core.journal import Journal
-from replay.core.labels import DEFAULT_LABELS
+from replay.core.annotate.annotations import Annotation
+from replay.core.annotate.journal import Journal
+from replay.core.detection.empty import (
+    DEFAULT_RULES,
+    find_empty_turns,
+    missing_reply,
+    no_reply_headline,
+)
+from replay.core.publish.export import export_rows
 from replay.core.readers import load_sessions
-from replay.core.turn_ref import (
+from replay.core.session.labels import DEFAULT_LABELS
+from replay.core.session.turn_ref import (
     TurnRef,
     TurnReferenceError,
     placeholder_id,
@@ -164,7 +169,7 @@ def gemini_line(own: str, kind: str, text: str, second: int) -> bytes:
 
 def follow_lines(path: Path, lines: list[bytes], rules: object = RULES) -> list[list[str]]:
     """Write the lines one by one, polling after each: the empty-turn ids each poll reported."""
-    from replay.core.follow import SessionFollower
+    from replay.core.live.follow import SessionFollower
 
     path.write_bytes(orjson.dumps(GEMINI_HEAD) + b"\n")
     follower = SessionFollower(path, rules=rules)  # type: ignore[arg-type]
@@ -210,7 +215,7 @@ def test_following_a_request_that_gets_its_reply_reports_nothing(tmp_path: Path)
 def test_agree_names_the_missing_reply_as_the_app_does(
     gemini: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from replay.core.agree import turn_name
+    from replay.core.annotate.agree import turn_name
 
     assert (turn_name("3+no-reply", 2), turn_name("m3", 2), turn_name("m3", None)) == (
         "#3+", "#3", "m3")
@@ -226,7 +231,7 @@ def test_agree_names_the_missing_reply_as_the_app_does(
 
 def test_following_takes_a_missing_reply_back_when_the_reply_comes_after_all(
         tmp_path: Path) -> None:
-    from replay.core.follow import SessionFollower
+    from replay.core.live.follow import SessionFollower
 
     path = tmp_path / "g.jsonl"
     path.write_bytes(orjson.dumps(GEMINI_HEAD) + b"\n")

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.core.detect import find_empty_turns
-from replay.core.model import Kind, Session, Source
+from replay.core.detection.empty import find_empty_turns
 from replay.core.readers import ReaderError, detect_reader, load_sessions, opencode_sqlite
 from replay.core.readers._opencode_parts import KEEP_WHOLE, turn_from_message
+from replay.core.session.model import Kind, Session, Source
 from tests.conftest import realdata
 
 EXPORTS = {
@@ -618,7 +618,7 @@ def test_read_session_gives_the_same_session_as_reading_them_all(tmp_path: Path)
 
 def test_following_one_session_of_a_database_reads_only_that_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from replay.core.follow import SessionFollower
+    from replay.core.live.follow import SessionFollower
 
     database = build_database(tmp_path / "opencode.db", list(TURNS))
     asked: list[str | None] = []

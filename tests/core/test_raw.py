@@ -6,8 +6,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from replay.core.raw import raw_record_text
 from replay.core.readers import load_sessions
+from replay.core.readers.raw import raw_record_text
 from tests.conftest import SAMPLES, realdata
 
 

@@ -29,11 +29,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from replay.core.detect import find_empty_turns
-from replay.core.model import Part, Session, Turn
+from replay.core.corpus.scan import scan_session
+from replay.core.detection.empty import find_empty_turns
 from replay.core.readers import ReaderError, all_readers, load_sessions
 from replay.core.readers.base import HEAD_BYTES, Reader
-from replay.core.scan import scan_session
+from replay.core.session.model import Part, Session, Turn
 
 READERS = all_readers()
 

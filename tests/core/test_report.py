@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from replay.cli import main
-from replay.core.report import NO_GAP, CorpusReport, gap_bucket
-from replay.core.report_html import render_report_html
+from replay.core.corpus.report import NO_GAP, CorpusReport, gap_bucket
+from replay.core.publish.report_html import render_report_html
 from tests.conftest import REALDATA, realdata
 
 HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=\"alert(1)\">\x1b]0;t\x07"
@@ -58,8 +58,8 @@ def test_gap_buckets() -> None:
 
 
 def test_counts_over_the_real_transcripts() -> None:
-    from replay.core.corpus import plan
-    from replay.core.pool import run_tasks
+    from replay.core.corpus.pool import run_tasks
+    from replay.core.corpus.tasks import plan
 
     report = CorpusReport()
     for result in run_tasks(plan(realdata("opencode")) + plan(REALDATA / "claude-code")):
@@ -189,7 +189,7 @@ def test_a_long_session_name_in_a_chart_ends_with_an_ellipsis() -> None:
 
 def test_html_without_matplotlib_still_has_every_number(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from replay.core import report_html
+    from replay.core.publish import report_html
 
     monkeypatch.setattr(report_html, "bar_chart_svg", lambda *a, **k: None)
     report = CorpusReport()

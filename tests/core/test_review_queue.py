@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.annotations import AnnotationStore
-from replay.core.queue_position import (
+from replay.core.annotate.annotations import AnnotationStore
+from replay.core.annotate.queue_position import (
     QueueDefinition,
     QueuePosition,
     load_position,
     position_file,
     save_position,
 )
-from replay.core.queue_sources import iter_sessions, read_ref
-from replay.core.review_queue import (
+from replay.core.annotate.queue_sources import iter_sessions, read_ref
+from replay.core.annotate.review_queue import (
     QueueEntry,
     QueueFilters,
     QueueSession,
@@ -89,7 +89,7 @@ def test_queue_orders_session_by_session_and_filters(tmp_path: Path) -> None:
 
 
 def _session(name: str, format: str = "chat-json") -> QueueSession:
-    from replay.core.queue_sources import SessionRef
+    from replay.core.annotate.queue_sources import SessionRef
 
     return QueueSession(SessionRef(f"/x/{name}", format, "#0"), name, format, name,
                         f"/j/{name}", 40)

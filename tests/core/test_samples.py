@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from replay.core.detect import find_empty_turns
+from replay.core.detection.empty import find_empty_turns
 from replay.core.readers import detect_reader, load_sessions
 from replay.resources import DEFAULT_SAMPLE, default_sample
 from tests.conftest import REPO, SAMPLES

@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 import pytest
 
-from replay.core import scan as scan_module
-from replay.core.detect import DEFAULT_RULES
+from replay.core.corpus import scan as scan_module
+from replay.core.corpus.scan import LOOK_AHEAD, LOOK_BACK, TurnWindow, scan_file, scan_session
+from replay.core.detection.empty import DEFAULT_RULES
 from replay.core.readers import detect_reader, load_sessions
-from replay.core.scan import LOOK_AHEAD, LOOK_BACK, TurnWindow, scan_file, scan_session
 from replay.core.suggest import default_suggester
 from tests.conftest import REALDATA
 
@@ -115,7 +115,7 @@ def test_the_window_stays_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_turn_let_go_is_an_error_not_a_wrong_answer() -> None:
-    from replay.core.model import Turn
+    from replay.core.session.model import Turn
 
     window = TurnWindow()
     for number in range(10):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.model import Session
 from replay.core.readers import detect_reader, load_sessions, read_entry
+from replay.core.session.model import Session
 from tests.core.test_claude_code import _project
 from tests.core.test_opencode import TURNS, build_database, split_into_storage
 
@@ -97,7 +97,7 @@ def test_scan_reads_a_listed_folder_one_session_at_a_time(
     import orjson
 
     from replay.cli import main
-    from replay.core import corpus
+    from replay.core.corpus import tasks as corpus
     from replay.core.readers import ReaderError
 
     project = _project(tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from replay.core.model import Kind, Part, Session, Turn
+from replay.core.session.model import Kind, Part, Session, Turn
 from replay.core.suggest import signals as sig
 
 EMPTY = "<conversation_data>\n\n</conversation_data>"
@@ -329,13 +329,13 @@ def test_stall_duration_and_next_message() -> None:
     assert sig.open_for(session, 1) == 4.6 * 3600
     following = sig.next_message(session, 1)
     assert following is not None and (following.text, following.after) == ("retry", 3.0)
-    from replay.core.detect import evidence_for
+    from replay.core.detection.empty import evidence_for
     assert "open for 4.6 h before it completed with nothing" in evidence_for(
         session, session.turns[1])
 
 
 def test_encrypted_reasoning_is_not_empty_reasoning() -> None:
-    from replay.core.detect import evidence_for
+    from replay.core.detection.empty import evidence_for
 
     session = build(turn("user", "go"), turn("assistant", Part(Kind.REASONING, "", hidden=1024)),
                     turn("assistant", Part(Kind.REASONING, "")))
@@ -379,7 +379,7 @@ def test_claude_signed_thinking_and_codex_encrypted_content_keep_their_size(tmp_
 
 
 def test_missing_reply_only_with_the_option() -> None:
-    from replay.core.detect import DEFAULT_RULES, find_empty_turns, missing_reply
+    from replay.core.detection.empty import DEFAULT_RULES, find_empty_turns, missing_reply
 
     ask = "summarise the failing tests"
     session = build(turn("user", ask), turn("system", "Request cancelled."),
@@ -397,8 +397,8 @@ def test_missing_reply_only_with_the_option() -> None:
 
 
 def test_navigator_drops_a_missing_reply_once_the_reply_arrives() -> None:
-    from replay.core.detect import DEFAULT_RULES
-    from replay.core.navigation import Navigator
+    from replay.core.detection.empty import DEFAULT_RULES
+    from replay.core.index.navigation import Navigator
 
     session = build(turn("user", "hello there, build it"))
     navigator = Navigator(session, DEFAULT_RULES.with_options(missing_replies=True))

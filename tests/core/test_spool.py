@@ -14,7 +14,7 @@ import pytest
 
 from replay.cli import main
 from replay.core.readers import load_sessions
-from replay.core.spool import is_pipe, spooled
+from replay.core.readers.spool import is_pipe, spooled
 from replay.resources import default_sample
 from tests.ui.sessions import write_chat
 

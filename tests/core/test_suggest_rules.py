@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from replay.core.detect import find_empty_turns
-from replay.core.labels import DEFAULT_LABELS
-from replay.core.model import Kind, Part, Session
+from replay.core.detection.empty import find_empty_turns
+from replay.core.session.labels import DEFAULT_LABELS
+from replay.core.session.model import Kind, Part, Session
 from replay.core.suggest import RULES, default_suggester, read_signals, suggest, suggester_for
 from replay.core.suggest.rules import first_rule
 from tests.core.test_signals import EMPTY, build, turn

@@ -7,8 +7,8 @@ import os
 import random
 from pathlib import Path
 
+from replay.core.live.tail import FileTail
 from replay.core.readers.base import iter_lines
-from replay.core.tail import FileTail
 
 
 def _append(path: Path, data: bytes) -> None:

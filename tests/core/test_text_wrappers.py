@@ -8,7 +8,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay.core.text import is_blank, strip_empty_wrappers
+from replay.core.session.text import is_blank, strip_empty_wrappers
 
 _PAIR = re.compile(r"<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>\s*</\1\s*>")
 _SELF = re.compile(r"<[A-Za-z][\w.:-]*(?:\s[^<>]*)?/>")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from replay.core.corpus.scan import summarize
 from replay.core.readers import load_sessions
-from replay.core.scan import summarize
 from tests.conftest import SAMPLES
 from tests.core.test_claude_code import Lines, text
 from tests.core.test_codex import assistant, line, user_event, user_item, write_rollout
@@ -101,8 +101,8 @@ def _scanned(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, o
 
 
 def test_scan_names_each_session_as_the_app_does(capsys: pytest.CaptureFixture[str]) -> None:
-    from replay.core.model import first_prompt
-    from replay.core.scan import report_label
+    from replay.core.corpus.scan import report_label
+    from replay.core.session.model import first_prompt
     from tests.conftest import REALDATA
 
     paths = sorted(p for p in SAMPLES.iterdir() if p.name != "README.md")

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.core.detect import find_empty_turns
-from replay.core.model import Kind
-from replay.core.raw import raw_record_text
+from replay.core.detection.empty import find_empty_turns
 from replay.core.readers import ReaderError, detect_reader, load_sessions
+from replay.core.readers.raw import raw_record_text
+from replay.core.session.model import Kind
 from tests.conftest import SAMPLES
 
 MINI = SAMPLES / "paginate-fix.mini-swe-agent.traj.json"

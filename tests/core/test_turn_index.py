@@ -12,15 +12,15 @@ from typing import Any
 import orjson
 import pytest
 
-from replay.core.detect import DEFAULT_RULES, describe_empty, gap_before, is_empty, is_stop
-from replay.core.model import Kind, Session, Turn, first_prompt
-from replay.core.navigation import Navigator
+from replay.core.detection.empty import DEFAULT_RULES, describe_empty, gap_before, is_empty, is_stop
+from replay.core.index.navigation import Navigator
+from replay.core.index.turn_index import TurnIndex
 from replay.core.readers.base import iter_lines
 from replay.core.readers.claude_code_builder import ClaudeCodeBuilder, index_turns
+from replay.core.session.model import Kind, Session, Turn, first_prompt
+from replay.core.session.turn_ref import TurnReferenceError, resolve_turn
 from replay.core.suggest import default_suggester
 from replay.core.suggest.signals import _compute_stats
-from replay.core.turn_index import TurnIndex
-from replay.core.turn_ref import TurnReferenceError, resolve_turn
 from tests.conftest import REALDATA
 from tests.core.test_scan_stream import _long_session
 
@@ -166,7 +166,7 @@ def test_the_index_answers_as_the_whole_list(files: list[Path], tail: int) -> No
 
 
 def describe_words(turn: Turn) -> str:
-    from replay.core.detect import request_words
+    from replay.core.detection.empty import request_words
 
     return request_words(turn)
 
@@ -281,9 +281,9 @@ def test_whole_turns_kept_stay_few(tmp_path: Path) -> None:
 
 
 def test_export_reads_back_only_the_turns_it_writes(tmp_path: Path) -> None:
-    from replay.core.annotations import Annotation, session_identity
-    from replay.core.export import export_rows
-    from replay.core.labels import DEFAULT_LABELS
+    from replay.core.annotate.annotations import Annotation, session_identity
+    from replay.core.publish.export import export_rows
+    from replay.core.session.labels import DEFAULT_LABELS
 
     path = tmp_path / "tools.jsonl"
     _tool_session(path)
@@ -313,9 +313,9 @@ def test_export_reads_back_only_the_turns_it_writes(tmp_path: Path) -> None:
 
 
 def test_a_listed_session_counted_through_an_index(files: list[Path]) -> None:
+    from replay.core.corpus.scan import summarize
     from replay.core.readers import get_reader, read_entry
     from replay.core.readers.base import SessionEntry
-    from replay.core.scan import summarize
 
     reader = get_reader("claude-code")
     for path in files:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from replay.core.model import Turn
-from replay.core.turn_ref import TurnReferenceError, nearest_empty, resolve_turn
+from replay.core.session.model import Turn
+from replay.core.session.turn_ref import TurnReferenceError, nearest_empty, resolve_turn
 
 
 def _turns(*ids: str) -> list[Turn]:

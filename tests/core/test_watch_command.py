@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay.core.detect import find_empty_turns
+from replay.core.detection.empty import find_empty_turns
 from replay.core.readers import load_sessions
 from tests.core.test_follow import SESSION_ID, assistant_lines, user_line
 

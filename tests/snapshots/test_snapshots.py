@@ -99,7 +99,7 @@ def test_session_picker(snap_compare: object, tmp_path: Path,
 
 
 def test_missing_reply_placeholder(snap_compare: object, tmp_path: Path) -> None:
-    from replay.core.detect import DEFAULT_RULES
+    from replay.core.detection.empty import DEFAULT_RULES
     from tests.ui.test_missing_reply import gemini_session
 
     app = make_app(gemini_session(tmp_path / "g.json"), settings=SETTINGS,

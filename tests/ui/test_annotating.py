@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.journal import Journal
+from replay.core.annotate.journal import Journal
 from replay.ui.screens.replay_screen import ReplayScreen
 from tests.ui.conftest import build_app, ready
 from tests.ui.sessions import write_chat
@@ -115,7 +115,7 @@ async def test_export_key_writes_csv(chat_file: Path, tmp_path: Path,
 
 
 async def test_custom_label_set_with_letter_keys(chat_file: Path, tmp_path: Path) -> None:
-    from replay.core.labels import load_label_set
+    from replay.core.session.labels import load_label_set
 
     labels_file = tmp_path / "labels.toml"
     labels_file.write_text(

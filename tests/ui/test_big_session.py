@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from textual.command import CommandList, CommandPalette
 
-from replay.core.turn_index import TurnIndex
+from replay.core.index.turn_index import TurnIndex
 from replay.ui.commands import SHOWN
 from replay.ui.screens.replay_screen import ReplayScreen
 from replay.ui.widgets.timeline import Timeline

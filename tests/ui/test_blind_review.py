@@ -6,8 +6,8 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from replay.core.annotations import Annotation
-from replay.core.journal import Journal
+from replay.core.annotate.annotations import Annotation
+from replay.core.annotate.journal import Journal
 from replay.ui.screens.replay_screen import ReplayScreen
 from tests.ui.conftest import build_app, ready
 

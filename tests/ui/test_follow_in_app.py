@@ -12,10 +12,10 @@ from pathlib import Path
 import orjson
 from textual.widgets import Static
 
-from replay.core.annotations import default_journal_path, session_identity
-from replay.core.journal import Journal
-from replay.core.model import Session
+from replay.core.annotate.annotations import default_journal_path, session_identity
+from replay.core.annotate.journal import Journal
 from replay.core.readers import load_sessions
+from replay.core.session.model import Session
 from replay.ui.screens.replay_screen import ReplayScreen
 from replay.ui.widgets.timeline import Timeline
 from tests.core.tool_writer import SESSION_ID, THINKING, cc_assistant, cc_user

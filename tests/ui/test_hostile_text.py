@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.app import App
 from textual.command import CommandPalette
 
-from replay.core.labels import Label, LabelSet
+from replay.core.session.labels import Label, LabelSet
 from replay.ui.literal import as_markup, literal, shown
 from replay.ui.screens.help import HelpScreen
 from replay.ui.screens.picker import SessionPicker

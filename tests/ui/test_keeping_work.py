@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.journal import Journal
+from replay.core.annotate.journal import Journal
 from replay.ui.screens.prompt import PromptScreen
 from replay.ui.screens.quit import QuitScreen
 from replay.ui.screens.replay_screen import ReplayScreen
@@ -128,7 +128,7 @@ async def test_export_never_replaces_an_earlier_one_and_says_where(
 
 async def test_a_failed_export_leaves_no_file(chat_file: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import replay.core.export as export_module
+    import replay.core.publish.export as export_module
 
     def broken(rows: object, stream: object) -> int:
         stream.write("turn_id,label\r\nhalf")  # type: ignore[attr-defined]

@@ -123,8 +123,8 @@ async def test_one_turn_is_singular_and_moving_on_clears_the_pause_mark(
 
 async def test_an_automatic_compaction_is_not_said_to_be_asked_for(chat_file: Path,
                                                                    tmp_path: Path) -> None:
-    from replay.core.detect import EmptyTurn
-    from replay.core.model import Kind, Part, Turn
+    from replay.core.detection.empty import EmptyTurn
+    from replay.core.session.model import Kind, Part, Turn
 
     app = build_app(chat_file, annotations=tmp_path / "j.jsonl")
     async with app.run_test(size=(160, 45)) as pilot:

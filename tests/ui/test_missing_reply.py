@@ -8,8 +8,8 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from replay.core.detect import DEFAULT_RULES
-from replay.core.journal import Journal
+from replay.core.annotate.journal import Journal
+from replay.core.detection.empty import DEFAULT_RULES
 from replay.ui.screens.replay_screen import ReplayScreen
 from replay.ui.widgets.turn_view import TurnLines
 from tests.ui.conftest import build_app, ready, wait_until
@@ -217,8 +217,8 @@ async def test_following_stops_at_the_placeholder_once_no_reply_is_coming(
 
 async def test_a_review_queue_shows_queued_missing_replies_as_placeholders(
         tmp_path: Path) -> None:
-    from replay.core.queue_position import QueueDefinition
-    from replay.core.review_queue import QueueFilters
+    from replay.core.annotate.queue_position import QueueDefinition
+    from replay.core.annotate.review_queue import QueueFilters
     from replay.ui.review import QueueScreen, ReviewOptions, make_review_app
 
     folder = tmp_path / "corpus"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from replay.cli import main
-from replay.core.journal import Journal
+from replay.core.annotate.journal import Journal
 from replay.ui.widgets.annotation_bar import NoteInput
 from tests.ui.conftest import build_app, ready
 from tests.ui.screen import screen_segments, screen_text

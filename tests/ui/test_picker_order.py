@@ -8,9 +8,9 @@ from pathlib import Path
 from textual.app import App
 from textual.widgets import DataTable
 
-from replay.core.detect import DEFAULT_RULES
+from replay.core.corpus.scan import SessionSummary
+from replay.core.detection.empty import DEFAULT_RULES
 from replay.core.readers.base import SessionEntry
-from replay.core.scan import SessionSummary
 from replay.ui.screens.picker import PickerRow, SessionPicker
 from tests.ui.conftest import wait_until
 

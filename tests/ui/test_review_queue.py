@@ -11,11 +11,11 @@ import pytest
 from textual.widgets import Static
 
 from replay.cli import main
-from replay.core.annotations import AnnotationStore, default_journal_path
-from replay.core.journal import Journal
-from replay.core.queue_position import QueueDefinition
-from replay.core.queue_sources import iter_sessions
-from replay.core.review_queue import QueueFilters
+from replay.core.annotate.annotations import AnnotationStore, default_journal_path
+from replay.core.annotate.journal import Journal
+from replay.core.annotate.queue_position import QueueDefinition
+from replay.core.annotate.queue_sources import iter_sessions
+from replay.core.annotate.review_queue import QueueFilters
 from replay.ui.review import QueueScreen, ReviewApp, ReviewOptions, make_review_app
 from tests.ui.conftest import TEST_SETTINGS, wait_until
 from tests.ui.sessions import write_chat
@@ -244,7 +244,7 @@ async def test_blind_queue_hides_suggestions_and_others_in_every_session(corpus:
 async def test_sessions_walked_past_are_let_go(corpus: Path) -> None:
     import gc
 
-    from replay.core.model import Session
+    from replay.core.session.model import Session
 
     def alive() -> set[str]:
         gc.collect()

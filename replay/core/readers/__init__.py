@@ -1,7 +1,10 @@
 """Every transcript reader, found by module, and the one entry point that picks among them.
 
 Each module in this package that defines `READER` (a `Reader`) is a format. Formats are tried
-in `priority` order against the content of the path, never by file name alone.
+in `priority` order against the content of the path, never by file name alone. Also here:
+`raw` (the source record behind a turn, read back from disk) and `spool` (input that can be
+read only once, copied to a file first).
+May import: `session`, `detection`, `index` and the core utilities.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from functools import cache
 from pathlib import Path
 
 from replay.core.files import kind_of, why_missing
-from replay.core.model import Session
 from replay.core.readers.base import (
     FIRST_LINE_BYTES,
     Progress,
@@ -28,6 +30,7 @@ from replay.core.readers.base import (
     read_line_session,
     tolerant_head,
 )
+from replay.core.session.model import Session
 
 __all__ = [
     "Reader",

@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
-from replay.core.text import PREVIEW_CHARS, shorten
+from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.session.text import PREVIEW_CHARS, shorten
 
 KEEP_WHOLE = 4_000
 """Texts, tool inputs and outputs longer than this are cut to a preview to save memory."""

@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Kind, Part, Session, Source, Turn
 from replay.core.readers.base import HEAD_BYTES, Document, Progress, load_document
+from replay.core.session.model import Kind, Part, Session, Source, Turn
 
 EXIT_STATUS = "exit_status"
 """`Session.meta` key of the run's exit status (`Submitted`, `LimitsExceeded`, ...)."""

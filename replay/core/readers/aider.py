@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers.base import BOM, EMPTY_FILE, Progress, Reader, UnreadablePath
+from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 
 NAME = "aider"
 HEADER = "# aider chat started at"

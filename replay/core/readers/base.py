@@ -11,8 +11,8 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
-from replay.core.model import Part, Session
-from replay.core.text import shorten
+from replay.core.session.model import Part, Session
+from replay.core.session.text import shorten
 
 Progress = Callable[[int, int], None]
 """Called with (bytes or items done, total) while reading."""

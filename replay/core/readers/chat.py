@@ -29,7 +29,6 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers.base import (
     BOM,
     HEAD_BYTES,
@@ -40,6 +39,7 @@ from replay.core.readers.base import (
     load_document,
     read_head,
 )
+from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 
 ROLES: dict[str, str] = {
     "user": "user",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.core.model import Session
 from replay.core.readers.base import HEAD_BYTES, Progress, Reader, ReaderError
 from replay.core.readers.chat import (
     envelope_id,
@@ -23,6 +22,7 @@ from replay.core.readers.chat import (
     sniff_document,
     starts_like_json,
 )
+from replay.core.session.model import Session
 
 NAME = "chat-json"
 

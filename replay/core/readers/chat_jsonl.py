@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.core.model import Session, Source
 from replay.core.readers.base import Progress, Reader, read_line_session
 from replay.core.readers.chat import (
     INVALID,
@@ -28,6 +27,7 @@ from replay.core.readers.chat import (
     scalar_id,
     sessions_by_line,
 )
+from replay.core.session.model import Session, Source
 
 NAME = "chat-jsonl"
 

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import orjson
 
-from replay.core.model import Session, parse_time
 from replay.core.readers.base import (
     HEAD_BYTES,
     LineBuilder,
@@ -33,6 +32,7 @@ from replay.core.readers.base import (
     read_line_session,
 )
 from replay.core.readers.claude_code_builder import NAME, ClaudeCodeBuilder, index_turns
+from replay.core.session.model import Session, parse_time
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

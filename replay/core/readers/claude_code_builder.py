@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import msgspec
 import orjson
 
-from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers.base import read_spans
 from replay.core.readers.claude_code_schema import (
     ANY_DECODER,
@@ -30,10 +29,11 @@ from replay.core.readers.claude_code_schema import (
     Usage,
     entry_from_object,
 )
-from replay.core.text import PREVIEW_CHARS, shorten
+from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.session.text import PREVIEW_CHARS, shorten
 
 if TYPE_CHECKING:
-    from replay.core.turn_index import TurnIndex
+    from replay.core.index.turn_index import TurnIndex
 
 NAME = "claude-code"
 """The format name of this reader."""
@@ -548,7 +548,7 @@ def read_back_turn(path: str, spans: tuple[tuple[int, int], ...], records: list[
 def index_turns(builder: ClaudeCodeBuilder, **sizes: int) -> TurnIndex:
     """Hold the builder's turns in a `TurnIndex` (before any line is fed); `sizes` are its
     `tail` and `cache`."""
-    from replay.core.turn_index import TurnIndex
+    from replay.core.index.turn_index import TurnIndex
 
     index = TurnIndex(builder.session.path, read_back_turn, **sizes)
     builder.session.turns = index  # type: ignore[assignment]

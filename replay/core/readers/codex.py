@@ -40,7 +40,6 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers.base import (
     HEAD_BYTES,
     Progress,
@@ -52,7 +51,8 @@ from replay.core.readers.base import (
     read_spans,
     shorten_part,
 )
-from replay.core.text import is_blank, shorten
+from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.session.text import is_blank, shorten
 
 ENVELOPE_TYPES: frozenset[str] = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}

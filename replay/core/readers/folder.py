@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from replay.core.model import Session
 from replay.core.readers.base import (
     Progress,
     Reader,
@@ -18,6 +17,7 @@ from replay.core.readers.base import (
     SessionEntry,
     glance_started,
 )
+from replay.core.session.model import Session
 
 SKIPPED = "skipped "
 """How the line about a file of the folder that is not read starts (a session's warning, a

@@ -25,7 +25,6 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Kind, Part, Session, Source, Turn, first_prompt, parse_time
 from replay.core.readers.base import (
     Progress,
     Reader,
@@ -38,6 +37,7 @@ from replay.core.readers.base import (
     read_spans,
     shorten_part,
 )
+from replay.core.session.model import Kind, Part, Session, Source, Turn, first_prompt, parse_time
 
 MESSAGE_TYPES: dict[str, str] = {
     "user": "user",

@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers._trajectory import (
     command_in,
     finished,
@@ -29,6 +28,7 @@ from replay.core.readers._trajectory import (
 )
 from replay.core.readers.base import Progress, Reader, ReaderError
 from replay.core.readers.chat import scalar_id, tool_call_parts
+from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 
 NAME = "mini-swe-agent"
 EXPECTED = "a mini-swe-agent trajectory ({info, messages, trajectory_format})"

@@ -10,7 +10,6 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Part, PartsLoader, Session, Source, Turn
 from replay.core.readers._opencode_parts import turn_from_message
 from replay.core.readers.base import (
     BOM,
@@ -21,6 +20,7 @@ from replay.core.readers.base import (
     ReaderError,
     load_document,
 )
+from replay.core.session.model import Part, PartsLoader, Session, Source, Turn
 
 EXPECTED = "an opencode export: a JSON object with `info` and `messages`"
 

@@ -19,7 +19,6 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.readers._opencode_parts import error_words, part_from_opencode
 from replay.core.readers.base import (
     Progress,
@@ -28,6 +27,7 @@ from replay.core.readers.base import (
     json_object_line,
     read_line_session,
 )
+from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 
 NAME = "opencode-run"
 EVENT_TYPES = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})

@@ -18,7 +18,6 @@ from urllib.parse import quote
 
 import orjson
 
-from replay.core.model import Part, PartsLoader, Session, Source, Turn, parse_time
 from replay.core.readers._opencode_parts import turn_from_message
 from replay.core.readers.base import (
     Progress,
@@ -27,6 +26,7 @@ from replay.core.readers.base import (
     SessionEntry,
     UnreadablePath,
 )
+from replay.core.session.model import Part, PartsLoader, Session, Source, Turn, parse_time
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 

@@ -17,7 +17,6 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Part, PartsLoader, Session, Source, Turn, parse_time
 from replay.core.readers._opencode_parts import sort_key_created, turn_from_message
 from replay.core.readers.base import (
     Progress,
@@ -26,6 +25,7 @@ from replay.core.readers.base import (
     SessionEntry,
     UnreadablePath,
 )
+from replay.core.session.model import Part, PartsLoader, Session, Source, Turn, parse_time
 
 
 @dataclass(frozen=True, slots=True)

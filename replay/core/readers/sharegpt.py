@@ -14,7 +14,6 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Session, Source
 from replay.core.readers.base import Progress, Reader, ReaderError
 from replay.core.readers.chat import (
     INVALID,
@@ -30,6 +29,7 @@ from replay.core.readers.chat import (
     sniff_document,
     starts_like_json,
 )
+from replay.core.session.model import Session, Source
 
 NAME = "sharegpt"
 

@@ -17,9 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from replay.core.model import Kind, Part, Session, Source, Turn
 from replay.core.readers._trajectory import finished, load, run_id, sniff_keys, text_of
 from replay.core.readers.base import Progress, Reader, ReaderError
+from replay.core.session.model import Kind, Part, Session, Source, Turn
 
 NAME = "swe-agent"
 EXPECTED = "a SWE-agent trajectory ({trajectory: [{action, observation, ...}], history, info})"

@@ -1,12 +1,17 @@
-"""Suggested interpretations of empty turns, from signals around them and a table of rules."""
+"""Suggested interpretations of empty turns, from signals around them and a table of rules.
+
+`signals` (what surrounds an empty turn), `rules` (the table that turns signals into a label
+and its reasons), `evaluate` (accuracy against labelled turns).
+May import: `session`, `detection`, `index`, `readers` and the core utilities.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
-from replay.core.detect import EmptyTurn, Suggester
-from replay.core.labels import LabelSet
-from replay.core.model import Session
+from replay.core.detection.empty import EmptyTurn, Suggester
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Session
 from replay.core.suggest.rules import RULES, Rule, Suggestion, label_names, suggest
 from replay.core.suggest.signals import Signals, read_signals
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import orjson
 
-from replay.core.detect import DEFAULT_RULES, DetectionRules, find_empty_turns, is_empty
-from replay.core.model import Session
+from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, find_empty_turns, is_empty
 from replay.core.readers import ReaderError, load_sessions
+from replay.core.session.model import Session
 from replay.core.suggest.rules import suggest
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from replay.core.detect import EmptyTurn
-from replay.core.labels import LabelSet
-from replay.core.model import Session, Turn
+from replay.core.detection.empty import EmptyTurn
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Session, Turn
 from replay.core.suggest.signals import Signals, read_signals
 
 LONG_SUMMARY_RATIO = 5.0

@@ -15,7 +15,7 @@ from array import array
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
-from replay.core.detect import (
+from replay.core.detection.empty import (
     Interruption,
     NoReply,
     format_duration,
@@ -25,10 +25,10 @@ from replay.core.detect import (
     is_visible,
     missing_reply,
 )
-from replay.core.detect import gap_before as _detect_gap_before
-from replay.core.harness import is_harness_text, wrapper_of
-from replay.core.model import MARKER_KINDS, Kind, Session, Turn, TurnColumns
-from replay.core.text import empty_wrapper_names, strip_empty_wrappers
+from replay.core.detection.empty import gap_before as _detect_gap_before
+from replay.core.session.harness import is_harness_text, wrapper_of
+from replay.core.session.model import MARKER_KINDS, Kind, Session, Turn, TurnColumns
+from replay.core.session.text import empty_wrapper_names, strip_empty_wrappers
 
 WINDOW = 40
 """How many turns either side a neighbour signal looks at."""

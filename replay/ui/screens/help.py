@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from replay.core.labels import LabelSet
+from replay.core.session.labels import LabelSet
 from replay.ui.keymap import effective_keys
 from replay.ui.literal import shown
 

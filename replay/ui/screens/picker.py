@@ -19,11 +19,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from replay.core.detect import DetectionRules
-from replay.core.model import Session
+from replay.core.corpus.scan import SessionSummary, summarize
+from replay.core.detection.empty import DetectionRules
 from replay.core.readers.base import Reader, SessionEntry
-from replay.core.scan import SessionSummary, summarize
-from replay.core.text import one_line, plural
+from replay.core.session.model import Session
+from replay.core.session.text import one_line, plural
 from replay.ui.literal import shown
 from replay.ui.messages import CountRequested, OpenEntryRequested, OpenSessionRequested
 

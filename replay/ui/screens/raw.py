@@ -8,8 +8,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from replay.core.model import Session, Turn
-from replay.core.raw import raw_record_text
+from replay.core.readers.raw import raw_record_text
+from replay.core.session.model import Session, Turn
 from replay.ui.render import highlight_json
 from replay.ui.widgets.turn_view import theme_style
 

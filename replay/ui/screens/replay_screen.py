@@ -19,8 +19,9 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from replay.core.annotations import CONFIDENCE, AnnotationStore
-from replay.core.detect import (
+from replay.core.annotate.annotations import CONFIDENCE, AnnotationStore
+from replay.core.annotate.journal import JournalError
+from replay.core.detection.empty import (
     REASON_BY_CODE,
     DetectionRules,
     EmptyTurn,
@@ -29,11 +30,10 @@ from replay.core.detect import (
     format_duration,
     gap_before,
 )
-from replay.core.journal import JournalError
-from replay.core.labels import LabelSet
-from replay.core.model import Kind, Session, Turn, turn_id
-from replay.core.navigation import Navigator, faster, slower
-from replay.core.text import plural
+from replay.core.index.navigation import Navigator, faster, slower
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Kind, Session, Turn, turn_id
+from replay.core.session.text import plural
 from replay.ui.messages import OpenSessionRequested
 from replay.ui.read_warnings import warning_line
 from replay.ui.render import clean, gap_text, turn_plain_text
@@ -239,7 +239,7 @@ class ReplayScreen(Screen[None]):
 
     def load_others(self) -> None:
         """Read the other reviewers' labels of this session from the journal."""
-        from replay.core.agree import labels_of_others
+        from replay.core.annotate.agree import labels_of_others
 
         try:
             records = self.store.journal.load().records
@@ -299,7 +299,7 @@ class ReplayScreen(Screen[None]):
 
     def stop_id(self, index: int) -> str:
         """The journal key of the stop at `index`: the turn's id, or its missing reply's."""
-        from replay.core.turn_ref import placeholder_id
+        from replay.core.session.turn_ref import placeholder_id
 
         found = turn_id(self.session.turns, index)
         return placeholder_id(found) if self.navigator.is_placeholder(index) else found
@@ -464,7 +464,7 @@ class ReplayScreen(Screen[None]):
 
     def next_message_text(self, index: int) -> Text:
         """What the person wrote next (how they reacted to the silence), on its own line."""
-        from replay.core.detect import format_duration
+        from replay.core.detection.empty import format_duration
         from replay.core.suggest.signals import next_message
 
         found = next_message(self.session, index)
@@ -474,7 +474,7 @@ class ReplayScreen(Screen[None]):
         line.append("\n next: ", style="bold")
         when = (f" · {format_duration(found.after)} later" if found.after is not None else "")
         line.append(f"#{found.index + 1} user{when}: ")
-        from replay.core.text import one_line
+        from replay.core.session.text import one_line
 
         line.append(one_line(clean(found.text), 160) or "(nothing)", style="italic")
         return line
@@ -800,7 +800,7 @@ class ReplayScreen(Screen[None]):
         self.show()
 
     def action_cycle_overrule(self) -> None:
-        from replay.core.annotations import OVERRULE_REASONS
+        from replay.core.annotate.annotations import OVERRULE_REASONS
 
         current = self._current_empty()
         if current is None:
@@ -872,7 +872,7 @@ class ReplayScreen(Screen[None]):
                         title="Annotation not saved", severity="error", markup=False,
                         timeout=10)
         else:
-            from replay.core.annotations import OVERRULE_REASONS
+            from replay.core.annotate.annotations import OVERRULE_REASONS
 
             name = f"#{empty.index + 1}{'+' if empty.is_placeholder else ''}"
             why = dict(OVERRULE_REASONS).get(annotation.overrule)
@@ -903,7 +903,7 @@ class ReplayScreen(Screen[None]):
     # ---------------------------------------------------------------- other actions
 
     def action_goto(self) -> None:
-        from replay.core.turn_ref import TurnReferenceError, resolve_stop
+        from replay.core.session.turn_ref import TurnReferenceError, resolve_stop
         from replay.ui.screens.prompt import PromptScreen
 
         def go_to(answer: str | None) -> None:

@@ -11,9 +11,9 @@ from textual.containers import Vertical
 from textual.strip import Strip
 from textual.widgets import Input, Static
 
-from replay.core.annotations import OVERRULE_REASONS, Annotation
-from replay.core.detect import EmptyTurn
-from replay.core.labels import LabelSet
+from replay.core.annotate.annotations import OVERRULE_REASONS, Annotation
+from replay.core.detection.empty import EmptyTurn
+from replay.core.session.labels import LabelSet
 from replay.ui.literal import shown
 from replay.ui.repaint import update_static
 

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from replay.core.model import Kind, Session, TurnColumns
+from replay.core.session.model import Kind, Session, TurnColumns
 
 BARS = "▁▂▃▄▅▆▇"
 

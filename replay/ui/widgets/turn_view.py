@@ -18,8 +18,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from replay.core.detect import gap_before
-from replay.core.model import MARKER_KINDS, Kind, Part, Session, Turn
+from replay.core.detection.empty import gap_before
+from replay.core.session.model import MARKER_KINDS, Kind, Part, Session, Turn
 from replay.ui.render import (
     clean,
     clock,

@@ -12,9 +12,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from replay.core.journal import FORMAT_VERSION, Journal, JournalError, check_record, latest
-from replay.core.model import Session
+from replay.core.annotate.journal import FORMAT_VERSION, Journal, JournalError, check_record, latest
 from replay.core.paths import data_dir
+from replay.core.session.model import Session
 
 __all__ = [
     "CONFIDENCE",

@@ -23,11 +23,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
-from replay.core.detect import REPLY_WINDOW, DetectionRules, is_empty, request_words
-from replay.core.harness import interrupt_of, is_harness_text
-from replay.core.model import Kind, Part, Source, Turn, TurnColumns
-from replay.core.needle_bytes import lines_holding, needle_piece
-from replay.core.text import empty_wrapper_names, is_blank
+from replay.core.detection.empty import REPLY_WINDOW, DetectionRules, is_empty, request_words
+from replay.core.index.needle_bytes import lines_holding, needle_piece
+from replay.core.session.harness import interrupt_of, is_harness_text
+from replay.core.session.model import Kind, Part, Source, Turn, TurnColumns
+from replay.core.session.text import empty_wrapper_names, is_blank
 
 Rebuild = Callable[[str, tuple[tuple[int, int], ...], list[bytes], int | None, str, str], Turn]
 """(path, spans, the records at those spans, first line, turn id, role) -> the turn those

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from replay.core.atomic import write_text_atomically
-from replay.core.casestudy import anchor_for, html_page
-from replay.core.report import CorpusReport, SessionRow
+from replay.core.corpus.report import CorpusReport, SessionRow
+from replay.core.publish.casestudy import anchor_for, html_page
 from replay.core.safe import escape_controls
-from replay.core.text import one_line
+from replay.core.session.text import one_line
 
 Bars = Sequence[tuple[str, int | float]]
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from replay.core.model import VISIBLE_KINDS, Kind, Session, Turn
+from replay.core.session.model import VISIBLE_KINDS, Kind, Session, Turn
 
 DEFAULT_SETTLE = 0.3
 """Seconds of quiet after which a user message written as several records is complete."""

@@ -12,7 +12,7 @@ fresh `load_sessions` of the same content gives, in order; and no empty turn id 
 twice.
 
 When is an empty turn reported? As soon as its source says it is complete
-(`replay.core.completion`): a Claude Code user line at once, an assistant message once it
+(`replay.core.live.completion`): a Claude Code user line at once, an assistant message once it
 carries a fitting stop reason or another record follows it, opencode on `time.completed` or
 an error, Codex by its own closing records, a multi-record user message after `settle`
 seconds of quiet. A message still being written is never reported, however long the pause:
@@ -32,16 +32,7 @@ from typing import Any
 
 import orjson
 
-from replay.core.completion import (
-    COMPLETION_FORMATS,
-    DEFAULT_SETTLE,
-    DEFAULT_STALL,
-    TurnCompletion,
-    file_reader,
-    last_conversation_index,
-    waiting_for_reply,
-)
-from replay.core.detect import (
+from replay.core.detection.empty import (
     DEFAULT_RULES,
     REPLY_WINDOW,
     DetectionRules,
@@ -52,7 +43,16 @@ from replay.core.detect import (
     missing_reply,
     request_words,
 )
-from replay.core.model import Session, Turn, parse_time
+from replay.core.live.completion import (
+    COMPLETION_FORMATS,
+    DEFAULT_SETTLE,
+    DEFAULT_STALL,
+    TurnCompletion,
+    file_reader,
+    last_conversation_index,
+    waiting_for_reply,
+)
+from replay.core.live.tail import FileTail
 from replay.core.readers import detect_reader, get_reader
 from replay.core.readers.base import (
     CHUNK_BYTES,
@@ -64,8 +64,8 @@ from replay.core.readers.base import (
     cut_off,
 )
 from replay.core.readers.claude_code import link_subagents, subagent_files
-from replay.core.tail import FileTail
-from replay.core.turn_ref import placeholder_id
+from replay.core.session.model import Session, Turn, parse_time
+from replay.core.session.turn_ref import placeholder_id
 
 CHANGE_WINDOW = 256
 """How many of the last reported turns are re-checked for changed content on each poll.

@@ -5,8 +5,14 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from replay.core.detect import DEFAULT_RULES, REPLY_WINDOW, DetectionRules, is_empty, is_stop
-from replay.core.model import Kind, Session, Turn, TurnColumns
+from replay.core.detection.empty import (
+    DEFAULT_RULES,
+    REPLY_WINDOW,
+    DetectionRules,
+    is_empty,
+    is_stop,
+)
+from replay.core.session.model import Kind, Session, Turn, TurnColumns
 
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 """Playback speeds offered by + and -."""

@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
-from replay.core.model import Source, Turn
 from replay.core.readers.base import parse_document, read_spans
+from replay.core.session.model import Source, Turn
 
 RAW_LIMIT = 200_000
 """Characters of raw record returned at most."""

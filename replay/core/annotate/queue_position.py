@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from replay.core.annotations import now_iso
+from replay.core.annotate.annotations import now_iso
 from replay.core.paths import data_dir
 
 __all__ = ["QueueDefinition", "QueuePosition", "forget_position", "load_position",

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from replay.core.model import Session
 from replay.core.readers import (
     ReaderError,
     SessionEntry,
@@ -16,6 +15,7 @@ from replay.core.readers import (
     load_sessions,
     read_entry,
 )
+from replay.core.session.model import Session
 
 __all__ = ["SessionRef", "SourceProblem", "iter_sessions", "read_ref"]
 

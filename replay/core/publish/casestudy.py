@@ -13,17 +13,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from replay.core.annotations import Annotation, session_identity, session_key
-from replay.core.detect import (
+from replay.core.annotate.annotations import Annotation, session_identity, session_key
+from replay.core.detection.empty import (
     DEFAULT_RULES,
     EmptyTurn,
     Suggester,
     find_empty_turns,
     is_visible,
 )
-from replay.core.labels import LabelSet
-from replay.core.model import Kind, Session, Turn
 from replay.core.safe import escape_controls
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Kind, Session, Turn
 
 CONTEXT_TURNS = 2
 """Turns with visible content shown before and after each empty turn."""

@@ -6,10 +6,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from replay.core.harness import interrupt_of, is_harness_text
-from replay.core.model import MARKER_KINDS, VISIBLE_KINDS, Kind, Part, Session, Turn, TurnColumns
-from replay.core.text import empty_wrapper_names, is_blank, one_line
-from replay.core.turn_ref import placeholder_id, placeholder_name
+from replay.core.session.harness import interrupt_of, is_harness_text
+from replay.core.session.model import (
+    MARKER_KINDS,
+    VISIBLE_KINDS,
+    Kind,
+    Part,
+    Session,
+    Turn,
+    TurnColumns,
+)
+from replay.core.session.text import empty_wrapper_names, is_blank, one_line
+from replay.core.session.turn_ref import placeholder_id, placeholder_name
 
 
 @dataclass(frozen=True, slots=True)

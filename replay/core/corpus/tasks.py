@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from replay.core.detect import DEFAULT_RULES
+from replay.core.corpus.scan import scan_file, scan_session
+from replay.core.detection.empty import DEFAULT_RULES
 from replay.core.readers import (
     ReaderError,
     SessionEntry,
@@ -29,7 +30,6 @@ from replay.core.readers import (
     read_entry,
 )
 from replay.core.readers.base import Mapper, Reader
-from replay.core.scan import scan_file, scan_session
 from replay.core.suggest import default_suggester
 
 

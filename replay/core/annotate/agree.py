@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from replay.core.journal import latest
-from replay.core.turn_ref import placeholder_request
+from replay.core.annotate.journal import latest
+from replay.core.session.turn_ref import placeholder_request
 
 Item = tuple[str, str]
 """(session_id, turn_id): one thing reviewers label."""

@@ -12,9 +12,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay.core.agree import AgreementReport, agreement
-from replay.core.annotations import Annotation, annotations_from_records, identity_for, key_for
-from replay.core.scan import report_label
+from replay.core.annotate.agree import AgreementReport, agreement
+from replay.core.annotate.annotations import (
+    Annotation,
+    annotations_from_records,
+    identity_for,
+    key_for,
+)
+from replay.core.corpus.scan import report_label
 
 GAP_BUCKETS: tuple[tuple[float, str], ...] = (
     (10.0, "< 10 s"),

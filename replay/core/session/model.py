@@ -176,7 +176,7 @@ def parse_time(value: object) -> tuple[str | None, float | None]:
 
 
 class TurnColumns(Sequence[Turn]):
-    """Turns held compactly and read whole on demand (`replay.core.turn_index.TurnIndex`):
+    """Turns held compactly and read whole on demand (`replay.core.index.turn_index.TurnIndex`):
     what loops over every turn ask of its columns instead of reading each turn back."""
 
     memo: dict[object, object]

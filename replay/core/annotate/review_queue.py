@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replay.core.annotations import default_journal_path, session_identity
-from replay.core.detect import DEFAULT_RULES, DetectionRules, Suggester, find_empty_turns
-from replay.core.model import Session
-from replay.core.queue_sources import SessionRef, SourceProblem, iter_sessions
+from replay.core.annotate.annotations import default_journal_path, session_identity
+from replay.core.annotate.queue_sources import SessionRef, SourceProblem, iter_sessions
+from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, Suggester, find_empty_turns
+from replay.core.session.model import Session
 
 __all__ = [
     "QueueEntry",
@@ -248,8 +248,8 @@ def load_annotated(
 ) -> tuple[dict[int, set[str]], list[str]]:
     """The turn ids this reviewer has annotated, by queue session, read from each session's
     journal (or the one `journal` for all); plus a line per journal that could not be read."""
-    from replay.core.annotations import annotations_from_records
-    from replay.core.journal import Journal, JournalError
+    from replay.core.annotate.annotations import annotations_from_records
+    from replay.core.annotate.journal import Journal, JournalError
 
     annotated: dict[int, set[str]] = {}
     problems: list[str] = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
-from replay.core.detect import (
+from replay.core.detection.empty import (
     DEFAULT_RULES,
     NO_COMPLETION,
     REPLY_WINDOW,
@@ -20,9 +20,9 @@ from replay.core.detect import (
     find_empty_turns,
     is_stop,
 )
-from replay.core.model import PROMPT_TURNS, Session, Turn, TurnColumns, first_prompt
 from replay.core.readers.base import EMPTY_FILE, Progress, Reader, UnreadablePath, iter_lines
 from replay.core.safe import json_path
+from replay.core.session.model import PROMPT_TURNS, Session, Turn, TurnColumns, first_prompt
 from replay.core.suggest.rules import suggest_from
 from replay.core.suggest.signals import (
     USER_LOOKBACK_TURNS,

@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from replay.core.model import Turn, TurnColumns
 from replay.core.safe import escape_controls
+from replay.core.session.model import Turn, TurnColumns
 
 _NUMBER = re.compile(r"#([0-9]+)", re.ASCII)
 _PLACEHOLDER_NUMBER = re.compile(r"#([0-9]+)\+", re.ASCII)

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from replay.core.annotations import Annotation, session_identity
-from replay.core.detect import (
+from replay.core.annotate.annotations import Annotation, session_identity
+from replay.core.detection.empty import (
     DEFAULT_RULES,
     DetectionRules,
     EmptyTurn,
@@ -22,10 +22,10 @@ from replay.core.detect import (
     is_visible,
 )
 from replay.core.files import output_stream
-from replay.core.labels import LabelSet
-from replay.core.model import Kind, Session, Turn, TurnColumns
 from replay.core.safe import json_line, path_text
-from replay.core.text import one_line
+from replay.core.session.labels import LabelSet
+from replay.core.session.model import Kind, Session, Turn, TurnColumns
+from replay.core.session.text import one_line
 
 CSV_COLUMNS: tuple[str, ...] = (
     "session_id", "source_path", "format", "turn_index", "turn_id", "role", "timestamp",

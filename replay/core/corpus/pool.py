@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from replay.core.corpus import SessionTask, TaskResult, scan_task
+from replay.core.corpus.tasks import SessionTask, TaskResult, scan_task
 from replay.core.readers.base import Mapper
 
 LOCAL = "local"
