@@ -13,8 +13,9 @@ from typing import Any
 
 from replay.arguments import add_format, add_rules, add_timing
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
-from replay.core.detection.empty import DEFAULT_RULES, EmptyTurn
+from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, EmptyTurn
 from replay.core.files import why_missing
+from replay.core.live.folder import FolderFollower, FolderPoll
 from replay.core.live.follow import (
     FollowUpdate,
     SessionFollower,
@@ -115,6 +116,46 @@ def _print(update: FollowUpdate, *, empties: bool = True) -> None:
     out.flush()
 
 
+def _print_folder(news: FolderPoll) -> None:
+    for problem in news.problems:
+        say_error(problem)
+    lines = [line for item in news.updates for line in event_lines(item.update)]
+    if lines:
+        out = sys.stdout.buffer
+        out.write(b"".join(lines))
+        out.flush()
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    return stop
+
+
+def watch_folders(roots: list[Path], args: argparse.Namespace, rules: DetectionRules) -> int:
+    """Follow every session under `roots` (folders, or the sessions the machine holds)."""
+    from replay.watching import follow_folder_forever
+
+    folder = FolderFollower(roots, args.format, rules=rules, suggester=default_suggester(),
+                            settle=args.settle, stall=args.stall, from_start=args.from_start)
+    stop = _stop_on_signals()
+    try:
+        _print_folder(folder.poll())
+        follow_folder_forever(folder, _print_folder, stop)
+        # Stopped: what was written since the last wake-up may complete an empty turn.
+        _print_folder(folder.poll())
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    finally:
+        folder.close()
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     """Follow until SIGINT or SIGTERM; exit 2 for a path or format that cannot be read."""
     from replay.watching import follow_forever
@@ -130,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
                                        missing_replies=args.missing_replies)
+    if path.is_dir() and args.session is None:
+        return watch_folders([path], args, rules)
     try:
         follower = SessionFollower(path, args.format, rules=rules, suggester=default_suggester(),
                                    session_id=args.session, settle=args.settle,
@@ -141,13 +184,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         say_error(f"{path}: {error.strerror or error}")
         return EXIT_BAD_INPUT
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGINT, request_stop)
-    signal.signal(signal.SIGTERM, request_stop)
+    stop = _stop_on_signals()
     try:
         _print(first, empties=args.from_start)
         follow_forever(follower, _print, stop)

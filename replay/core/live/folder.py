@@ -1,0 +1,487 @@
+"""Following every session under some folders at once: sessions started later included.
+
+`FolderFollower` keeps one `SessionFollower` per session it has seen change, found by
+walking its roots (a Claude Code project folder or `~/.claude/projects` as a whole, Codex's
+`sessions/YYYY/MM/DD/` tree where a new day's folder appears, an opencode data folder or
+storage tree, a folder of exports). The roots are a list, so the sessions discovered on the
+whole machine are followed the same way as one folder.
+
+What was there when watching began is old: a session file that existed then is only read
+once it changes, and then only what it held at the start is read first and judged quietly
+(`SessionFollower.poll(upto=...)`), so none of its old empty turns is reported and an old
+session is never reported as stalled. A file that appears later is a new session, followed
+from its first byte. A multi-session source (an opencode database or storage tree) follows
+its newest session and every session created after watching began.
+
+Bad input never stops the watch: a file that vanishes, that no reader takes, that is
+truncated or replaced, or a folder that cannot be read gives one line in `problems`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, Suggester
+from replay.core.live.completion import DEFAULT_SETTLE, DEFAULT_STALL
+from replay.core.live.follow import READ_ERRORS, FollowUpdate, SessionFollower
+from replay.core.readers import ReaderError, get_reader
+from replay.core.readers.base import Reader
+from replay.core.readers.folder import is_candidate
+
+MAX_DEPTH = 6
+"""How deep under a root sessions are looked for (`sessions/2026/12/01/x.jsonl` is 4)."""
+
+LINE_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+"""Files read record by record: an old one is read lazily, up to its size at the start."""
+
+SOURCE_READERS = ("opencode-db", "opencode-storage")
+"""Readers of folders or databases holding many sessions, each followed on its own."""
+
+
+@dataclass(slots=True)
+class SessionUpdate:
+    """What one poll found for one session of the folder."""
+
+    key: str
+    """The session's place: its file, or `<source>#<session id>`."""
+    update: FollowUpdate
+    """The follower's update (its `session` names the session: path and id)."""
+    started: bool = False
+    """The session appeared after watching began, and this is its first update."""
+
+
+@dataclass(slots=True)
+class FolderPoll:
+    """What one `FolderFollower.poll` or `tick` found."""
+
+    updates: list[SessionUpdate] = field(default_factory=list)
+    """Sessions with news, in the order they were looked at."""
+    problems: list[str] = field(default_factory=list)
+    """One line per thing that went wrong (a file gone, unreadable, not a transcript)."""
+
+
+def _stat_key(status: os.stat_result) -> tuple[int, int, int]:
+    return (status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def _is_sidechain(path: Path, names: set[str]) -> bool:
+    """True for a Claude Code subagent file or folder (followed with its session)."""
+    name = path.name
+    if name.startswith("agent-") and name.endswith(".jsonl"):
+        return True
+    return f"{name}.jsonl" in names or name == "subagents"
+
+
+def _source_reader(path: Path) -> Reader | None:
+    """The reader of a multi-session source at `path`, if it is one."""
+    for name in SOURCE_READERS:
+        reader = get_reader(name)
+        try:
+            if reader.sniff(path, b"" if path.is_dir() else _sqlite_head(path)):
+                return reader
+        except (OSError, ValueError, ReaderError):
+            continue
+    return None
+
+
+def _sqlite_head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16)
+    except OSError:
+        return b""
+
+
+class _File:
+    """One session file of the folder."""
+
+    def __init__(self, path: Path, stat: tuple[int, int, int] | None, old: bool) -> None:
+        self.path = path
+        self.stat = stat
+        """Its stat when last looked at."""
+        self.start_stat = stat if old else None
+        """Its stat when watching began (None: it appeared later)."""
+        self.follower: SessionFollower | None = None
+        self.announced = False
+        self.skipped = False
+
+    @property
+    def baseline(self) -> int | None:
+        """Bytes it held when watching began (None: a new file, read from its start)."""
+        return None if self.start_stat is None else self.start_stat[1]
+
+    def look(self) -> bool:
+        """Stat it again; True when it changed since the last look."""
+        now = _stat_now(self.path)
+        changed = now != self.stat
+        self.stat = now
+        return changed
+
+
+class _Source:
+    """A database or storage tree of many sessions: one follower per followed session."""
+
+    def __init__(self, path: Path, reader: Reader) -> None:
+        self.path = path
+        self.reader = reader
+        self.known: set[str] | None = None
+        self.followers: dict[str, SessionFollower] = {}
+        self.new: set[str] = set()
+        self.failed = False
+        self.listed: tuple[object, ...] | None = None
+
+    def listing_stamp(self) -> tuple[object, ...]:
+        """What changes when a session is added: the database (and its WAL), or the
+        folders of a storage tree's session files."""
+        if self.reader.name == "opencode-db":
+            from replay.core.readers.opencode_sqlite import database_file
+
+            database = database_file(self.path) or self.path
+            return (_stat_now(database), _stat_now(Path(f"{database}-wal")))
+        root = self.path / "storage" if (self.path / "storage").is_dir() else self.path
+        sessions = root / "session"
+        stamps: list[object] = [_stat_now(sessions)]
+        try:
+            with os.scandir(sessions) as listing:
+                stamps.extend((entry.name, _stat_now(Path(entry.path))) for entry in listing)
+        except OSError:
+            pass
+        return tuple(stamps)
+
+    def session_ids(self) -> list[str]:
+        assert self.reader.list_sessions is not None
+        entries = self.reader.list_sessions(self.path) or []
+        return [entry.key for entry in entries]
+
+    def owns(self, path: str) -> bool:
+        """True when a changed path is part of this source."""
+        own = str(self.path)
+        return path == own or path.startswith(own + "/") or path.startswith(own + "-")
+
+
+class FolderFollower:
+    """Follows every session under `roots`; `poll()` says what is new, session by session.
+
+    Args:
+        roots: folders (or session files, databases) to follow; the list the discovery of
+            the machine's sessions gives works as is.
+        from_start: also report the empty turns already there (every session is read now).
+        The rest as for `SessionFollower`.
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[str | os.PathLike[str]],
+        format: str | None = None,  # noqa: A002 - the name `--format` uses
+        *,
+        rules: DetectionRules = DEFAULT_RULES,
+        suggester: Suggester | None = None,
+        settle: float = DEFAULT_SETTLE,
+        stall: float = DEFAULT_STALL,
+        clock: Any = time.time,
+        from_start: bool = False,
+    ) -> None:
+        self.roots = [Path(root).absolute() for root in roots]
+        self.format = format
+        self.rules = rules
+        self.suggester = suggester
+        self.settle = settle
+        self.stall = stall
+        self.clock = clock
+        self.from_start = from_start
+        self.files: dict[Path, _File] = {}
+        self.sources: dict[Path, _Source] = {}
+        self._kinds: dict[Path, Reader | None] = {}
+        self._unreadable: set[Path] = set()
+        self._started = False
+
+    # -- what is followed ------------------------------------------------------------------
+
+    def _follower(self, path: Path, session_id: str | None = None, *,
+                  quiet: bool) -> SessionFollower:
+        return SessionFollower(path, self.format, rules=self.rules, suggester=self.suggester,
+                               session_id=session_id, settle=self.settle, stall=self.stall,
+                               clock=self.clock, quiet_start=quiet)
+
+    def followers(self) -> list[tuple[str, SessionFollower]]:
+        """Every session followed so far (those written since watching began), with its key."""
+        found = [(str(path), unit.follower) for path, unit in self.files.items()
+                 if unit.follower is not None]
+        for path, source in self.sources.items():
+            found.extend((f"{path}#{sid}", follower) for sid, follower in source.followers.items())
+        return found
+
+    def newest(self) -> tuple[str, SessionFollower] | None:
+        """The session written last (the one the agent is working in now), if any."""
+        best: tuple[float, str, SessionFollower] | None = None
+        for key, follower in self.followers():
+            if follower.session is None:
+                continue
+            stamp = follower.last_write
+            if best is None or stamp > best[0]:
+                best = (stamp, key, follower)
+        return None if best is None else (best[1], best[2])
+
+    # -- walking the roots -----------------------------------------------------------------
+
+    def _source_at(self, path: Path) -> Reader | None:
+        if path not in self._kinds:
+            self._kinds[path] = _source_reader(path)
+        return self._kinds[path]
+
+    def _add_source(self, path: Path, reader: Reader, seen: set[Path]) -> None:
+        seen.add(path)
+        if path not in self.sources:
+            self.sources[path] = _Source(path, reader)
+
+    def _walk(self, directory: Path, depth: int, seen: set[Path], found: FolderPoll) -> None:
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            if directory not in self._unreadable:
+                self._unreadable.add(directory)
+                found.problems.append(f"{directory}: cannot be read ({error.strerror or error}); "
+                                      "the rest is still watched")
+            return
+        if directory in self._unreadable:
+            self._unreadable.discard(directory)
+            found.problems.append(f"{directory}: readable again")
+        names = {entry.name for entry in entries}
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.name.startswith(".") or _is_sidechain(path, names):
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                reader = self._source_at(path)
+                if reader is not None:
+                    self._add_source(path, reader, seen)
+                elif depth < MAX_DEPTH:
+                    self._walk(path, depth + 1, seen, found)
+                continue
+            if not is_candidate(path):
+                continue
+            if path.suffix.lower() in (".db", ".sqlite", ".sqlite3"):
+                reader = self._source_at(path)
+                if reader is not None:
+                    self._add_source(path, reader, seen)
+                continue
+            seen.add(path)
+            if path not in self.files:
+                try:
+                    stat = _stat_key(entry.stat())
+                except OSError:
+                    continue
+                self.files[path] = _File(path, stat, old=not self._started)
+
+    def _scan(self, found: FolderPoll) -> set[Path]:
+        """Look through every root; returns the sessions' paths seen."""
+        seen: set[Path] = set()
+        for root in self.roots:
+            if root.is_dir():
+                reader = self._source_at(root)
+                if reader is not None:
+                    self._add_source(root, reader, seen)
+                else:
+                    self._walk(root, 0, seen, found)
+            elif root.exists():
+                seen.add(root)
+                if root not in self.files:
+                    self.files[root] = _File(root, _stat_now(root), old=not self._started)
+            elif root not in self._unreadable:
+                self._unreadable.add(root)
+                found.problems.append(f"{root}: not found; watching for it")
+        return seen
+
+    def _owner(self, changed: str) -> _File | _Source | None:
+        """The session a changed path belongs to (its file, a subagent file of it, a part
+        of a source); None for a path nothing known holds (a new file or folder)."""
+        path = Path(changed)
+        unit = self.files.get(path)
+        if unit is not None:
+            return unit
+        for source in self.sources.values():
+            if source.owns(changed):
+                return source
+        for parent in list(path.parents)[:3]:
+            unit = self.files.get(parent.with_name(parent.name + ".jsonl"))
+            if unit is not None:
+                return unit  # `<session>/subagents/agent-x.jsonl`
+        return None
+
+    # -- polling ---------------------------------------------------------------------------
+
+    def poll(self, changed: Iterable[str] | None = None, *, final: bool = False) -> FolderPoll:
+        """Read what changed and report it, session by session.
+
+        Args:
+            changed: paths the file system said changed; only the sessions they belong to
+                are read (a path nothing known holds makes the roots be walked again).
+                None walks the roots and looks at every session (the idle poll).
+            final: the watch is ending: last lines without a newline are read too.
+        """
+        found = FolderPoll()
+        first = not self._started
+        files: list[_File]
+        sources: list[_Source]
+        if changed is None or first:
+            seen = self._scan(found)
+            self._forget_gone(seen, found)
+            files = list(self.files.values())
+            sources = list(self.sources.values())
+            look_all = True
+        else:
+            owners = [self._owner(path) for path in changed]
+            if any(owner is None for owner in owners):
+                seen = self._scan(found)
+                self._forget_gone(seen, found)
+                known = set(owners)
+                owners = [*(unit for unit in self.files.values()
+                            if unit.follower is None and unit.start_stat is None
+                            or unit in known)]
+                owners.extend(source for source in self.sources.values() if source in known)
+            files = list(dict.fromkeys(o for o in owners if isinstance(o, _File)))
+            sources = list(dict.fromkeys(o for o in owners if isinstance(o, _Source)))
+            look_all = False
+        self._started = True
+        for unit in files:
+            self._poll_file(unit, first, look_all, found, final)
+        for source in sources:
+            self._poll_source(source, first, found, final)
+        return found
+
+    def _forget_gone(self, seen: set[Path], found: FolderPoll) -> None:
+        for path in [path for path in self.files if path not in seen]:
+            if path.exists():
+                continue
+            unit = self.files.pop(path)
+            if unit.follower is not None:
+                unit.follower.close()
+                if unit.follower.session is not None:
+                    found.problems.append(f"{path}: gone (deleted or moved); "
+                                          "the folder is still watched")
+        for path in [path for path in self.sources if path not in seen]:
+            if not path.exists():
+                source = self.sources.pop(path)
+                for follower in source.followers.values():
+                    follower.close()
+                found.problems.append(f"{path}: gone (deleted or moved); "
+                                      "the folder is still watched")
+
+    def _poll_file(self, unit: _File, first: bool, look_all: bool, found: FolderPoll,
+                   final: bool) -> None:
+        if unit.skipped:
+            return
+        follower = unit.follower
+        changed = unit.look()
+        if follower is None:
+            baseline = unit.baseline
+            old = baseline is not None and not self.from_start
+            if old and unit.path.suffix.lower() in LINE_SUFFIXES and unit.stat == unit.start_stat:
+                return  # an old session, untouched since watching began: not read at all
+            follower = unit.follower = self._follower(unit.path, quiet=baseline is not None)
+            if old:
+                # What it held when watching began: read and judged, never reported.
+                upto = baseline if unit.path.suffix.lower() in LINE_SUFFIXES else None
+                if self._guarded(unit, lambda: follower.poll(upto=upto), found) is None:
+                    return
+                if upto is None:
+                    return
+        elif look_all and not changed:
+            return  # nothing written: a stat was enough
+        update = self._guarded(unit, lambda: follower.poll(final=final), found)
+        if update is None:
+            return
+        if update.reset and not first:
+            found.problems.append(f"{unit.path}: truncated or replaced; read again from its start")
+        started = unit.start_stat is None and not unit.announced and update.session is not None
+        if started:
+            unit.announced = True
+        if update.has_news or started:
+            found.updates.append(SessionUpdate(str(unit.path), update, started))
+
+    def _guarded(self, unit: _File, call: Any, found: FolderPoll) -> FollowUpdate | None:
+        try:
+            return call()
+        except ReaderError as error:
+            unit.skipped = True
+            found.problems.append(f"skipped {error}")
+        except READ_ERRORS as error:
+            found.problems.append(f"{unit.path}: {getattr(error, 'strerror', None) or error}; "
+                                  "tried again on its next change")
+        return None
+
+    def _poll_source(self, source: _Source, first: bool, found: FolderPoll,
+                     final: bool) -> None:
+        stamp = source.listing_stamp()
+        if stamp != source.listed:
+            try:
+                ids = source.session_ids()
+            except (ReaderError, *READ_ERRORS) as error:
+                if not source.failed:
+                    source.failed = True
+                    found.problems.append(f"{source.path}: {error}; tried again on its next "
+                                          "change")
+                return
+            source.failed = False
+            source.listed = stamp
+            if source.known is None:
+                source.known = set(ids)
+                for sid in ids if self.from_start else ids[-1:]:
+                    source.followers[sid] = self._follower(source.path, sid,
+                                                           quiet=not self.from_start)
+            for sid in ids:
+                if sid not in source.known:
+                    source.known.add(sid)
+                    source.new.add(sid)
+                    source.followers[sid] = self._follower(source.path, sid, quiet=False)
+        for sid, follower in source.followers.items():
+            key = f"{source.path}#{sid}"
+            was_read = follower.session is not None
+            try:
+                update = follower.poll(final=final)
+            except (ReaderError, *READ_ERRORS) as error:
+                found.problems.append(f"{key}: {error}; tried again on its next change")
+                continue
+            if not was_read and not self.from_start and sid not in source.new:
+                update.new_empty = []  # there before watching began
+            started = sid in source.new and update.session is not None
+            if started:
+                source.new.discard(sid)
+            if update.has_news or started:
+                found.updates.append(SessionUpdate(key, update, started))
+
+    def tick(self) -> FolderPoll:
+        """Judge what only time changes (quiet times, stalls) in every followed session."""
+        found = FolderPoll()
+        for key, follower in self.followers():
+            update = follower.tick()
+            if update.has_news:
+                found.updates.append(SessionUpdate(key, update))
+        return found
+
+    def close(self) -> None:
+        """Release open files."""
+        for _key, follower in self.followers():
+            follower.close()
+
+
+def _stat_now(path: Path) -> tuple[int, int, int] | None:
+    try:
+        return _stat_key(os.stat(path))
+    except OSError:
+        return None
+
+
+__all__ = ["FolderFollower", "FolderPoll", "SessionUpdate"]

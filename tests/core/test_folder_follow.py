@@ -1,0 +1,266 @@
+"""FolderFollower: every session under a folder, new ones included, old ones left in peace.
+
+Files are written the way the agents write them: a record per line, a reply's lines with
+bookkeeping between them, a new file (or a new day's folder) appearing, a session ending.
+A fake clock drives quiet times and stalls, so nothing waits.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from replay.core.live.folder import FolderFollower, FolderPoll
+from tests.conftest import realdata
+from tests.core.test_follow import (
+    CODEX_META,
+    SIDE_RECORDS,
+    Clock,
+    _append_bytes,
+    _cc_line,
+    _codex,
+    _codex_prompt,
+    _ended_claude,
+    _write_json,
+    user_line,
+)
+
+THINKING = {"type": "thinking", "thinking": "plan", "signature": "s"}
+OLD = 1_700_000_000
+
+
+def _empties(news: FolderPoll) -> list[tuple[str, str]]:
+    return [(Path(item.key).name, empty.id) for item in news.updates
+            for empty in item.update.new_empty]
+
+
+def _stalls(news: FolderPoll) -> list[str]:
+    return [Path(item.key).name for item in news.updates if item.update.stalled is not None]
+
+
+def _old_project(tmp_path: Path) -> Path:
+    """A project folder with an ended session, one left waiting for a reply long ago, and
+    one holding an empty turn, all written long before watching begins."""
+    project = tmp_path / "projects" / "-work-app"
+    project.mkdir(parents=True)
+    _ended_claude(project).rename(project / "ended.jsonl")
+    (project / "waiting.jsonl").write_bytes(user_line(0, "are you there?"))
+    (project / "had-empty.jsonl").write_bytes(
+        user_line(0, "go") + _cc_line(1, "msg_1", {"type": "text", "text": ""}, "end_turn")
+        + user_line(2, "and now?"))
+    for file in project.iterdir():
+        os.utime(file, (OLD, OLD))
+    return project
+
+
+def test_old_sessions_are_neither_stalled_nor_reported(tmp_path: Path) -> None:
+    project = _old_project(tmp_path)
+    clock = Clock()
+    folder = FolderFollower([project.parent], clock=clock, stall=2)
+    news = folder.poll()
+    assert (news.updates, news.problems) == ([], [])
+    clock.now += 10_000
+    assert folder.tick().updates == [] and folder.poll().updates == []
+    assert folder.followers() == []  # none of them was even read
+
+
+def test_an_old_session_written_again_reports_only_what_is_new(tmp_path: Path) -> None:
+    project = _old_project(tmp_path)
+    clock = Clock()
+    folder = FolderFollower([project], clock=clock, stall=5)
+    folder.poll()
+    target = project / "had-empty.jsonl"
+    _append_bytes(target, _cc_line(3, "msg_3", THINKING, None))
+    news = folder.poll([str(target)])
+    assert _empties(news) == [] and news.updates[0].started is False
+    assert news.updates[0].update.pending == 3
+    _append_bytes(target, _cc_line(4, "msg_3", {"type": "text", "text": ""}, "end_turn"))
+    news = folder.poll([str(target)])
+    assert _empties(news) == [("had-empty.jsonl", "msg_3")]  # never the old msg_1
+    session = news.updates[0].update.session
+    assert session is not None and session.session_id and session.path == str(target)
+
+
+def test_a_new_session_file_is_followed_from_its_first_line(tmp_path: Path) -> None:
+    project = _old_project(tmp_path)
+    clock = Clock()
+    folder = FolderFollower([project.parent], clock=clock, stall=30)
+    folder.poll()
+    target = project / "new-session.jsonl"
+    target.write_bytes(b"")
+    assert folder.poll([str(target)]).updates == []  # nothing to judge yet
+    _append_bytes(target, user_line(0, "hello"))
+    news = folder.poll([str(target)])
+    assert [item.started for item in news.updates] == [True]
+    _append_bytes(target, _cc_line(1, "msg_1", THINKING, None))
+    _append_bytes(target, orjson.dumps(SIDE_RECORDS["queue-operation"]) + b"\n")
+    clock.now += 2
+    news = folder.poll([str(target)])
+    assert _empties(news) == [] and [item.started for item in news.updates] == [False]
+    _append_bytes(target, _cc_line(3, "msg_1", {"type": "text", "text": " "}, "end_turn"))
+    news = folder.poll(None)  # found by the idle walk as well as by an event
+    assert _empties(news) == [("new-session.jsonl", "msg_1")]
+    assert all(not item.update.retracted for item in news.updates)
+    # It ended with a reply: the person is due, never a stall.
+    clock.now += 10_000
+    assert _stalls(folder.tick()) == []
+
+
+def test_a_new_session_waiting_for_its_reply_stalls_since_its_last_write(
+        tmp_path: Path) -> None:
+    project = _old_project(tmp_path)
+    clock = Clock()
+    folder = FolderFollower([project], clock=clock, stall=30)
+    folder.poll()
+    target = project / "new.jsonl"
+    target.write_bytes(user_line(0, "hello"))
+    folder.poll([str(target)])
+    clock.now += 29
+    assert _stalls(folder.tick()) == []
+    clock.now += 2
+    news = folder.tick()
+    assert _stalls(news) == ["new.jsonl"]
+    stall = news.updates[0].update.stalled
+    assert stall is not None and clock.now - stall.since == pytest.approx(31, abs=1)
+
+
+def test_codex_day_folder_appearing(tmp_path: Path) -> None:
+    sessions = tmp_path / ".codex-home" / "sessions"
+    day = sessions / "2026" / "11" / "30"
+    day.mkdir(parents=True)
+    old = day / "rollout-2026-11-30T10-00-00-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+    old.write_bytes(CODEX_META + _codex_prompt("hi"))
+    os.utime(old, (OLD, OLD))
+    clock = Clock()
+    folder = FolderFollower([sessions], clock=clock, stall=2)
+    assert folder.poll().updates == []
+    new_day = sessions / "2026" / "12" / "01"
+    new_day.mkdir(parents=True)
+    target = new_day / "rollout-2026-12-01T00-00-01-019e1625-0000-76c0-80ab-3724b5ddb799.jsonl"
+    target.write_bytes(CODEX_META + _codex_prompt("go"))
+    news = folder.poll([str(new_day)])
+    assert [Path(item.key).name for item in news.updates if item.started] == [target.name]
+    _append_bytes(target, _codex("event_msg", {"type": "token_count", "info": None})
+                  + _codex("response_item", {"type": "reasoning", "summary": []})
+                  + _codex("event_msg", {"type": "task_complete", "last_agent_message": None}))
+    news = folder.poll([str(target)])
+    assert [empty.reason for item in news.updates for empty in item.update.new_empty] == [
+        "reasoning-only"]
+    clock.now += 10_000
+    assert _stalls(folder.tick()) == []  # task complete: nothing due
+
+
+def test_opencode_storage_new_session_is_followed(tmp_path: Path) -> None:
+    root = tmp_path / "opencode" / "storage"
+    created = 1_760_000_000_000
+
+    def session(sid: str, n: int, role: str, parts: list[dict[str, Any]],
+                completed: bool) -> None:
+        _write_json(root / "session" / "prj_1" / f"{sid}.json",
+                    {"id": sid, "time": {"created": created + (sid == "ses_new")}})
+        time: dict[str, int] = {"created": created + n}
+        if completed:
+            time["completed"] = created + n + 1
+        _write_json(root / "message" / sid / f"msg_{sid}_{n}.json",
+                    {"id": f"msg_{sid}_{n}", "sessionID": sid, "role": role, "time": time})
+        for k, part in enumerate(parts):
+            _write_json(root / "part" / f"msg_{sid}_{n}" / f"prt_{n}_{k}.json",
+                        {"id": f"prt_{n}_{k}", **part})
+
+    session("ses_old", 0, "user", [{"type": "text", "text": "hi"}], False)
+    session("ses_old", 1, "assistant", [{"type": "step-start"}], True)  # an old empty turn
+    clock = Clock()
+    folder = FolderFollower([tmp_path / "opencode"], clock=clock, stall=2)
+    assert _empties(folder.poll()) == []
+    session("ses_new", 0, "user", [{"type": "text", "text": "go"}], False)
+    session("ses_new", 1, "assistant", [{"type": "step-start"}], False)
+    news = folder.poll([str(root / "message")])
+    assert [item.key.rsplit("#", 1)[1] for item in news.updates if item.started] == ["ses_new"]
+    assert _empties(news) == []
+    session("ses_new", 1, "assistant", [{"type": "step-start"},
+                                        {"type": "reasoning", "text": "hm"}], True)
+    news = folder.poll([str(root / "part")])
+    assert [e.id for item in news.updates for e in item.update.new_empty] == ["msg_ses_new_1"]
+    clock.now += 10_000
+    assert _stalls(folder.tick()) == []
+
+
+def test_bad_input_is_one_line_and_following_goes_on(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    clock = Clock()
+    folder = FolderFollower([project], clock=clock)
+    folder.poll()
+    first = project / "a.jsonl"
+    first.write_bytes(user_line(0, "go"))
+    folder.poll([str(first)])
+    # Truncated and rewritten in place.
+    first.write_bytes(user_line(0, "<local-command-stdout></local-command-stdout>"))
+    news = folder.poll([str(first)])
+    assert [line for line in news.problems if "truncated or replaced" in line] == [
+        f"{first}: truncated or replaced; read again from its start"]
+    assert _empties(news) == [("a.jsonl", "u-0")]
+    # Not a transcript at all.
+    junk = project / "notes.jsonl"
+    junk.write_bytes(b'{"hello": "world"}\n')
+    news = folder.poll([str(junk)])
+    assert len(news.problems) == 1 and "notes.jsonl" in news.problems[0]
+    assert folder.poll([str(junk)]).problems == []  # said once
+    # A file that vanishes.
+    first.unlink()
+    news = folder.poll(None)
+    assert news.problems == [f"{first}: gone (deleted or moved); the folder is still watched"]
+    # A sub-folder that becomes unreadable, then readable again.
+    if os.geteuid() != 0:
+        locked = project / "locked"
+        locked.mkdir()
+        locked.chmod(0)
+        try:
+            news = folder.poll(None)
+            assert [line for line in news.problems if "cannot be read" in line]
+        finally:
+            locked.chmod(0o755)
+    # And the folder is still followed.
+    later = project / "b.jsonl"
+    later.write_bytes(user_line(0, "") + _cc_line(1, "msg_1", {"type": "text", "text": "ok"},
+                                                  "end_turn"))
+    assert _empties(folder.poll([str(later)])) == [("b.jsonl", "u-0")]
+
+
+def test_from_start_reports_what_is_there(tmp_path: Path) -> None:
+    project = _old_project(tmp_path)
+    folder = FolderFollower([project], from_start=True, stall=2)
+    news = folder.poll()
+    assert ("had-empty.jsonl", "msg_1") in _empties(news)
+    assert _stalls(news) == []  # old sessions, however silent
+
+
+@pytest.mark.parametrize("when", ["there before", "read from the start", "appearing later"])
+def test_fifty_finished_real_sessions_give_no_stall(tmp_path: Path, when: str) -> None:
+    files = sorted(path for path in realdata("claude-code").glob("*.jsonl")
+                   if path.stat().st_size)
+    folder_path = tmp_path / "many"
+    folder_path.mkdir()
+
+    def copy_all() -> None:
+        for n in range(50):
+            shutil.copy(files[n % len(files)], folder_path / f"s{n:02d}.jsonl")
+
+    if when != "appearing later":
+        copy_all()
+    clock = Clock()
+    folder = FolderFollower([folder_path], clock=clock, stall=1,
+                            from_start=when == "read from the start")
+    news = folder.poll()
+    if when == "appearing later":
+        copy_all()
+        news = folder.poll(None)
+        assert len([item for item in news.updates if item.started]) == 50
+    assert _stalls(news) == []
+    clock.now += 3600
+    assert _stalls(folder.tick()) == [] and _stalls(folder.poll()) == []
