@@ -18,6 +18,12 @@ Run: `python bench/bench_watch.py [--events 100] [--duration 30] [--rate 1000] [
 5. Stalls: `replay watch --stall S` on a session whose last line is a prompt with no reply;
    from the moment the threshold passes (last write + S) to the `stalled` line, over
    `--stalls` silences (target: within 1 s).
+6. A folder: `replay watch DIR --stall S` on a project folder holding `--folder-sessions`
+   finished sessions; `--folder-events` new session files are started while it watches
+   (half written whole at once, half with the reply's last line written 0.3 s later), each
+   ending with an empty reply; from the write that completes it to its `empty` line
+   (target p95 <= 0.5 s), and the `stalled` lines printed for the finished sessions, old
+   and new, over S + 3 s of silence at the end (target 0). `--only folder` runs only this.
 """
 
 from __future__ import annotations
@@ -234,9 +240,15 @@ def main() -> int:
     parser.add_argument("--think-rounds", type=int, default=2)
     parser.add_argument("--stall", type=float, default=2.0)
     parser.add_argument("--stalls", type=int, default=5)
+    parser.add_argument("--folder-sessions", type=int, default=50)
+    parser.add_argument("--folder-events", type=int, default=40)
+    parser.add_argument("--only", choices=["folder"], default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as folder:
         base = Path(folder)
+        if args.only == "folder":
+            folder_case(base / "project", args)
+            return 0
 
         print(f"1. latency, write -> printed line, {args.events} events")
         target = base / f"{SESSION}.jsonl"
@@ -328,7 +340,98 @@ def main() -> int:
         print(f"   threshold -> stalled line: p50 {percentile(delays, 0.5) * 1000:.0f} ms, "
               f"max {max(delays) * 1000:.0f} ms "
               f"(target <= 1000 ms: {'met' if max(delays) <= 1.0 else 'MISSED'})")
+        folder_case(base / "project", args)
     return 0
+
+
+def finished_session(session_id: str, n: int, *, exits: bool) -> bytes:
+    """A session that is over: a prompt, its reply with a stop reason, maybe `/exit`."""
+    lines = [record("user", n, f"request {n}"),
+             record("assistant", n, [{"type": "thinking", "thinking": "t", "signature": "s"}],
+                    f"msg_{n}"),
+             finished_reply(n, "Done.")]
+    if exits:
+        lines += [record("user", n + 1, "<command-name>/exit</command-name>"),
+                  record("user", n + 2, "<local-command-stdout>See ya!</local-command-stdout>")]
+    return b"".join(lines).replace(SESSION.encode(), session_id.encode())
+
+
+def finished_reply(n: int, text: str) -> bytes:
+    """The last line of a reply, with the stop reason Claude Code writes on it."""
+    return orjson.dumps({"type": "assistant", "sessionId": SESSION, "uuid": f"a-{n}-end",
+                         "parentUuid": None, "timestamp": "2026-03-01T10:00:00.000Z",
+                         "message": {"role": "assistant", "id": f"msg_{n}", "model": "bench",
+                                     "stop_reason": "end_turn",
+                                     "content": [{"type": "text", "text": text}]}}) + b"\n"
+
+
+def folder_case(project: Path, args: argparse.Namespace) -> None:
+    """Section 6: new sessions in a watched folder of finished ones."""
+    print(f"6. a folder of {args.folder_sessions} finished sessions, --stall {args.stall:g}; "
+          f"{args.folder_events} new session files started while watching")
+    project.mkdir(parents=True)
+    for n in range(args.folder_sessions):
+        sid = f"00000000-0000-4000-8000-{n:012d}"
+        (project / f"{sid}.jsonl").write_bytes(finished_session(sid, n, exits=n % 2 == 0))
+    process = subprocess.Popen([sys.executable, "-m", "replay", "watch", str(project),
+                                "--stall", str(args.stall)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    lines = Lines(process)
+    probe = 0
+    while True:  # files there before its first walk are old: probe with new ones until one prints
+        probe += 1
+        (project / f"probe-{probe}.jsonl").write_bytes(
+            record("user", 0, "   ") + record("user", 1, "<local-command-stdout>ok"
+                                                     "</local-command-stdout>"))
+        line = lines.next(1.0)
+        if line is not None:
+            break
+    stalls = 0
+    whole: list[float] = []
+    later: list[float] = []
+    try:
+        for n in range(args.folder_events):
+            sid = f"11111111-0000-4000-8000-{n:012d}"
+            target = project / f"{sid}.jsonl"
+            head = finished_session(sid, 100 + n, exits=False).splitlines(keepends=True)[:2]
+            last = finished_reply(100 + n, "").replace(SESSION.encode(), sid.encode())
+            if n % 2 == 0:
+                started = time.perf_counter()
+                target.write_bytes(b"".join(head) + last)
+                bucket = whole
+            else:
+                target.write_bytes(b"".join(head))
+                time.sleep(0.3)
+                started = time.perf_counter()
+                append(target, last)
+                bucket = later
+            while True:
+                line = lines.next(10.0)
+                assert line is not None, "no empty line for a new session"
+                event = orjson.loads(line)
+                if event["event"] == "stalled":
+                    stalls += 1
+                    continue
+                if event["event"] == "empty" and event["id"] == f"msg_{100 + n}":
+                    bucket.append(time.perf_counter() - started)
+                    break
+            time.sleep(0.1)
+        # Every session is finished now: a silence longer than --stall must print nothing.
+        until = time.monotonic() + args.stall + 3
+        while (left := until - time.monotonic()) > 0:
+            line = lines.next(left)
+            if line is not None and orjson.loads(line)["event"] == "stalled":
+                stalls += 1
+    finally:
+        stop(process)
+    both = whole + later
+    for name, values in (("file written whole", whole), ("last line later", later),
+                         ("all", both)):
+        print(f"   {name:<18} p50 {percentile(values, 0.5) * 1000:7.1f} ms   "
+              f"p95 {percentile(values, 0.95) * 1000:7.1f} ms   "
+              f"max {max(values) * 1000:7.1f} ms")
+    print(f"   target p95 <= 500 ms: {'met' if percentile(both, 0.95) <= 0.5 else 'MISSED'}; "
+          f"stalled lines for finished sessions: {stalls} (target 0)")
 
 
 def thinking_lines(n: int) -> tuple[bytes, bytes]:

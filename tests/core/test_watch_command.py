@@ -378,3 +378,70 @@ def test_missing_replies_prints_the_placeholder_once_no_reply_is_coming(
             gemini_line("4", "gemini", "Two tests fail.", 12))
     status, rest, err = watch.stop()
     assert status == 0 and rest == b"", (rest, err)
+
+
+# -- a folder (#20) ---------------------------------------------------------------------------
+
+def _wait_until_folder_watched(watch: Watch, folder: Path) -> None:
+    """Return once the watcher reports a session started after it began (a probe file)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    number = 0
+    while True:
+        probe = folder / f"probe-{number}.jsonl"
+        # Ends with a local command's output: nothing is due, so no probe ever stalls.
+        probe.write_bytes(user_line(0, "   ")
+                          + user_line(1, "<local-command-stdout>ok</local-command-stdout>"))
+        try:
+            line = watch.lines(1, timeout=1.0)[0]
+            break
+        except AssertionError:
+            assert time.monotonic() < deadline, "replay watch never printed a probe"
+            number += 1
+    # Probes written before the first walk are old sessions: never printed.
+    assert line["path"] == str(probe) and line["id"] == "u-0"
+
+
+def test_watching_a_folder_follows_a_session_started_later(
+    tmp_path: Path, watch_processes: list[Watch]
+) -> None:
+    from tests.core.test_follow import SIDE_RECORDS, _cc_line, _ended_claude
+
+    project = tmp_path / "projects" / "-work-app"
+    project.mkdir(parents=True)
+    _ended_claude(project)  # ended long ago: never stalled
+    waiting = project / "waiting.jsonl"
+    waiting.write_bytes(user_line(0, "are you there?"))  # old, silent: not a stall either
+    os.utime(waiting, (1_700_000_000, 1_700_000_000))
+    watch = Watch(str(tmp_path / "projects"), "--stall", "3")
+    watch_processes.append(watch)
+    _wait_until_folder_watched(watch, project)
+    # A new session, written as Claude Code writes it: a line at a time, with the person
+    # typing ahead (a queue operation) between the thinking and the text of one message;
+    # no silence reaches --stall while the reply is due.
+    target = project / "22222222-3333-4444-5555-666666666666.jsonl"
+    thinking = {"type": "thinking", "thinking": "plan", "signature": "s"}
+    _append(target, user_line(0, "go"))
+    time.sleep(0.3)
+    _append(target, _cc_line(1, "msg_1", thinking, None))
+    time.sleep(0.3)
+    _append(target, orjson.dumps(SIDE_RECORDS["queue-operation"]) + b"\n")
+    time.sleep(1.0)
+    _append(target, orjson.dumps(SIDE_RECORDS["attachment"]) + b"\n")
+    time.sleep(1.0)
+    _append(target, _cc_line(3, "msg_1", {"type": "text", "text": "Done."}, "end_turn"))
+    _append(target, user_line(4, "and the tests?"))
+    _append(target, _cc_line(5, "msg_2", thinking, None))
+    time.sleep(0.3)
+    _append(target, _cc_line(6, "msg_2", {"type": "text", "text": ""}, "end_turn"))
+    (line,) = watch.lines(1)
+    assert (line["event"], line["id"], line["reason"]) == ("empty", "msg_2", "reasoning-only")
+    assert line["path"] == str(target) and line["session_id"] == SESSION_ID
+    # The session ends; nothing is due, so no stall however long the silence.
+    _append(target, user_line(7, "<command-name>/exit</command-name>"),
+            user_line(8, "<local-command-stdout>See ya!</local-command-stdout>"))
+    time.sleep(4.5)
+    code, rest, err = watch.stop()
+    events = [orjson.loads(raw) for raw in rest.splitlines()]
+    assert code == 0 and err == b""
+    # See ya! is a user line with words; nothing else may be printed: no stall, no retract.
+    assert events == []
