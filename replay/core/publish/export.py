@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from replay.core.annotate.annotations import Annotation, session_identity
+from replay.core.annotate.outgrown import now_with_content
 from replay.core.detection.empty import (
     DEFAULT_RULES,
     DetectionRules,
@@ -31,6 +32,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     "session_id", "source_path", "format", "turn_index", "turn_id", "role", "timestamp",
     "empty_reason", "label", "label_title", "note", "confidence", "reviewer", "annotated_at",
     "suggestion", "before_excerpt", "after_excerpt",
+    # Appended (#20) after every column before it: the annotated turn shows content now.
+    "turn_now_has_content",
 )
 """Columns of the CSV export, in the order of the product contract."""
 
@@ -84,7 +87,7 @@ def excerpt(session: Session, turn: Turn | None, limit: int = EXCERPT_CHARS) -> 
 
 def _row(
     session: Session, turn: Turn | None, empty: EmptyTurn | None, annotation: Annotation | None,
-    labels: LabelSet,
+    labels: LabelSet, has_content: bool | None = False,
 ) -> Row:
     index = turn.index if turn is not None else (annotation.turn_index if annotation else -1)
     label = labels.get(annotation.label) if annotation else None
@@ -114,6 +117,7 @@ def _row(
         "suggestion": empty.suggestion if empty else None,
         "before_excerpt": excerpt(session, before),
         "after_excerpt": excerpt(session, _neighbour(session, index, 1)) if turn else "",
+        "turn_now_has_content": has_content,
     }
 
 
@@ -150,13 +154,17 @@ def export_rows(
                if rules.missing_replies or not empty.is_placeholder or empty.id in noted}
     keyed: list[tuple[int, str, str, Row]] = []
     annotated: set[str] = set()
-    for note in annotations:
-        if note.withdrawn or note.session_id != identity:
-            continue
+    current = [note for note in annotations if not note.withdrawn and note.session_id == identity]
+    # Labelled while empty, not empty now (a reply still being written then): said, not hidden.
+    outgrown = now_with_content(session, (note.turn_id for note in current), empties)
+    for note in current:
         empty = empties.get(note.turn_id)
         turn = by_id(note.turn_id) if empty is None else session.turns[empty.index]
         annotated.add(note.turn_id)
-        row = _row(session, turn, empty, note, labels)
+        has_content: bool | None = note.turn_id in outgrown or (note.has_content and empty is None)
+        if not has_content and empty is None and turn is None:
+            has_content = None  # the session no longer holds the turn: unknown
+        row = _row(session, turn, empty, note, labels, has_content)
         keyed.append((row["turn_index"], note.reviewer, note.time, row))
     if all_empty:
         for empty in empties.values():
