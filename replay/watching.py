@@ -280,3 +280,54 @@ def follow_folder_forever(
                 break  # a root appeared or went away: watch again
         else:
             return
+
+
+async def follow_folder_async(
+    folder: FolderFollower,
+    on_news: Callable[[FolderPoll], Awaitable[Any] | Any],
+    stop_event: asyncio.Event | None = None,
+    *,
+    debounce_ms: int = DEBOUNCE_MS,
+    idle_poll_ms: int = IDLE_POLL_MS,
+) -> None:
+    """`follow_folder_forever` for an event loop (the app): each poll runs in a thread,
+    ticks on the loop; `on_news` gets every poll or tick that found something."""
+    from watchfiles import awatch
+
+    async def deliver(news: FolderPoll) -> None:
+        if news.updates or news.problems:
+            outcome = on_news(news)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    last_look = time.monotonic()
+    while stop_event is None or not stop_event.is_set():
+        roots = tuple(str(root) for root in folder.roots if root.exists())
+        if not roots:
+            await asyncio.sleep(idle_poll_ms / 1000)
+            await deliver(await asyncio.to_thread(folder.poll))
+            continue
+        async for changes in awatch(
+            *roots,
+            watch_filter=_folder_filter,
+            debounce=debounce_ms,
+            step=STEP_MS,
+            stop_event=stop_event,
+            rust_timeout=TICK_MS,
+            yield_on_timeout=True,
+            recursive=True,
+        ):
+            now = time.monotonic()
+            if changes:
+                paths = {path for _change, path in changes}
+                news = await asyncio.to_thread(folder.poll, paths)
+            elif now - last_look >= idle_poll_ms / 1000:
+                last_look = now
+                news = await asyncio.to_thread(folder.poll)
+            else:
+                news = folder.tick()
+            await deliver(news)
+            if tuple(str(root) for root in folder.roots if root.exists()) != roots:
+                break
+        else:
+            return

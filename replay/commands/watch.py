@@ -49,8 +49,18 @@ message once it has a stop reason or another record follows it, opencode on its 
 time or an error, Codex by its own closing records, a user message written as several
 records after --settle seconds of quiet. A message still being written (a thinking line
 with nothing after it yet) is never printed as empty, however long the pause: if nothing
-follows it, that is a stall. On Ctrl-C or SIGTERM the empty turns already complete are
-printed first, then watch stops."""
+follows it, that is a stall. Bookkeeping between a reply's lines (queue operations,
+attachments, progress, snapshots, system records, Codex token counts) completes nothing. A
+session that ended (/exit, a final reply with its stop reason, a Codex task complete, an
+opencode completed message) never stalls. On Ctrl-C or SIGTERM the empty turns already
+complete are printed first, then watch stops.
+
+A folder (a Claude Code project folder or ~/.claude/projects, ~/.codex/sessions, an
+opencode data folder, a folder of exports) is followed as a whole: every line names its
+session by "path" and "session_id"; sessions started after watching began are read from
+their first line, the ones already there only once written again (then only what is new
+is printed, and an old session is never reported as stalled). A file that vanishes, is
+truncated or replaced, or a folder that cannot be read is one line on stderr."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -58,13 +68,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("path", metavar="PATH",
-                        help="session file, directory or database (the file may still be empty)")
+                        help="session file, folder of sessions or database (the file may still "
+                             "be empty)")
     parser.add_argument("--from-start", action="store_true",
                         help="also print the empty turns already there")
     add_format(parser)
     parser.add_argument("--session", metavar="ID",
                         help="for a database, directory or file holding several sessions: the one "
-                             "to follow (default: the newest when watching starts)")
+                             "to follow (default: a folder follows all its sessions, a file or "
+                             "database the newest when watching starts)")
     add_rules(parser, missing_replies="also report a request that got no reply (reason "
                                       "no-reply, the placeholder #N+), once a cancel, an "
                                       "error, an interrupt or the next request shows that none "

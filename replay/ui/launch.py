@@ -33,8 +33,12 @@ def launch(args: argparse.Namespace) -> int:
         path = spooled(given)  # a pipe, as `replay <(zcat session.jsonl.gz)`, becomes a file
     except ReaderError as error:
         return _fail(str(error))
+    # A followed folder may hold no session yet, or sessions of several tools: each file is
+    # recognised as it is read.
+    folder_follow = args.follow and path.is_dir()
     try:
-        reader = get_reader(args.format) if args.format else detect_reader(path)
+        reader = get_reader(args.format) if args.format else (
+            None if folder_follow else detect_reader(path))
     except ReaderError as error:
         return _fail(named(str(error), path, given))
     labels_path = args.labels or settings.labels
@@ -61,7 +65,8 @@ def launch(args: argparse.Namespace) -> int:
                            missing_replies=settings.missing_replies or args.missing_replies)
     from replay.ui.app import make_app
 
-    app = make_app(path, settings=settings, format=reader.name, follow=args.follow,
+    app = make_app(path, settings=settings, format=reader.name if reader else None,
+                   follow=args.follow,
                    reviewer=args.reviewer,
                    annotations=Path(args.annotations) if args.annotations else None,
                    labels=labels, problems=loaded.problems, stall=args.stall,

@@ -227,6 +227,53 @@ class FolderFollower:
                 best = (stamp, key, follower)
         return None if best is None else (best[1], best[2])
 
+    def follower_of(self, key: str) -> SessionFollower | None:
+        """The follower of a session key, if that session is followed."""
+        return dict(self.followers()).get(key)
+
+    def open_newest(self) -> SessionUpdate | None:
+        """Follow the session written last as a whole (to show it), and say what it holds:
+        the update of its first full read (every turn in `new_turns`). None while the
+        folder holds no session yet. Call after the first `poll`."""
+        candidates: list[tuple[float, str]] = []
+        for path, unit in self.files.items():
+            if not unit.skipped and unit.stat is not None and unit.stat[1] > 0:
+                candidates.append((unit.stat[2] / 1e9, str(path)))
+        for key, follower in self.followers():
+            if "#" in key and follower.session is not None:
+                candidates.append((follower.last_write, key))
+        for _stamp, key in sorted(candidates, reverse=True):
+            opened = self._open_whole(key)
+            if opened is not None:
+                return opened
+        return None
+
+    def _open_whole(self, key: str) -> SessionUpdate | None:
+        unit = self.files.get(Path(key))
+        if unit is None:
+            follower = self.follower_of(key)
+            if follower is None or follower.session is None:
+                return None
+            update = FollowUpdate(follower.session, new_turns=list(follower.session.turns),
+                                  pending=follower.pending, stalled=follower.stalled)
+            return SessionUpdate(key, update)
+        if unit.follower is not None:
+            session = unit.follower.session
+            if session is None:
+                return None
+            update = FollowUpdate(session, new_turns=list(session.turns),
+                                  pending=unit.follower.pending, stalled=unit.follower.stalled)
+            return SessionUpdate(key, update)
+        follower = unit.follower = self._follower(unit.path, quiet=unit.start_stat is not None)
+        problems = FolderPoll()
+        update = self._guarded(unit, follower.poll, problems)
+        unit.look()
+        if update is None or update.session is None:
+            unit.follower = None if update is None else unit.follower
+            return None
+        unit.announced = True
+        return SessionUpdate(key, update)
+
     # -- walking the roots -----------------------------------------------------------------
 
     def _source_at(self, path: Path) -> Reader | None:

@@ -35,6 +35,7 @@ from replay.core.session.labels import LabelSet
 from replay.core.session.model import Kind, Session, Turn, turn_id
 from replay.core.session.text import plural
 from replay.ui.messages import OpenSessionRequested
+from replay.ui.outgrown import mark_outgrown, outgrown_label, outgrown_text
 from replay.ui.read_warnings import warning_line
 from replay.ui.render import clean, gap_text, turn_plain_text
 from replay.ui.repaint import update_static
@@ -501,10 +502,15 @@ class ReplayScreen(Screen[None]):
         empty = self.empty_turn(self.index)
         if empty is not None and empty.is_placeholder != self.at_placeholder:
             empty = None  # on the request itself: its missing reply is the stop after it
-        update_static(banner, self.banner_text(turn, empty))
+        text = self.banner_text(turn, empty)
+        # Labelled while it looked empty, content now: said on the turn, never silent.
+        outgrown = outgrown_label(self, turn) if empty is None else None
+        if outgrown is not None:
+            text.append_text(outgrown_text(self, outgrown))
+        update_static(banner, text)
         banner.set_class(empty is not None, "empty")
         banner.display = empty is not None or bool(self.sidechains_of(turn)) \
-            or self.navigator.is_placeholder(turn.index)
+            or self.navigator.is_placeholder(turn.index) or outgrown is not None
         # On the container, not the screen: a class change restyles the whole subtree.
         self.query_one("#current-area").set_class(empty is not None, "at-empty")
         self._fill_current(turn, empty is not None)
@@ -996,6 +1002,9 @@ class ReplayScreen(Screen[None]):
         self.notify("No subagent was started from this turn.", timeout=2)
 
     def action_live(self) -> None:
+        folder = self.replay_app.folder_following
+        if folder is not None and folder.stay():
+            return  # a move to a new session was offered: f stays on this one
         self.at_live_end = True
         self.new_turns = 0
         self.go(len(self.session.turns) - 1)
@@ -1076,6 +1085,9 @@ class ReplayScreen(Screen[None]):
         elif self.following and not self.indexing:
             self._follow_growth(new_empty, last)
         self.index = min(self.index, last)
+        if self.following and not self.indexing:
+            # A label saved while a reply was still being written: its turn grew content.
+            mark_outgrown(self)
         self.show()
         if not self.indexing:
             missing = [i for i in self.navigator.empty_indices if i not in self._empty_cache]
