@@ -486,6 +486,11 @@ class ReplayApp(App[None]):
         screen = self.replay_screen
         if screen is None:
             return
+        if not screen.is_mounted:
+            # Not composed yet (just switched to), or gone (the app is closing): once it
+            # is up, or never.
+            screen.call_after_refresh(self.grow_session, event)
+            return
         if self.options.follow:
             self._key_annotations_by_session(screen, event.session)
         if screen.session is event.session:
