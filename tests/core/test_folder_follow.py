@@ -264,3 +264,83 @@ def test_fifty_finished_real_sessions_give_no_stall(tmp_path: Path, when: str) -
     assert _stalls(news) == []
     clock.now += 3600
     assert _stalls(folder.tick()) == [] and _stalls(folder.poll()) == []
+
+
+def test_opencode_database_in_a_followed_folder(tmp_path: Path) -> None:
+    import sqlite3
+
+    data = tmp_path / "opencode"
+    data.mkdir()
+    writer = sqlite3.connect(data / "opencode.db")
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.executescript(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, slug TEXT, directory TEXT,"
+        " title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);"
+        "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,"
+        " time_updated INTEGER, data TEXT);"
+        "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT,"
+        " time_created INTEGER, time_updated INTEGER, data TEXT);")
+    created = 1_760_000_000_000
+
+    def session(sid: str, n: int) -> None:
+        writer.execute("INSERT INTO session VALUES (?, 'prj', 's', '/w', ?, '1.2', ?, ?)",
+                       (sid, sid, created + n, created + n))
+        writer.commit()
+
+    def message(sid: str, n: int, role: str, parts: list[dict[str, Any]], *,
+                completed: bool) -> None:
+        time_info: dict[str, int] = {"created": created + n * 1000}
+        if completed:
+            time_info["completed"] = created + n * 1000 + 1
+        writer.execute("INSERT OR REPLACE INTO message VALUES (?, ?, ?, ?, ?)",
+                       (f"msg_{sid}_{n}", sid, created + n * 1000, created + n * 1000,
+                        orjson.dumps({"role": role, "time": time_info}).decode()))
+        for k, part in enumerate(parts):
+            writer.execute("INSERT OR REPLACE INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                           (f"prt_{sid}_{n}_{k}", f"msg_{sid}_{n}", sid, created + n * 1000,
+                            created + n * 1000, orjson.dumps(part).decode()))
+        writer.commit()
+
+    session("ses_a", 0)
+    message("ses_a", 0, "user", [{"type": "text", "text": "hi"}], completed=False)
+    message("ses_a", 1, "assistant", [{"type": "step-start"}], completed=True)  # old, empty
+    clock = Clock()
+    folder = FolderFollower([tmp_path], clock=clock, stall=2)
+    assert _empties(folder.poll()) == []
+    clock.now += 100
+    assert _stalls(folder.tick()) == []
+    session("ses_b", 5)
+    message("ses_b", 5, "user", [{"type": "text", "text": "go"}], completed=False)
+    message("ses_b", 6, "assistant", [{"type": "step-start"}], completed=False)
+    news = folder.poll([str(data / "opencode.db-wal")])
+    assert [item.key.rsplit("#", 1)[1] for item in news.updates if item.started] == ["ses_b"]
+    assert _empties(news) == []
+    message("ses_b", 6, "assistant", [{"type": "step-start"},
+                                      {"type": "reasoning", "text": "hm"}], completed=True)
+    news = folder.poll([str(data / "opencode.db-wal")])
+    assert [e.id for item in news.updates for e in item.update.new_empty] == ["msg_ses_b_6"]
+    clock.now += 1000
+    assert _stalls(folder.tick()) == []
+    writer.close()
+
+
+def test_a_root_that_goes_away_and_comes_back(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    folder = FolderFollower([root])
+    folder.poll()
+    first = root / "a.jsonl"
+    first.write_bytes(user_line(0, "go"))
+    folder.poll([str(first)])
+    shutil.rmtree(root)
+    news = folder.poll(None)
+    assert news.problems == [f"{root}: not found; watching for it",
+                             f"{first}: gone (deleted or moved); the folder is still watched"]
+    assert folder.poll(None).problems == []  # said once
+    root.mkdir()
+    again = root / "b.jsonl"
+    again.write_bytes(user_line(0, "") + user_line(1, "<local-command-stdout>x"
+                                                    "</local-command-stdout>"))
+    news = folder.poll(None)
+    assert news.problems == [f"{root}: there again; watching it"]
+    assert _empties(news) == [("b.jsonl", "u-0")]

@@ -198,6 +198,7 @@ class FolderFollower:
         self.sources: dict[Path, _Source] = {}
         self._kinds: dict[Path, Reader | None] = {}
         self._unreadable: set[Path] = set()
+        self._missing: set[Path] = set()
         self._started = False
 
     # -- what is followed ------------------------------------------------------------------
@@ -336,6 +337,9 @@ class FolderFollower:
         """Look through every root; returns the sessions' paths seen."""
         seen: set[Path] = set()
         for root in self.roots:
+            if root in self._missing and root.exists():
+                self._missing.discard(root)
+                found.problems.append(f"{root}: there again; watching it")
             if root.is_dir():
                 reader = self._source_at(root)
                 if reader is not None:
@@ -346,8 +350,8 @@ class FolderFollower:
                 seen.add(root)
                 if root not in self.files:
                     self.files[root] = _File(root, _stat_now(root), old=not self._started)
-            elif root not in self._unreadable:
-                self._unreadable.add(root)
+            elif root not in self._missing:
+                self._missing.add(root)
                 found.problems.append(f"{root}: not found; watching for it")
         return seen
 
