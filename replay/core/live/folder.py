@@ -355,6 +355,63 @@ class FolderFollower:
                 found.problems.append(f"{root}: not found; watching for it")
         return seen
 
+    def _root_of(self, path: Path) -> Path | None:
+        for root in self.roots:
+            if path == root or root in path.parents:
+                return root
+        return None
+
+    def _add_paths(self, paths: list[Path], found: FolderPoll) -> list[_File | _Source]:
+        """Take in new files and folders the file system named; returns the sessions added.
+
+        A folder is walked (from its depth under its root); a file is added when it is a
+        session candidate and no subagent file; a path gone already is left to the walk of
+        the idle poll.
+        """
+        before = set(self.files) | set(self.sources)
+        for path in dict.fromkeys(paths):
+            root = self._root_of(path)
+            if root is None or any(part.startswith(".") for part in
+                                   path.relative_to(root).parts):
+                continue
+            depth = len(path.relative_to(root).parts)
+            try:
+                is_dir = path.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if depth == 0 or self._inside_session(path):
+                    continue
+                reader = self._source_at(path)
+                if reader is not None:
+                    self._add_source(path, reader, set())
+                elif depth <= MAX_DEPTH:
+                    self._walk(path, depth, set(), found)
+                continue
+            if (path in self.files or not is_candidate(path) or self._inside_session(path)
+                    or path.name.startswith("agent-")):
+                continue
+            if path.suffix.lower() in (".db", ".sqlite", ".sqlite3"):
+                reader = self._source_at(path)
+                if reader is not None:
+                    self._add_source(path, reader, set())
+                continue
+            stat = _stat_now(path)
+            if stat is not None:
+                self.files[path] = _File(path, stat, old=False)
+        added = [key for key in [*self.files, *self.sources] if key not in before]
+        return [self.files[key] if key in self.files else self.sources[key] for key in added]
+
+    def _inside_session(self, path: Path) -> bool:
+        """True under a Claude Code session's own folder (its subagents) or a source."""
+        for parent in path.parents:
+            if parent in self.roots:
+                return False
+            if parent in self.sources or parent.name == "subagents" or \
+                    parent.with_name(parent.name + ".jsonl").is_file():
+                return True
+        return False
+
     def _owner(self, changed: str) -> _File | _Source | None:
         """The session a changed path belongs to (its file, a subagent file of it, a part
         of a source); None for a path nothing known holds (a new file or folder)."""
@@ -393,15 +450,17 @@ class FolderFollower:
             sources = list(self.sources.values())
             look_all = True
         else:
+            changed = list(changed)
             owners = [self._owner(path) for path in changed]
-            if any(owner is None for owner in owners):
-                seen = self._scan(found)
-                self._forget_gone(seen, found)
+            unknown = [Path(path) for path, owner in zip(changed, owners, strict=True)
+                       if owner is None]
+            if unknown:
+                # Only where the change is (a new file, a new day's folder): walking a tree
+                # of thousands of sessions for each new file would cost 100+ ms.
                 known = set(owners)
-                owners = [*(unit for unit in self.files.values()
-                            if unit.follower is None and unit.start_stat is None
-                            or unit in known)]
-                owners.extend(source for source in self.sources.values() if source in known)
+                added = self._add_paths(unknown, found)
+                owners = [owner for owner in owners if owner is not None]
+                owners.extend(unit for unit in added if unit not in known)
             files = list(dict.fromkeys(o for o in owners if isinstance(o, _File)))
             sources = list(dict.fromkeys(o for o in owners if isinstance(o, _Source)))
             look_all = False
