@@ -36,7 +36,6 @@ from replay.core.readers import (
 from replay.core.readers.base import EMPTY_FILE, SessionEntry, iter_lines
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
 from replay.core.session.model import Session
-from replay.core.session.text import plural
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui.literal import literal, shown
 from replay.ui.messages import (
@@ -45,14 +44,17 @@ from replay.ui.messages import (
     LoadProgress,
     OpenEntryRequested,
     OpenSessionRequested,
+    ReplayScreenShown,
+    ScreenPainted,
     SessionsListed,
     SessionsLoaded,
     SessionStarted,
     SessionSummarized,
     SilenceChanged,
     TurnsAdded,
+    ViewChanged,
 )
-from replay.ui.screens.quit import QuitScreen
+from replay.ui.quitting import QuitGuard
 from replay.ui.screens.replay_screen import ReplayScreen
 
 if TYPE_CHECKING:
@@ -149,7 +151,7 @@ class ReplayApp(App[None]):
         """The screen of the session being reviewed."""
         self.folder_following: FolderFollowing | None = None
         """Following a folder: which of its sessions is shown, and moving to a new one."""
-        self._left_screens: list[ReplayScreen] = []
+        self.left_screens: list[ReplayScreen] = []
         """Screens of sessions a folder follow moved away from (their unsaved annotations
         still count when quitting)."""
         self._session_frozen = False
@@ -429,7 +431,7 @@ class ReplayApp(App[None]):
         """Move to another session of the followed folder (it replaces the one shown)."""
         previous = self.replay_screen
         if previous is not None:
-            self._left_screens.append(previous)
+            self.left_screens.append(previous)
         await self.open_session(session, loading=True, replace=True)
         self.post_message(TurnsAdded(session, 0, done=True, pending=pending))
         self.post_message(SilenceChanged(stalled.since if stalled is not None else None))
@@ -523,8 +525,9 @@ class ReplayApp(App[None]):
     @on(SilenceChanged)
     def show_silence(self, event: SilenceChanged) -> None:
         if self.replay_screen is not None:
-            self.replay_screen.silence_changed(event.since)
+            self.replay_screen.live.silence_changed(event.since)
 
+    @on(ViewChanged)
     def collect_when_idle(self) -> None:
         """Collect the garbage recent steps left once the reviewer pauses on a turn.
 
@@ -542,6 +545,15 @@ class ReplayApp(App[None]):
     def _collect_garbage(self) -> None:
         self._idle_collect = None
         gc.collect()
+
+    @on(ScreenPainted)
+    def let_loading_read_on(self) -> None:
+        self.first_screen_painted.set()
+
+    @on(ReplayScreenShown)
+    def remember_screen_shown(self, event: ReplayScreenShown) -> None:
+        if isinstance(event.screen, ReplayScreen):
+            self.replay_screen = event.screen
 
     @on(OpenSessionRequested)
     def open_requested_session(self, event: OpenSessionRequested) -> None:
@@ -585,7 +597,8 @@ class ReplayApp(App[None]):
                         markup=False, timeout=10)
         screen = ReplayScreen(session, store, labels=self.options.labels,
                               rules=self.options.rules, suggester=self.suggester,
-                              following=self.options.follow, indexing=loading)
+                              following=self.options.follow, indexing=loading,
+                              settings=self.settings)
         previous = self.replay_screen
         self.replay_screen = screen
         if isinstance(self.screen, LoadingScreen) or (replace and self.screen is previous):
@@ -594,75 +607,9 @@ class ReplayApp(App[None]):
 
     # ---------------------------------------------------------------- quitting
 
-    def _screens_with_unsaved(self) -> list[ReplayScreen]:
-        """Replay screens whose annotations are not all on disk, after one more try."""
-        screens = [screen for screen in [*self._left_screens, *self.screen_stack]
-                   if isinstance(screen, ReplayScreen)]
-        if self.replay_screen is not None and self.replay_screen not in screens:
-            screens.append(self.replay_screen)
-        waiting = []
-        for screen in screens:
-            if not screen.store.unsaved:
-                continue
-            try:
-                screen.store.retry_unsaved()
-            except JournalError:
-                waiting.append(screen)
-        return waiting
-
     async def action_quit(self) -> None:
         """Quit, but ask first when annotations exist only in memory."""
-        waiting = self._screens_with_unsaved()
-        if not waiting or isinstance(self.screen, QuitScreen):
-            self.exit()
-            return
-        count = sum(len(screen.store.unsaved) for screen in waiting)
-        journal = str(waiting[0].store.journal.path)
-        self.push_screen(QuitScreen(count, journal),
-                         lambda choice: self._answer_quit(choice, waiting))
-
-    def _answer_quit(self, choice: str | None, waiting: list[ReplayScreen]) -> None:
-        if choice == "quit":
-            self.exit()
-        elif choice == "export":
-            self._export_and_quit(waiting)
-        elif choice == "save":
-            from replay.ui.screens.prompt import PromptScreen
-
-            default = str(Path.cwd() / "replay-unsaved-annotations.jsonl")
-            self.push_screen(PromptScreen("Save the unsaved annotations to (a journal file)",
-                                          default),
-                             lambda answer: self._save_and_quit(answer, waiting))
-
-    def _export_and_quit(self, waiting: list[ReplayScreen]) -> None:
-        from replay.ui.export_file import export_session
-
-        written = []
-        for screen in waiting:
-            try:
-                target, count = export_session(screen.session, screen.store, screen.labels,
-                                               screen.suggester, Path.cwd(), screen.rules)
-            except OSError as error:
-                self.notify(shown(f"Could not export to {Path.cwd()}: "
-                                  f"{error.strerror or error}"),
-                            title="Not quitting", severity="error", markup=False, timeout=10)
-                return
-            written.append(f"replay: {plural(count, 'row')} exported to {target}")
-        self.exit(message=Text(shown("\n".join(written))))
-
-    def _save_and_quit(self, answer: str | None, waiting: list[ReplayScreen]) -> None:
-        if not answer:
-            return
-        path = Path(answer).expanduser()
-        total = 0
-        for screen in waiting:
-            try:
-                total += screen.store.save_unsaved_to(path)
-            except JournalError as error:
-                self.notify(shown(str(error)), title="Not quitting", severity="error",
-                            markup=False, timeout=10)
-                return
-        self.exit(message=Text(shown(f"replay: {total} unsaved annotation(s) written to {path}")))
+        QuitGuard(self).quit()
 
     # ---------------------------------------------------------------- commands
 
@@ -678,7 +625,7 @@ class ReplayApp(App[None]):
         if isinstance(screen, ReplayScreen):
             yield SystemCommand("Export annotations to CSV",
                                 "Write this session's annotations to a CSV file here",
-                                screen.action_export)
+                                screen.tools.action_export)
             yield SystemCommand("Next unannotated empty turn", "Jump to it",
                                 screen.action_next_unannotated)
             yield SystemCommand("Toggle tool-only stops",

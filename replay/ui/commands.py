@@ -43,7 +43,7 @@ class EmptyTurnProvider(Provider):
         if not screen.navigator.is_empty_at(index):
             return None
         placeholder = screen.navigator.is_placeholder(index)
-        known = screen.described(index)
+        known = screen.reports.known(index)
         if known is not None:
             role, reason, suggestion = known.role, known.reason, known.suggestion
         elif placeholder:
@@ -61,7 +61,7 @@ class EmptyTurnProvider(Provider):
 
     def _help(self, screen: ReplayScreen, index: int) -> str:
         """The evidence and the turn before, as palette markup (escaped)."""
-        empty = screen.empty_turn_quick(index)
+        empty = screen.reports.quick(index)
         help_text = " · ".join(empty.evidence) if empty is not None else ""
         # Before a missing reply comes its request.
         before_at = index if screen.navigator.is_placeholder(index) else index - 1

@@ -1,10 +1,12 @@
-"""App-level messages: what the loading and following workers report to the handlers."""
+"""App-level messages: what the loading and following workers report to the handlers, and
+what screens tell the app (a screen never calls the app's methods)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from textual.message import Message
+from textual.screen import Screen
 
 from replay.core.corpus.scan import SessionSummary
 from replay.core.readers.base import Reader, SessionEntry
@@ -104,3 +106,23 @@ class LoadFailed(Message):
     fatal: bool = True
     """True when nothing is on screen yet (the app exits); False for a session picked from
     the list (the list stays)."""
+
+
+@dataclass
+class ScreenPainted(Message):
+    """A session's screen was painted for the first time: the loading worker may read on."""
+
+
+@dataclass
+class ViewChanged(Message):
+    """The reviewer's view was redrawn (a step, a save): the app tidies up once they pause."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ViewChanged)
+
+
+@dataclass
+class ReplayScreenShown(Message):
+    """A session's replay screen is on top again (back from a subagent's)."""
+
+    screen: Screen[None]

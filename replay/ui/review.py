@@ -143,13 +143,13 @@ class QueueScreen(ReplayScreen):
         super().on_mount()
         self.call_after_refresh(self.review_app.session_painted, self.number)
         if self.play_on_open:
-            self.playing = True
+            self.playback.playing = True
 
     def take_session(self, session: Session, store: AnnotationStore, *, number: int,
                      target: int, play: bool) -> None:
         """Show another queued session on this screen: a crossing costs about a step, where
         composing a new screen cost several frames."""
-        self.playing = False
+        self.playback.playing = False
         self.store = store
         self.number = number
         self.target = target
@@ -164,7 +164,7 @@ class QueueScreen(ReplayScreen):
         self.watch_index()  # what a move resets: picked label, note, confidence
         self.call_after_refresh(self.review_app.session_painted, number)
         if play:
-            self.playing = True
+            self.playback.playing = True
 
     def resume_position(self) -> None:
         if self.session.turns:
@@ -268,11 +268,11 @@ class QueueScreen(ReplayScreen):
             return
         self._go_entry(position)
 
-    def action_toggle_play(self) -> None:
-        if not self.playing and self.index >= len(self.session.turns) - 1:
+    def refuses_to_play(self) -> bool:
+        if self.index >= len(self.session.turns) - 1:
             self.played_to_end()
-            return
-        super().action_toggle_play()
+            return True
+        return super().refuses_to_play()
 
     def played_to_end(self) -> None:
         queue = self.review_app.queue
@@ -284,7 +284,8 @@ class QueueScreen(ReplayScreen):
             return
         entry = queue.entries[following.start]
         # Start a few turns before the empty turn: the lead-up plays, then it pauses there.
-        self._go_entry(following.start, play=True, at=max(0, entry.index - self.context_turns))
+        self._go_entry(following.start, play=True,
+                       at=max(0, entry.index - self.panes.context_turns))
 
 
 class ReviewApp(ReplayApp):

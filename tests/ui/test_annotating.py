@@ -27,9 +27,9 @@ async def test_pick_note_confidence_and_save(chat_file: Path, tmp_path: Path) ->
         screen = screen_of(app)
         assert screen.index == 9
         await pilot.press("2")
-        assert screen.pending_label == "approval"
+        assert screen.annotation.pending_label == "approval"
         await pilot.press("c")
-        assert screen.confidence == "high"
+        assert screen.annotation.confidence == "high"
         await pilot.press("tab", *"said ok", "enter")
         await pilot.pause()
         saved = screen.store.get("m009")
@@ -58,7 +58,7 @@ async def test_labels_only_at_empty_turns(chat_file: Path, tmp_path: Path) -> No
         await ready(pilot, app)
         screen = screen_of(app)
         await pilot.press("right", "3", "enter")
-        assert screen.pending_label is None
+        assert screen.annotation.pending_label is None
         assert screen.store.all() == {}
 
 
@@ -130,7 +130,7 @@ async def test_custom_label_set_with_letter_keys(chat_file: Path, tmp_path: Path
         await pilot.press("b", "enter")
         assert screen.store.get("m009").label == "glitch"  # type: ignore[union-attr]
         await pilot.press("1")
-        assert screen.pending_label is None
+        assert screen.annotation.pending_label is None
 
 
 async def test_export_key_counts_one_row_in_the_singular(tmp_path: Path,

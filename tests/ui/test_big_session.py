@@ -57,7 +57,7 @@ async def test_the_palette_lists_empty_turns_without_reading_every_turn(tmp_path
         assert len(screen.navigator.empty_indices) == TURNS // EVERY
         assert len(screen.query_one(Timeline).sizes) == TURNS
         # The suggestions are worked out in the background (they read turns around each).
-        await wait_until(pilot, lambda: all(screen.described(at) is not None
+        await wait_until(pilot, lambda: all(screen.reports.known(at) is not None
                                             for at in screen.navigator.empty_indices))
         read_before = turns.materialised
         await pilot.press("ctrl+p")

@@ -163,7 +163,7 @@ async def test_blind_overrule_reason_is_saved_by_d_alone(chat_file: Path, tmp_pa
         suggestion = screen.empty_turn(9).suggestion  # type: ignore[union-attr]
         assert suggestion and suggestion != "other"
         await pilot.press("9", "d")  # before the reveal: d says what to do, saves nothing
-        assert screen.store.get("m009") is None and screen.overrule == ""
+        assert screen.store.get("m009") is None and screen.annotation.overrule == ""
         await pilot.press("enter")
         await pilot.pause()
         saved = len(Journal(journal).load().records)
@@ -198,4 +198,4 @@ async def test_d_on_a_label_equal_to_the_suggestion_overrules_nothing(chat_file:
         records = len(Journal(journal).load().records)
         await pilot.press("d")
         await pilot.pause()
-        assert len(Journal(journal).load().records) == records and screen.overrule == ""
+        assert len(Journal(journal).load().records) == records and screen.annotation.overrule == ""

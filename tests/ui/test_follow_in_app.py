@@ -43,23 +43,23 @@ async def test_new_turns_arrive_and_a_new_empty_turn_pauses(tmp_path: Path) -> N
         await ready(pilot, app)
         screen = app.replay_screen
         assert isinstance(screen, ReplayScreen)
-        assert screen.index == 9 and screen.at_live_end
+        assert screen.index == 9 and screen.live.at_live_end
         append(path, message(10, "user", "next step please"))
         await wait_until(pilot, lambda: len(screen.session.turns) == 11, rounds=300)
         await wait_until(pilot, lambda: screen.index == 10)
         append(path, message(11, "assistant", ""), message(12, "user", "hello?"))
         await wait_until(pilot, lambda: len(screen.navigator.empty_indices) == 1, rounds=300)
         await wait_until(pilot, lambda: screen.index == 11)
-        assert screen.paused_at_empty and not screen.at_live_end
-        await wait_until(pilot, lambda: screen.new_turns == 1)
+        assert screen.paused_at_empty and not screen.live.at_live_end
+        await wait_until(pilot, lambda: screen.live.new_turns == 1)
         assert "+1 new turn (f)" in str(screen.status_text())
         append(path, message(13, "assistant", "Sorry, here it is."))
         await wait_until(pilot, lambda: len(screen.session.turns) == 14, rounds=300)
-        await wait_until(pilot, lambda: screen.new_turns == 2)
+        await wait_until(pilot, lambda: screen.live.new_turns == 2)
         assert screen.index == 11
         assert "+2 new turns" in str(screen.status_text())
         await pilot.press("f")
-        assert screen.index == 13 and screen.new_turns == 0
+        assert screen.index == 13 and screen.live.new_turns == 0
         ids = [turn.id for turn in screen.session.turns]
         assert ids == [f"m{i:03d}" for i in range(14)]
 
@@ -103,32 +103,32 @@ async def test_a_reply_still_being_written_is_never_a_stop(tmp_path: Path) -> No
         _cc_append(path, cc_assistant(1, "msg_1", THINKING))
         await wait_until(pilot, lambda: len(screen.session.turns) == 2, rounds=300)
         await pilot.pause(0.5)
-        assert (screen.index, screen.pending) == (1, 1)
+        assert (screen.index, screen.live.pending) == (1, 1)
         assert screen.navigator.empty_indices == []
-        assert not screen.paused_at_empty and screen.at_live_end
+        assert not screen.paused_at_empty and screen.live.at_live_end
         assert "EMPTY TURN" not in _banner(screen)
         assert "paused at empty turn" not in str(screen.status_text())
         # Its text arrives: still no stop, the view stays at the live end.
         _cc_append(path, cc_assistant(2, "msg_1", {"type": "text", "text": "Fixed."},
                                       stop="end_turn"))
-        await wait_until(pilot, lambda: screen.pending is None, rounds=300)
+        await wait_until(pilot, lambda: screen.live.pending is None, rounds=300)
         assert screen.navigator.empty_indices == [] and screen.index == 1
         # An empty user line ends the file: complete at once, the view stops at it.
         _cc_append(path, cc_user(3, ""))
         await wait_until(pilot, lambda: screen.navigator.empty_indices == [2], rounds=300)
-        assert screen.index == 2 and screen.paused_at_empty and not screen.at_live_end
+        assert screen.index == 2 and screen.paused_at_empty and not screen.live.at_live_end
         assert "EMPTY TURN 1 / 1" in _banner(screen)
         # Whatever arrives after it, the view stays until the reviewer moves.
         _cc_append(path, cc_assistant(4, "msg_2", {"type": "text", "text": "Anything else?"},
                                       stop="end_turn"))
         _cc_append(path, cc_user(5, "no, thanks"))
         await wait_until(pilot, lambda: len(screen.session.turns) == 5, rounds=300)
-        await wait_until(pilot, lambda: screen.new_turns == 2)
+        await wait_until(pilot, lambda: screen.live.new_turns == 2)
         assert screen.index == 2 and screen.paused_at_empty
         assert "paused at empty turn" in str(screen.status_text())
         assert "+2 new turns" in str(screen.status_text())
         await pilot.press("f")
-        assert (screen.index, screen.new_turns, screen.at_live_end) == (4, 0, True)
+        assert (screen.index, screen.live.new_turns, screen.live.at_live_end) == (4, 0, True)
 
 
 async def test_a_stall_shows_how_long_the_session_is_silent(tmp_path: Path) -> None:
@@ -144,9 +144,9 @@ async def test_a_stall_shows_how_long_the_session_is_silent(tmp_path: Path) -> N
         timeline = screen.query_one(Timeline)
         # The agent's reply ended: the person is due, that is no stall.
         await pilot.pause(1.2)
-        assert screen.silent_since is None and "silent" not in str(screen.status_text())
+        assert screen.live.silent_since is None and "silent" not in str(screen.status_text())
         _cc_append(path, cc_user(2, "run the migration"))
-        await wait_until(pilot, lambda: screen.silent_since is not None, rounds=300)
+        await wait_until(pilot, lambda: screen.live.silent_since is not None, rounds=300)
         assert "silent for" in str(screen.status_text())
         assert timeline.silence.startswith("silent for")
         timeline_row = timeline.render_line(1).text
@@ -154,7 +154,7 @@ async def test_a_stall_shows_how_long_the_session_is_silent(tmp_path: Path) -> N
         # The reply comes: the silence is over.
         _cc_append(path, cc_assistant(3, "msg_2", {"type": "text", "text": "Done."},
                                       stop="end_turn"))
-        await wait_until(pilot, lambda: screen.silent_since is None, rounds=300)
+        await wait_until(pilot, lambda: screen.live.silent_since is None, rounds=300)
         assert "silent" not in str(screen.status_text()) and timeline.silence == ""
 
 
@@ -175,7 +175,7 @@ async def test_a_stop_that_shows_content_after_all_is_left(tmp_path: Path) -> No
         _cc_append(path, cc_assistant(2, "msg_1", {"type": "text", "text": "Here it is."},
                                       stop="end_turn"))
         await wait_until(pilot, lambda: not screen.paused_at_empty, rounds=300)
-        assert screen.navigator.empty_indices == [] and screen.at_live_end
+        assert screen.navigator.empty_indices == [] and screen.live.at_live_end
         assert "EMPTY TURN" not in _banner(screen)
 
 

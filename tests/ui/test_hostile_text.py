@@ -150,8 +150,8 @@ async def test_raw_help_notifications_and_annotation_bar(tmp_path: Path) -> None
         await pilot.pause(0.2)
         text = screen_text(app)
         assert "1 odd" in text and "Saved odd for #3." in text, text
-        screen.search_query = "[/x] \x1b[2J"
-        screen.action_search_next(True)
+        screen.searching.query_text = "[/x] \x1b[2J"
+        screen.searching.action_search_next(True)
         await pilot.pause(0.2)
         assert "No match for '[/x] \\x1b[2J'." in screen_text(app)
         assert_terminal_safe(app)

@@ -36,7 +36,7 @@ async def test_undo_restores_the_previous_bar_note_included(chat_file: Path,
         assert screen.store.get("m009").note == "second note"  # type: ignore[union-attr]
         await pilot.press("z")
         await pilot.pause()
-        assert bar.note == "first note" and screen.confidence == "medium"
+        assert bar.note == "first note" and screen.annotation.confidence == "medium"
         assert "first note" in screen_text(app) and "second note" not in screen_text(app)
         await pilot.press("z")
         await pilot.pause()

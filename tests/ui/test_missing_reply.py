@@ -62,7 +62,7 @@ async def test_playback_stops_at_the_placeholder_after_the_request(tmp_path: Pat
         # Resumes at the first stop not annotated: the missing reply after #3, not #3 itself.
         assert (screen.index, screen.at_placeholder) == (2, True)
         screen.go(0, placeholder=False)
-        screen.speed = 16.0
+        screen.playback.speed = 16.0
         await pilot.press("space")
         await wait_until(pilot, lambda: screen.paused_at_empty)
         assert (screen.index, screen.at_placeholder) == (2, True)

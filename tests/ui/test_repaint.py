@@ -84,7 +84,7 @@ async def test_scroll_bars_and_positions_follow_each_step(tmp_path: Path) -> Non
         screen = screen_of(app)
         before = screen.query_one("#before", TurnLines)
         after = screen.query_one("#after", TurnLines)
-        screen.set_reactive(type(screen).context_turns, 1)
+        screen.panes.set_reactive(type(screen.panes).context_turns, 1)
         seen, scrolled = set(), set()
         for index in range(0, 23):
             screen.index = index

@@ -79,15 +79,15 @@ async def test_play_pauses_by_itself_at_the_next_empty_turn(chat_file: Path) -> 
         await ready(pilot, app)
         screen = screen_of(app)
         await pilot.press("home", "space")
-        await wait_until(pilot, lambda: not screen.playing)
+        await wait_until(pilot, lambda: not screen.playback.playing)
         assert screen.index == 9
         assert screen.paused_at_empty
         assert "paused at empty turn" in str(screen.status_text())
         await pilot.press("space")
-        await wait_until(pilot, lambda: not screen.playing)
+        await wait_until(pilot, lambda: not screen.playback.playing)
         assert screen.index == 20 and screen.paused_at_empty
         await pilot.press("left")
-        assert screen.index == 19 and not screen.playing
+        assert screen.index == 19 and not screen.playback.playing
 
 
 async def test_speed_keys_are_bounded(chat_file: Path) -> None:
@@ -95,11 +95,11 @@ async def test_speed_keys_are_bounded(chat_file: Path) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot, app)
         screen = screen_of(app)
-        assert screen.speed == 16.0
+        assert screen.playback.speed == 16.0
         await pilot.press("plus")
-        assert screen.speed == 16.0
+        assert screen.playback.speed == 16.0
         await pilot.press(*["minus"] * 8)
-        assert screen.speed == 0.25
+        assert screen.playback.speed == 0.25
 
 
 async def test_goto_by_number_and_by_id(chat_file: Path) -> None:
@@ -151,12 +151,12 @@ async def test_role_filter_steps_only_through_that_role(chat_file: Path) -> None
         await ready(pilot, app)
         screen = screen_of(app)
         await pilot.press("home", "r")
-        assert screen.role_filter == "user"
+        assert screen.playback.role_filter == "user"
         await pilot.press("right")
         assert screen.index == 2
         await pilot.press("r")
         await pilot.press("right")
-        assert screen.index == 3 and screen.role_filter == "assistant"
+        assert screen.index == 3 and screen.playback.role_filter == "assistant"
 
 
 async def test_help_raw_and_copy(chat_file: Path) -> None:

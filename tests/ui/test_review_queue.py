@@ -207,7 +207,7 @@ async def test_playing_carries_on_into_the_next_session(corpus: Path) -> None:
         await pilot.press("space")
         # Past alpha's end, beta opens a few turns before its empty turn and plays up to it.
         screen = await at(pilot, app, 1, 5)
-        await wait_until(pilot, lambda: not screen.playing)
+        await wait_until(pilot, lambda: not screen.playback.playing)
         assert screen.paused_at_empty
         # An empty turn left out of the queue does not stop playback.
         assert app.queue is not None

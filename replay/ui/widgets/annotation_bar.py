@@ -1,20 +1,32 @@
-"""The panel under an empty turn: suggestion, label keys, note, confidence, save state."""
+"""The panel under an empty turn: suggestion, label keys, note, confidence, save state; it owns
+what the reviewer is about to record and saves it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import accumulate
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Input, Static
 
-from replay.core.annotate.annotations import OVERRULE_REASONS, Annotation
+from replay.core.annotate.annotations import (
+    CONFIDENCE,
+    OVERRULE_REASONS,
+    Annotation,
+    AnnotationStore,
+)
+from replay.core.annotate.journal import JournalError
 from replay.core.detection.empty import EmptyTurn
 from replay.core.session.labels import LabelSet
 from replay.ui.literal import shown
+from replay.ui.render import clean
 from replay.ui.repaint import update_static
 
 ONE_LINE = {"\n": "↵", "\t": "⇥"}
@@ -90,7 +102,8 @@ class NoteInput(Input):
 
 
 class AnnotationBar(Vertical):
-    """Shows what the reviewer is about to record for the current empty turn."""
+    """What the reviewer is about to record for the current empty turn, and its keys: pick a
+    label, write a note, say how sure, say why not the suggestion, save, undo."""
 
     DEFAULT_CSS = """
     AnnotationBar { height: auto; padding: 0 1; background: $panel; }
@@ -101,11 +114,53 @@ class AnnotationBar(Vertical):
     AnnotationBar > NoteInput.-textual-compact { padding: 0 1; background: $surface; }
     AnnotationBar > NoteInput:focus { background: $boost; }
     """
+    BINDINGS = [
+        Binding("enter", "commit", "Save", id="commit-annotation",
+                tooltip="Save the annotation (accepts the suggestion when none is picked)"),
+        Binding("tab", "note", "Note", id="edit-note", show=False, tooltip="Write a note"),
+        Binding("c", "cycle_confidence", "Confidence", id="cycle-confidence", show=False,
+                tooltip="Cycle confidence: low, medium, high"),
+        Binding("d", "cycle_overrule", "Why not", id="overrule-reason", show=False,
+                tooltip="Say why the label differs from the suggestion (cycles the reasons)"),
+        Binding("z,ctrl+z", "undo", "Undo", id="undo-annotation", show=False,
+                tooltip="Undo the last annotation saved in this session"),
+    ] + [
+        Binding(key, f"pick_label('{key}')", f"Label {key}", id=f"pick-label-{key}", show=False,
+                tooltip=f"Pick the label whose key is {key}")
+        for key in "1234567890"
+    ]
+
+    @dataclass
+    class Saved(Message):
+        """An annotation was saved (or kept in memory when the journal could not be written)."""
+
+        annotation: Annotation | None
+        """What was saved; None when the journal refused it."""
+
+    @dataclass
+    class Undone(Message):
+        """The last annotation saved was undone; `restored` is what the turn holds again."""
+
+        restored: Annotation
 
     def __init__(self, labels: LabelSet, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.labels = labels
         """The active label set."""
+        self.pending_label: str | None = None
+        """Label picked for the current empty turn but not saved yet."""
+        self.confidence = "medium"
+        """Confidence for the next save."""
+        self.overrule = ""
+        """Why the picked label differs from the suggestion (an `OVERRULE_REASONS` code)."""
+        self.empty: EmptyTurn | None = None
+        """The empty turn the bar is for; None away from a stop."""
+        self.store: AnnotationStore | None = None
+        """Where annotations are saved (the screen's store, given with each turn)."""
+        self.blind = False
+        """Blind review: the suggestion and others' labels stay hidden until a save."""
+        self.others: dict[str, str] = {}
+        """Other reviewers' labels of this turn (label by reviewer)."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="annotation-suggestion", markup=False)
@@ -116,6 +171,39 @@ class AnnotationBar(Vertical):
         yield NoteInput(placeholder="note: tab to write, enter to save, escape to leave",
                         id="annotation-note", compact=True, select_on_focus=False)
         yield Static(id="annotation-state", markup=False)
+
+    # ---------------------------------------------------------------- state
+
+    def load(self, saved: Annotation | None) -> None:
+        """Start over for another stop: its saved annotation (or nothing), nothing picked."""
+        self.pending_label = None
+        self.confidence = saved.confidence if saved is not None else "medium"
+        self.overrule = saved.overrule if saved is not None else ""
+        self.set_note(saved.note if saved is not None else "")
+
+    def at_stop(self, empty: EmptyTurn | None, store: AnnotationStore, *, blind: bool = False,
+                others: dict[str, str] | None = None) -> None:
+        """Show the bar for an empty turn, or hide it (`empty` None) away from a stop."""
+        self.empty, self.store, self.blind = empty, store, blind
+        self.others = others or {}
+        self.display = empty is not None
+        if empty is not None:
+            self._draw()
+
+    def _saved(self) -> Annotation | None:
+        if self.empty is None or self.store is None:
+            return None
+        return self.store.get(self.empty.id)
+
+    def _draw(self) -> None:
+        if self.empty is None or self.store is None:
+            return
+        empty, saved = self.empty, self._saved()
+        offered = None if self.blind else empty.suggestion
+        pending = self.pending_label or (saved.label if saved else offered)
+        unsaved = any(item.turn_id == empty.id for item in self.store.unsaved)
+        self.show(empty, pending, self.confidence, saved, unsaved, blind=self.blind,
+                  others=self.others, overrule=self.overrule)
 
     def show(self, empty: EmptyTurn, pending: str | None, confidence: str,
              saved: Annotation | None, unsaved: bool, *, blind: bool = False,
@@ -190,3 +278,106 @@ class AnnotationBar(Vertical):
     def note(self) -> str:
         """The note typed so far."""
         return self.query_one("#annotation-note", Input).value
+
+    # ---------------------------------------------------------------- actions
+
+    def action_pick_label(self, key: str) -> None:
+        label = self.labels.by_key(key)
+        if label is None:
+            return
+        if self.empty is None:
+            self.notify("Labels are for empty turns: press ] to go to the next one.", timeout=3)
+            return
+        self.pending_label = label.name
+        self._draw()
+
+    def action_cycle_confidence(self) -> None:
+        position = CONFIDENCE.index(self.confidence) if self.confidence in CONFIDENCE else 1
+        self.confidence = CONFIDENCE[(position + 1) % len(CONFIDENCE)]
+        self._draw()
+
+    def action_cycle_overrule(self) -> None:
+        empty = self.empty
+        if empty is None:
+            return
+        saved = self._saved()
+        if not empty.suggestion:
+            self.notify("No suggestion to disagree with here.", timeout=2)
+            return
+        if self.blind and saved is None:
+            self.notify("Blind review: save your label first (enter); then d says why it "
+                        "differs from the suggestion, saved at once.", timeout=4)
+            return
+        label = self.pending_label or (saved.label if saved is not None else None)
+        if label == empty.suggestion:
+            self.notify(f"{clean(label)} is the suggestion: nothing to overrule.", timeout=2,
+                        markup=False)
+            return
+        codes = [code for code, _ in OVERRULE_REASONS]
+        position = codes.index(self.overrule) + 1 if self.overrule in codes else 0
+        self.overrule = codes[position % len(codes)]
+        if saved is not None and saved.label and self.pending_label in (None, saved.label):
+            # The label is saved already (a blind reviewer saw the suggestion only then):
+            # the reason is saved at once, with no second save to forget.
+            self.action_commit()
+        else:
+            self._draw()
+
+    def action_note(self) -> None:
+        if self.empty is not None:
+            note = self.query_one("#annotation-note", Input)
+            note.can_focus = True
+            note.focus()
+
+    @on(Input.Submitted, "#annotation-note")
+    def commit_from_note(self) -> None:
+        self.action_commit()
+        self.screen.set_focus(None)
+
+    def action_commit(self) -> None:
+        empty, store = self.empty, self.store
+        if empty is None or store is None:
+            return
+        saved = store.get(empty.id)
+        # Blind: Enter never accepts a suggestion the reviewer has not seen.
+        offered = None if self.blind and saved is None else empty.suggestion
+        label = self.pending_label or (saved.label if saved else None) or offered
+        if not label:
+            self.notify("Pick a label with its number key first.", severity="warning", timeout=3)
+            return
+        annotation: Annotation | None = None
+        try:
+            annotation = store.commit(
+                empty.id, empty.index, label, self.note, self.confidence,
+                suggestion=empty.suggestion or "", rule=empty.suggestion_rule or "",
+                overrule=self.overrule,
+                # Saying why after the reveal keeps a blind label blind; changing it does not.
+                blind=self.blind and (saved is None or (saved.blind and label == saved.label)))
+        except JournalError as error:
+            self.notify(f"{clean(str(error))}\nKept in memory; export or fix the directory to "
+                        "save it.",
+                        title="Annotation not saved", severity="error", markup=False,
+                        timeout=10)
+        else:
+            name = f"#{empty.index + 1}{'+' if empty.is_placeholder else ''}"
+            why = dict(OVERRULE_REASONS).get(annotation.overrule)
+            said = f" Why not {clean(empty.suggestion or '')}: {why}." if why else ""
+            self.notify(f"Saved {clean(annotation.label)} for {name}.{said}", timeout=3,
+                        markup=False)
+        self.pending_label = None
+        self.post_message(self.Saved(annotation))
+
+    def action_undo(self) -> None:
+        if self.store is None:
+            return
+        try:
+            restored = self.store.undo()
+        except JournalError as error:
+            self.notify(clean(str(error)), title="Undo not saved", severity="error", markup=False)
+            restored = None
+        if restored is None:
+            self.notify("Nothing to undo.", timeout=2)
+            return
+        what = f"restored {restored.label}" if restored.label else "annotation removed"
+        self.notify(f"Undone: #{restored.turn_index + 1} {what}.", timeout=3, markup=False)
+        self.post_message(self.Undone(restored))

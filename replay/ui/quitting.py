@@ -1,0 +1,101 @@
+"""Quitting without losing work: annotations the journal could not take are saved elsewhere,
+exported, or given up only when the reviewer says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from replay.core.annotate.journal import JournalError
+from replay.core.session.text import plural
+from replay.ui.literal import shown
+from replay.ui.screens.quit import QuitScreen
+from replay.ui.screens.replay_screen import ReplayScreen
+
+if TYPE_CHECKING:
+    from replay.ui.app import ReplayApp
+
+
+class QuitGuard:
+    """Quits the app, or first asks what to do with work that would be lost."""
+
+    def __init__(self, app: ReplayApp) -> None:
+        self.app = app
+        """The app to quit."""
+
+    def screens_with_unsaved(self) -> list[ReplayScreen]:
+        """Replay screens whose annotations are not all on disk, after one more try."""
+        app = self.app
+        # Screens a folder follow moved away from are no longer stacked: they count too.
+        screens = [screen for screen in [*app.left_screens, *app.screen_stack]
+                   if isinstance(screen, ReplayScreen)]
+        if app.replay_screen is not None and app.replay_screen not in screens:
+            screens.append(app.replay_screen)
+        waiting = []
+        for screen in screens:
+            if not screen.store.unsaved:
+                continue
+            try:
+                screen.store.retry_unsaved()
+            except JournalError:
+                waiting.append(screen)
+        return waiting
+
+    def quit(self) -> None:
+        """Quit, but ask first when annotations exist only in memory."""
+        app = self.app
+        waiting = self.screens_with_unsaved()
+        if not waiting or isinstance(app.screen, QuitScreen):
+            app.exit()
+            return
+        count = sum(len(screen.store.unsaved) for screen in waiting)
+        journal = str(waiting[0].store.journal.path)
+        app.push_screen(QuitScreen(count, journal),
+                        lambda choice: self._answer(choice, waiting))
+
+    def _answer(self, choice: str | None, waiting: list[ReplayScreen]) -> None:
+        if choice == "quit":
+            self.app.exit()
+        elif choice == "export":
+            self._export_and_quit(waiting)
+        elif choice == "save":
+            from replay.ui.screens.prompt import PromptScreen
+
+            default = str(Path.cwd() / "replay-unsaved-annotations.jsonl")
+            self.app.push_screen(PromptScreen("Save the unsaved annotations to (a journal file)",
+                                              default),
+                                 lambda answer: self._save_and_quit(answer, waiting))
+
+    def _export_and_quit(self, waiting: list[ReplayScreen]) -> None:
+        from replay.ui.export_file import export_session
+
+        written = []
+        for screen in waiting:
+            try:
+                target, count = export_session(screen.session, screen.store, screen.labels,
+                                               screen.suggester, Path.cwd(), screen.rules)
+            except OSError as error:
+                self.app.notify(shown(f"Could not export to {Path.cwd()}: "
+                                      f"{error.strerror or error}"),
+                                title="Not quitting", severity="error", markup=False,
+                                timeout=10)
+                return
+            written.append(f"replay: {plural(count, 'row')} exported to {target}")
+        self.app.exit(message=Text(shown("\n".join(written))))
+
+    def _save_and_quit(self, answer: str | None, waiting: list[ReplayScreen]) -> None:
+        if not answer:
+            return
+        path = Path(answer).expanduser()
+        total = 0
+        for screen in waiting:
+            try:
+                total += screen.store.save_unsaved_to(path)
+            except JournalError as error:
+                self.app.notify(shown(str(error)), title="Not quitting", severity="error",
+                                markup=False, timeout=10)
+                return
+        self.app.exit(message=Text(shown(f"replay: {total} unsaved annotation(s) written to "
+                                         f"{path}")))
