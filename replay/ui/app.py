@@ -60,8 +60,7 @@ from replay.ui.screens.replay_screen import ReplayScreen
 if TYPE_CHECKING:
     from textual.command import Provider
 
-    from replay.core.live.follow import FollowUpdate, Stall
-    from replay.ui.folder_follow import FolderFollowing, FolderNews
+    from replay.ui.folder_follow import FolderFollowing
 
 FIRST_BATCH_TURNS = 24
 """Turns read before the first screen is shown: the current turn and a widened After pane;
@@ -213,7 +212,9 @@ class ReplayApp(App[None]):
     def load_source(self, path: Path, format: str | None) -> None:
         """Read the source; a single line-based file is shown while it is still being read."""
         if self.options.follow and path.is_dir():
-            self._load_folder_followed(path)
+            from replay.ui.folder_follow import FolderFollowing
+
+            self.folder_following = FolderFollowing.start(self, path)
             return
         try:
             reader = get_reader(format) if format else detect_reader(path)
@@ -357,84 +358,13 @@ class ReplayApp(App[None]):
             self.post_message(SilenceChanged(update.stalled.since))
         self.call_from_thread(self.follow_source)
 
-    def _report_follow(self, update: FollowUpdate) -> None:
-        """Pass a followed session's update on to the screen as messages."""
-        session = update.session
-        if session is None:
-            return
-        if update.resumed is not None:
-            self.post_message(SilenceChanged(None))
-        known = len(session.turns) - len(update.new_turns)
-        # A turn that just stopped being written is judged again.
-        first = min([known, *update.changed,
-                     *([known - 1] if update.completed else [])])
-        self.post_message(TurnsAdded(session, max(first, 0), done=True,
-                                     reset=update.reset, pending=update.pending))
-        if update.stalled is not None:
-            self.post_message(SilenceChanged(update.stalled.since))
-
     @work(exclusive=True, group="follow", exit_on_error=False, description="Following")
     async def follow_source(self) -> None:
         """Wake on file changes; the follower (in a thread) decides what is new."""
+        from replay.ui.folder_follow import post_update
         from replay.watching import follow_async
 
-        await follow_async(self.follower, self._report_follow)
-
-    def _load_folder_followed(self, path: Path) -> None:
-        """`DIR --follow`: show the session written last; new ones are offered as they start."""
-        from replay.core.live.folder import FolderFollower
-        from replay.ui.folder_follow import FolderFollowing
-
-        folder = FolderFollower([path], rules=self.options.rules, settle=self.options.settle,
-                                stall=self.options.stall)
-        worker = get_current_worker()
-        folder.poll()
-        opened = folder.open_newest()
-        if opened is None:
-            self.call_from_thread(self.notify, f"No session in {path} yet: waiting for one.",
-                                  title="Following", markup=False, timeout=6)
-        while opened is None:
-            if worker.is_cancelled:
-                return
-            time.sleep(0.25)
-            folder.poll()
-            opened = folder.open_newest()
-        session = opened.update.session
-        assert session is not None
-        self.folder_following = FolderFollowing(self, folder, opened.key)
-        self.post_message(SessionStarted(session))
-        self.post_message(TurnsAdded(session, 0, done=True, pending=opened.update.pending))
-        if opened.update.stalled is not None:
-            self.post_message(SilenceChanged(opened.update.stalled.since))
-        self.call_from_thread(self.follow_folder)
-
-    @work(exclusive=True, group="follow", exit_on_error=False, description="Following")
-    async def follow_folder(self) -> None:
-        """Wake on changes anywhere in the folder; each poll runs in a thread."""
-        from replay.ui.folder_follow import FolderNews
-        from replay.watching import follow_folder_async
-
-        following = self.folder_following
-        assert following is not None
-        await follow_folder_async(following.folder,
-                                  lambda news: self.post_message(FolderNews(news)))
-
-    def on_folder_news(self, event: FolderNews) -> None:
-        """The followed folder changed: the shown session's news go to the screen."""
-        if self.folder_following is None:
-            return
-        for item in self.folder_following.take(event.news):
-            self._report_follow(item.update)
-
-    async def show_followed_session(self, session: Session, pending: int | None,
-                                    stalled: Stall | None) -> None:
-        """Move to another session of the followed folder (it replaces the one shown)."""
-        previous = self.replay_screen
-        if previous is not None:
-            self.left_screens.append(previous)
-        await self.open_session(session, loading=True, replace=True)
-        self.post_message(TurnsAdded(session, 0, done=True, pending=pending))
-        self.post_message(SilenceChanged(stalled.since if stalled is not None else None))
+        await follow_async(self.follower, lambda update: post_update(self, update))
 
     @on(LoadProgress)
     def show_progress(self, event: LoadProgress) -> None:

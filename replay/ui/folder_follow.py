@@ -10,15 +10,15 @@ one that is not a transcript) are one notification each.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.message import Message
-
 from replay.core.live.folder import FolderFollower, FolderPoll, SessionUpdate
+from replay.core.live.follow import FollowUpdate
 from replay.core.session.model import Session
 from replay.core.session.text import one_line
+from replay.ui.messages import SessionStarted, SilenceChanged, TurnsAdded
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -28,16 +28,27 @@ if TYPE_CHECKING:
 MOVE_SECONDS = 3.0
 """How long the reviewer has to press `f` (stay) before the app moves to a new session."""
 
-
-@dataclass
-class FolderNews(Message):
-    """What one poll of the followed folder found (posted by the following worker)."""
-
-    news: FolderPoll
-
-
 NAME_CHARS = 60
 """Longest session name in a notification."""
+
+WAIT_SECONDS = 0.25
+"""How often a folder with no session yet is looked at again."""
+
+
+def post_update(app: ReplayApp, update: FollowUpdate) -> None:
+    """Pass a followed session's update on to the app as messages."""
+    session = update.session
+    if session is None:
+        return
+    if update.resumed is not None:
+        app.post_message(SilenceChanged(None))
+    known = len(session.turns) - len(update.new_turns)
+    # A turn that just stopped being written is judged again.
+    first = min([known, *update.changed, *([known - 1] if update.completed else [])])
+    app.post_message(TurnsAdded(session, max(first, 0), done=True, reset=update.reset,
+                                pending=update.pending))
+    if update.stalled is not None:
+        app.post_message(SilenceChanged(update.stalled.since))
 
 
 def session_name(session: Session, key: str) -> str:
@@ -60,27 +71,65 @@ class FolderFollowing:
         """Key of a new session the app is about to move to."""
         self._timer: Timer | None = None
 
-    def take(self, news: FolderPoll) -> list[SessionUpdate]:
-        """Say the problems, offer new sessions; returns the shown session's updates."""
+    @classmethod
+    def start(cls, app: ReplayApp, path: Path) -> FolderFollowing | None:
+        """In the loading worker's thread: open the session written last (waiting for one
+        if there is none yet), show it, and start following the folder. None when the
+        worker was cancelled first."""
+        from textual.worker import get_current_worker
+
+        options = app.options
+        folder = FolderFollower([path], rules=options.rules, settle=options.settle,
+                                stall=options.stall)
+        worker = get_current_worker()
+        folder.poll()
+        opened = folder.open_newest()
+        if opened is None:
+            app.call_from_thread(app.notify, f"No session in {path} yet: waiting for one.",
+                                 title="Following", markup=False, timeout=6)
+        while opened is None:
+            if worker.is_cancelled:
+                return None
+            time.sleep(WAIT_SECONDS)
+            folder.poll()
+            opened = folder.open_newest()
+        update = opened.update
+        assert update.session is not None
+        following = cls(app, folder, opened.key)
+        app.post_message(SessionStarted(update.session))
+        app.post_message(TurnsAdded(update.session, 0, done=True, pending=update.pending))
+        if update.stalled is not None:
+            app.post_message(SilenceChanged(update.stalled.since))
+        app.call_from_thread(following.follow)
+        return following
+
+    def follow(self) -> None:
+        """Wake on changes anywhere in the folder (a worker of the app; polls in a thread)."""
+        from replay.watching import follow_folder_async
+
+        self.app.run_worker(follow_folder_async(self.folder, self.take), exclusive=True,
+                            group="follow", exit_on_error=False, description="Following")
+
+    def take(self, news: FolderPoll) -> None:
+        """Say the problems, offer new sessions, pass the shown session's news on."""
         for problem in news.problems:
             self.app.notify(problem, title="Following the folder", severity="warning",
                             markup=False, timeout=6)
-        mine: list[SessionUpdate] = []
         for item in news.updates:
             if item.key == self.shown:
-                mine.append(item)
+                post_update(self.app, item.update)
             elif item.started and item.update.session is not None:
-                self.offer(item.key, item.update.session)
-        return mine
+                self.offer(item)
 
-    def offer(self, key: str, session: Session) -> None:
+    def offer(self, item: SessionUpdate) -> None:
         """A new session started: move to it in `MOVE_SECONDS` unless `f` says stay."""
+        assert item.update.session is not None
         if self._timer is not None:
             self._timer.stop()
-        self.offered = key
-        self.app.notify(f"New session started: {session_name(session, key)}. Moving to it in "
-                        f"{MOVE_SECONDS:g} s; f stays on this one.", title="Following",
-                        markup=False, timeout=MOVE_SECONDS + 1)
+        self.offered = item.key
+        self.app.notify(f"New session started: {session_name(item.update.session, item.key)}. "
+                        f"Moving to it in {MOVE_SECONDS:g} s; f stays on this one.",
+                        title="Following", markup=False, timeout=MOVE_SECONDS + 1)
         self._timer = self.app.set_timer(MOVE_SECONDS, self._move)
 
     def stay(self) -> bool:
@@ -96,24 +145,30 @@ class FolderFollowing:
         return True
 
     async def _move(self) -> None:
+        from textual.widgets import Input
+
+        app = self.app
         key = self.offered
         if key is None:
             return
-        from textual.widgets import Input
-
-        if self.app.screen is not self.app.replay_screen or isinstance(self.app.focused, Input):
+        if app.screen is not app.replay_screen or isinstance(app.focused, Input):
             # A dialog is open or a note is being typed: the move waits for it.
-            self._timer = self.app.set_timer(1.0, self._move)
+            self._timer = app.set_timer(1.0, self._move)
             return
         self.offered, self._timer = None, None
         follower = self.folder.follower_of(key)
         if follower is None or follower.session is None:
             return
         self.shown = key
-        await self.app.show_followed_session(follower.session, follower.pending,
-                                             follower.stalled)
-        self.app.notify(f"Now following {session_name(follower.session, key)}.",
-                        title="Following", markup=False, timeout=4)
+        session = follower.session
+        if app.replay_screen is not None:
+            app.left_screens.append(app.replay_screen)
+        await app.open_session(session, loading=True, replace=True)
+        app.post_message(TurnsAdded(session, 0, done=True, pending=follower.pending))
+        stalled = follower.stalled
+        app.post_message(SilenceChanged(stalled.since if stalled is not None else None))
+        app.notify(f"Now following {session_name(session, key)}.", title="Following",
+                   markup=False, timeout=4)
 
 
-__all__ = ["MOVE_SECONDS", "FolderFollowing", "FolderNews", "session_name"]
+__all__ = ["MOVE_SECONDS", "FolderFollowing", "post_update", "session_name"]

@@ -68,7 +68,7 @@ async def test_opens_the_session_written_last_and_moves_to_a_new_one(
         await ready(pilot, app)
         screen = app.replay_screen
         assert isinstance(screen, ReplayScreen)
-        assert screen.session.session_id == SESSION_ID and screen.silent_since is None
+        assert screen.session.session_id == SESSION_ID and screen.live.silent_since is None
         # The old session is written again: followed, but the view stays where it is.
         _append(project / "old.jsonl", {**cc_user(2, "one more thing"),
                                         "sessionId": "11111111-0000-4000-8000-000000000001"})
