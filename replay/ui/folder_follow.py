@@ -18,6 +18,7 @@ from replay.core.live.folder import FolderFollower, FolderPoll, SessionUpdate
 from replay.core.live.follow import FollowUpdate
 from replay.core.session.model import Session
 from replay.core.session.text import one_line
+from replay.ui.literal import shown
 from replay.ui.messages import SessionStarted, SilenceChanged, TurnsAdded
 
 if TYPE_CHECKING:
@@ -56,16 +57,17 @@ def session_name(session: Session, key: str) -> str:
     with its file name (or its id in a database)."""
     where = key.rsplit("#", 1)[1] if "#" in key else Path(key).name
     label = one_line(session.label, NAME_CHARS) if session.turns or session.title else ""
-    return f"{label} ({where})" if label and label != where else where
+    # Transcript text and file names: drawn without any control sequence they may hold.
+    return shown(f"{label} ({where})" if label and label != where else where)
 
 
 class FolderFollowing:
     """The app's side of following a folder: which session is shown, and moving on."""
 
-    def __init__(self, app: ReplayApp, folder: FolderFollower, shown: str) -> None:
+    def __init__(self, app: ReplayApp, folder: FolderFollower, key: str) -> None:
         self.app = app
         self.folder = folder
-        self.shown = shown
+        self.shown = key
         """Key of the session on screen."""
         self.offered: str | None = None
         """Key of a new session the app is about to move to."""
@@ -85,7 +87,7 @@ class FolderFollowing:
         folder.poll()
         opened = folder.open_newest()
         if opened is None:
-            app.call_from_thread(app.notify, f"No session in {path} yet: waiting for one.",
+            app.call_from_thread(app.notify, shown(f"No session in {path} yet: waiting for one."),
                                  title="Following", markup=False, timeout=6)
         while opened is None:
             if worker.is_cancelled:
@@ -113,7 +115,7 @@ class FolderFollowing:
     def take(self, news: FolderPoll) -> None:
         """Say the problems, offer new sessions, pass the shown session's news on."""
         for problem in news.problems:
-            self.app.notify(problem, title="Following the folder", severity="warning",
+            self.app.notify(shown(problem), title="Following the folder", severity="warning",
                             markup=False, timeout=6)
         for item in news.updates:
             if item.key == self.shown:

@@ -14,6 +14,7 @@ from rich.text import Text
 from replay.core.annotate.journal import JournalError
 from replay.core.annotate.outgrown import now_with_content
 from replay.core.session.turn_ref import placeholder_id
+from replay.ui.literal import shown
 
 if TYPE_CHECKING:
     from replay.core.annotate.annotations import Annotation
@@ -35,8 +36,9 @@ def outgrown_text(screen: ReplayScreen, saved: Annotation) -> Text:
     label = screen.labels.get(saved.label)
     title = label.title if label is not None else saved.label
     what = "its missing reply" if saved.turn_id.endswith("+no-reply") else "it"
-    return Text(f" · labelled {title!s} when {what} looked empty; it shows content now: the "
-                "label is kept, export marks it, agree leaves it out", style="italic")
+    return Text(shown(f" · labelled {title} when {what} looked empty; it shows content now: "
+                      "the label is kept, export marks it, agree leaves it out"),
+                style="italic")
 
 
 def mark_outgrown(screen: ReplayScreen) -> None:
@@ -49,13 +51,14 @@ def mark_outgrown(screen: ReplayScreen) -> None:
         try:
             marked = screen.store.mark_has_content(turn_id)
         except JournalError as error:
-            screen.notify(f"{error}\nThe mark is kept in memory and saved with the next "
-                          "annotation.", title="Annotations", severity="error", markup=False)
+            screen.notify(shown(f"{error}\nThe mark is kept in memory and saved with the "
+                                "next annotation."),
+                          title="Annotations", severity="error", markup=False)
             continue
         if marked is not None:
             name = f"#{marked.turn_index + 1}" + ("+" if turn_id.endswith("+no-reply") else "")
-            screen.notify(f"{name} shows content now: your label {marked.label} is kept and "
-                          "marked as such (export says so, agree leaves it out).",
+            screen.notify(shown(f"{name} shows content now: your label {marked.label} is kept "
+                                "and marked as such (export says so, agree leaves it out)."),
                           title="Label kept", markup=False, timeout=6)
 
 

@@ -76,11 +76,13 @@ async def test_opens_the_session_written_last_and_moves_to_a_new_one(
         assert app.replay_screen is screen
         # A new session starts: said, then the app moves to it.
         new_id = "22222222-0000-4000-8000-000000000002"
-        _session_file(project, "new", new_id, cc_user(0, "write [b]notes[/b] for list[int]"))
+        _session_file(project, "new", new_id,
+                      cc_user(0, "write [b]notes[/b] for list[int]\x1b]0;pwned\x07"))
         await wait_until(pilot, lambda: any("New session started" in n.message
                                             for n in app._notifications), rounds=300)
         said = next(n.message for n in app._notifications if "New session started" in n.message)
         assert "write [b]notes[/b] for list[int]" in said and "f stays" in said
+        assert "\x1b" not in said and "\x07" not in said and "␛" in said
         await wait_until(pilot, lambda: app.replay_screen is not screen, rounds=300)
         moved = app.replay_screen
         assert isinstance(moved, ReplayScreen) and moved.session.session_id == new_id
