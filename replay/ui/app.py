@@ -97,6 +97,9 @@ class LaunchOptions:
     """Following: silence, while a reply is due, shown as a stall."""
     settle: float = DEFAULT_SETTLE
     """Following: quiet time that completes a user message written as several records."""
+    follow_roots: tuple[Path, ...] = ()
+    """Following: folders whose sessions are all followed (`path` alone when it is a
+    folder; the machine's session folders with discovery)."""
 
 
 def empty_turn_provider() -> type[Provider]:
@@ -211,10 +214,11 @@ class ReplayApp(App[None]):
           description="Reading the session")
     def load_source(self, path: Path, format: str | None) -> None:
         """Read the source; a single line-based file is shown while it is still being read."""
-        if self.options.follow and path.is_dir():
+        if self.options.follow and (self.options.follow_roots or path.is_dir()):
             from replay.ui.folder_follow import FolderFollowing
 
-            self.folder_following = FolderFollowing.start(self, path)
+            roots = list(self.options.follow_roots) or [path]
+            self.folder_following = FolderFollowing.start(self, roots)
             return
         try:
             reader = get_reader(format) if format else detect_reader(path)
@@ -621,7 +625,8 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
              rules: DetectionRules | None = None, problems: list[str] | None = None,
              suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
-             settle: float = DEFAULT_SETTLE) -> ReplayApp:
+             settle: float = DEFAULT_SETTLE,
+             follow_roots: Iterable[Path] = ()) -> ReplayApp:
     """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
     from replay.resources import default_sample
 
@@ -630,5 +635,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         path=Path(path) if path is not None else default_sample(), format=format,
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
         rules=rules, problems=list(problems or []), stall=stall, settle=settle,
+        follow_roots=tuple(follow_roots),
     )
     return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

@@ -74,20 +74,21 @@ class FolderFollowing:
         self._timer: Timer | None = None
 
     @classmethod
-    def start(cls, app: ReplayApp, path: Path) -> FolderFollowing | None:
+    def start(cls, app: ReplayApp, roots: list[Path]) -> FolderFollowing | None:
         """In the loading worker's thread: open the session written last (waiting for one
         if there is none yet), show it, and start following the folder. None when the
         worker was cancelled first."""
         from textual.worker import get_current_worker
 
         options = app.options
-        folder = FolderFollower([path], rules=options.rules, settle=options.settle,
+        folder = FolderFollower(roots, rules=options.rules, settle=options.settle,
                                 stall=options.stall)
         worker = get_current_worker()
         folder.poll()
         opened = folder.open_newest()
         if opened is None:
-            app.call_from_thread(app.notify, shown(f"No session in {path} yet: waiting for one."),
+            where = ", ".join(str(root) for root in roots)
+            app.call_from_thread(app.notify, shown(f"No session in {where} yet: waiting for one."),
                                  title="Following", markup=False, timeout=6)
         while opened is None:
             if worker.is_cancelled:

@@ -344,3 +344,28 @@ def test_a_root_that_goes_away_and_comes_back(tmp_path: Path) -> None:
     news = folder.poll(None)
     assert news.problems == [f"{root}: there again; watching it"]
     assert _empties(news) == [("b.jsonl", "u-0")]
+
+
+def test_several_roots_as_discovery_gives_them(tmp_path: Path) -> None:
+    claude = tmp_path / ".claude" / "projects"
+    codex = tmp_path / ".codex" / "sessions"
+    (claude / "-work").mkdir(parents=True)
+    codex.mkdir(parents=True)
+    missing = tmp_path / ".gemini" / "tmp"
+    folder = FolderFollower([claude, codex, missing], stall=2)
+    assert folder.poll().problems == [f"{missing}: not found; watching for it"]
+    first = claude / "-work" / "a.jsonl"
+    first.write_bytes(user_line(0, "") + user_line(1, "<local-command-stdout>x"
+                                                    "</local-command-stdout>"))
+    day = codex / "2026" / "12" / "01"
+    day.mkdir(parents=True)
+    second = day / "rollout-2026-12-01T00-00-01-019e1625-0000-76c0-80ab-3724b5ddb799.jsonl"
+    second.write_bytes(CODEX_META + _codex_prompt("go")
+                       + _codex("response_item", {"type": "reasoning", "summary": []})
+                       + _codex("event_msg", {"type": "task_complete",
+                                              "last_agent_message": None}))
+    news = folder.poll([str(first), str(codex / "2026")])
+    assert sorted(item.key for item in news.updates if item.started) == sorted(
+        [str(first), str(second)])
+    assert sorted(Path(item.key).name for item in news.updates
+                  for _empty in item.update.new_empty) == sorted([first.name, second.name])
