@@ -11,8 +11,9 @@ Run: `python bench/bench_watch.py [--events 100] [--duration 30] [--rate 1000] [
    are the empty turns printed against those written, the lag between the last write and
    its line, and the growth of the watch process's resident memory.
 3. Idle: CPU time the watch process uses over `--idle` seconds with no change at all.
-4. A reply still being written: a thinking line, `--think-pause` seconds of nothing, then
-   the text of the same message, `--think-rounds` times, followed at once by `replay watch`
+4. A reply still being written: a thinking line, `--think-pause` seconds of nothing but
+   bookkeeping (a queue operation, an attachment and a progress record half-way), then the
+   text of the same message, `--think-rounds` times, followed at once by `replay watch`
    and by the app (`--follow`, headless, sampled every 50 ms): false empty turns printed and
    false stops must both be zero.
 5. Stalls: `replay watch --stall S` on a session whose last line is a prompt with no reply;
@@ -23,7 +24,8 @@ Run: `python bench/bench_watch.py [--events 100] [--duration 30] [--rate 1000] [
    (half written whole at once, half with the reply's last line written 0.3 s later), each
    ending with an empty reply; from the write that completes it to its `empty` line
    (target p95 <= 0.5 s), and the `stalled` lines printed for the finished sessions, old
-   and new, over S + 3 s of silence at the end (target 0). `--only folder` runs only this.
+   and new, over S + 3 s of silence at the end (target 0). `--only folder` runs only this,
+   `--only think` only section 4.
 """
 
 from __future__ import annotations
@@ -242,12 +244,15 @@ def main() -> int:
     parser.add_argument("--stalls", type=int, default=5)
     parser.add_argument("--folder-sessions", type=int, default=50)
     parser.add_argument("--folder-events", type=int, default=40)
-    parser.add_argument("--only", choices=["folder"], default=None)
+    parser.add_argument("--only", choices=["folder", "think"], default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as folder:
         base = Path(folder)
         if args.only == "folder":
             folder_case(base / "project", args)
+            return 0
+        if args.only == "think":
+            think_case(base, args)
             return 0
 
         print(f"1. latency, write -> printed line, {args.events} events")
@@ -327,13 +332,7 @@ def main() -> int:
               f"({100 * idle_cpu / args.idle:.2f}% of one core; clock tick {1000 / TICKS:.0f} ms)")
         stop(process)
 
-        print(f"4. a reply still being written: thinking, {args.think_pause:g} s of nothing, "
-              f"then its text; {args.think_rounds} rounds")
-        false_reports, false_stops, samples = thinking_pauses(
-            base / f"think-{SESSION}.jsonl", args.think_pause, args.think_rounds)
-        print(f"   replay watch: {false_reports} false empty turns printed (target 0)")
-        print(f"   app --follow: {false_stops} false stops over {samples:,} samples "
-              f"(target 0)")
+        think_case(base, args)
 
         print(f"5. stalls, --stall {args.stall:g}, {args.stalls} silences")
         delays = stall_delays(base / f"stall-{SESSION}.jsonl", args.stall, args.stalls)
@@ -440,6 +439,27 @@ def folder_case(project: Path, args: argparse.Namespace) -> None:
           "core: a walk of the folder every 2 s, and ticks)")
 
 
+def think_case(base: Path, args: argparse.Namespace) -> None:
+    """Section 4: a reply whose text comes long after its thinking line."""
+    print(f"4. a reply still being written: thinking, {args.think_pause:g} s of nothing but "
+          f"bookkeeping, then its text; {args.think_rounds} rounds")
+    false_reports, false_stops, samples = thinking_pauses(
+        base / f"think-{SESSION}.jsonl", args.think_pause, args.think_rounds)
+    print(f"   replay watch: {false_reports} empty or retract lines printed (target 0)")
+    print(f"   app --follow: {false_stops} false stops over {samples:,} samples (target 0)")
+
+
+SIDE_RECORDS = b"".join(orjson.dumps(record) + b"\n" for record in (
+    {"type": "queue-operation", "operation": "enqueue", "sessionId": SESSION,
+     "timestamp": "2026-03-01T10:00:00.000Z", "content": "and the tests"},
+    {"type": "attachment", "uuid": "att", "sessionId": SESSION,
+     "timestamp": "2026-03-01T10:00:00.000Z", "attachment": {"type": "todo", "content": []}},
+    {"type": "progress", "uuid": "prog", "sessionId": SESSION,
+     "timestamp": "2026-03-01T10:00:00.000Z", "data": {"type": "hook_progress"}},
+))
+"""Bookkeeping Claude Code writes between the lines of a reply."""
+
+
 def thinking_lines(n: int) -> tuple[bytes, bytes]:
     """A prompt and the thinking line of its reply; then the reply's text and the next prompt."""
     first = record("user", n, f"request {n}") + record(
@@ -450,7 +470,8 @@ def thinking_lines(n: int) -> tuple[bytes, bytes]:
 
 
 def thinking_pauses(path: Path, pause: float, rounds: int) -> tuple[int, int, int]:
-    """(empty lines `watch` printed, app samples stopped at an empty turn, app samples)."""
+    """(empty and retract lines `watch` printed, app samples stopped at an empty turn, app
+    samples)."""
     import asyncio
 
     from replay.config import Settings
@@ -477,7 +498,13 @@ def thinking_pauses(path: Path, pause: float, rounds: int) -> tuple[int, int, in
                 first, second = thinking_lines(50_000 + n)
                 append(path, first)
                 until = time.monotonic() + pause
+                side_at = time.monotonic() + pause / 2
                 while time.monotonic() < until:
+                    if side_at and time.monotonic() >= side_at:
+                        # The person types ahead, an attachment and a hook's progress are
+                        # written: bookkeeping between the reply's lines completes nothing.
+                        append(path, SIDE_RECORDS)
+                        side_at = 0.0
                     await pilot.pause(0.05)
                     samples += 1
                     stops += stopped()
@@ -496,8 +523,8 @@ def thinking_pauses(path: Path, pause: float, rounds: int) -> tuple[int, int, in
             printed.append(line)
     finally:
         stop(process)
-    empties = [line for line in printed if orjson.loads(line)["event"] == "empty"]
-    return len(empties), stops, samples
+    wrong = [line for line in printed if orjson.loads(line)["event"] in ("empty", "retract")]
+    return len(wrong), stops, samples
 
 
 def stall_delays(path: Path, threshold: float, count: int) -> list[float]:
