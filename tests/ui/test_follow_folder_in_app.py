@@ -165,3 +165,31 @@ async def test_a_label_saved_before_the_turn_showed_content_is_kept_and_said(
     agree = subprocess.run([sys.executable, "-m", "replay", "agree", str(journal), "--json"],
                            capture_output=True, cwd=REPO, timeout=30, check=True)
     assert json.loads(agree.stdout)["left_out_with_content"] == 1
+
+
+@pytest.mark.parametrize("ended", [True, False])
+async def test_silent_for_counts_from_the_last_write_and_never_after_the_end(
+        tmp_path: Path, ended: bool) -> None:
+    path = tmp_path / "s.jsonl"
+    records = [cc_user(0, "go"), cc_assistant(1, "msg_1", {"type": "text", "text": "Done."},
+                                              stop="end_turn")]
+    if ended:
+        records += [cc_user(2, "<command-name>/exit</command-name>"),
+                    cc_user(3, "<local-command-stdout>See ya!</local-command-stdout>")]
+    else:
+        records += [cc_user(2, "and the docs?")]
+    _append(path, *records)
+    os.utime(path, (OLD, OLD))
+    app = build_app(path, follow=True, stall=0.3)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert isinstance(screen, ReplayScreen)
+        await pilot.pause(0.8)
+        if ended:
+            assert screen.live.silent_since is None
+            assert "silent" not in str(screen.status_text())
+        else:
+            # Silent since the file was last written, long before following began.
+            assert screen.live.silent_since == OLD
+            assert "silent for" in str(screen.status_text())
