@@ -369,3 +369,29 @@ def test_several_roots_as_discovery_gives_them(tmp_path: Path) -> None:
         [str(first), str(second)])
     assert sorted(Path(item.key).name for item in news.updates
                   for _empty in item.update.new_empty) == sorted([first.name, second.name])
+
+
+def test_fifos_links_and_loops_are_said_once_and_never_block(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    folder = FolderFollower([project])
+    folder.poll()
+    os.mkfifo(project / "pipe.jsonl")  # opening it for reading would block for ever
+    (project / "loop.jsonl").symlink_to("loop.jsonl")
+    (project / "dangling.jsonl").symlink_to(tmp_path / "nowhere")
+    (project / "sub").mkdir()
+    (project / "sub" / "up").symlink_to("..")  # a link to a parent folder: never walked
+    (project / "linked.jsonl").symlink_to(project / "sub")
+    target = project / "real.jsonl"
+    target.write_bytes(user_line(0, "") + user_line(1, "<local-command-stdout>x"
+                                                    "</local-command-stdout>"))
+    (project / "alias.jsonl").symlink_to(target)  # a link to a session file is followed
+    news = folder.poll([str(project / "pipe.jsonl"), str(target)])
+    walked = folder.poll(None)
+    news.problems += walked.problems
+    news.updates += walked.updates
+    assert sorted(line.split(":")[0] for line in news.problems) == [
+        f"skipped {project / name}" for name in ("dangling.jsonl", "loop.jsonl", "pipe.jsonl")]
+    assert "not a regular file" in next(line for line in news.problems if "pipe" in line)
+    assert sorted(_empties(news)) == [("alias.jsonl", "u-0"), ("real.jsonl", "u-0")]
+    assert folder.poll(None).problems == []

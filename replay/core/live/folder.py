@@ -20,6 +20,7 @@ truncated or replaced, or a folder that cannot be read gives one line in `proble
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -199,6 +200,8 @@ class FolderFollower:
         self._kinds: dict[Path, Reader | None] = {}
         self._unreadable: set[Path] = set()
         self._missing: set[Path] = set()
+        self._said: set[Path] = set()
+        """Entries that are no session file, said once."""
         self._started = False
 
     # -- what is followed ------------------------------------------------------------------
@@ -308,7 +311,8 @@ class FolderFollower:
             if entry.name.startswith(".") or _is_sidechain(path, names):
                 continue
             try:
-                is_dir = entry.is_dir()
+                # Linked folders are not followed (a link to a parent would loop).
+                is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
             if is_dir:
@@ -318,7 +322,13 @@ class FolderFollower:
                 elif depth < MAX_DEPTH:
                     self._walk(path, depth + 1, seen, found)
                 continue
-            if not is_candidate(path):
+            if not is_candidate(path) or _linked_folder(path):
+                continue
+            if path in self.files:
+                seen.add(path)
+                continue
+            status = self._regular(path, found)
+            if status is None:
                 continue
             if path.suffix.lower() in (".db", ".sqlite", ".sqlite3"):
                 reader = self._source_at(path)
@@ -326,12 +336,23 @@ class FolderFollower:
                     self._add_source(path, reader, seen)
                 continue
             seen.add(path)
-            if path not in self.files:
-                try:
-                    stat = _stat_key(entry.stat())
-                except OSError:
-                    continue
-                self.files[path] = _File(path, stat, old=not self._started)
+            self.files[path] = _File(path, _stat_key(status), old=not self._started)
+
+    def _regular(self, path: Path, found: FolderPoll) -> os.stat_result | None:
+        """The stat of a regular file (through a link); else None, said once: a FIFO would
+        block the reader, a device or socket holds no session, a dangling link nothing."""
+        try:
+            status = os.stat(path)
+        except OSError as error:
+            problem = f"skipped {path}: {error.strerror or error}"
+        else:
+            if stat.S_ISREG(status.st_mode):
+                return status
+            problem = f"skipped {path}: not a regular file (a FIFO, device or socket)"
+        if path not in self._said:
+            self._said.add(path)
+            found.problems.append(problem)
+        return None
 
     def _scan(self, found: FolderPoll) -> set[Path]:
         """Look through every root; returns the sessions' paths seen."""
@@ -376,9 +397,9 @@ class FolderFollower:
                 continue
             depth = len(path.relative_to(root).parts)
             try:
-                is_dir = path.is_dir()
+                is_dir = path.is_dir() and not path.is_symlink()
             except OSError:
-                continue
+                is_dir = False
             if is_dir:
                 if depth == 0 or self._inside_session(path):
                     continue
@@ -389,16 +410,18 @@ class FolderFollower:
                     self._walk(path, depth, set(), found)
                 continue
             if (path in self.files or not is_candidate(path) or self._inside_session(path)
-                    or path.name.startswith("agent-")):
+                    or path.name.startswith("agent-") or not os.path.lexists(path)
+                    or _linked_folder(path)):
+                continue
+            status = self._regular(path, found)
+            if status is None:
                 continue
             if path.suffix.lower() in (".db", ".sqlite", ".sqlite3"):
                 reader = self._source_at(path)
                 if reader is not None:
                     self._add_source(path, reader, set())
                 continue
-            stat = _stat_now(path)
-            if stat is not None:
-                self.files[path] = _File(path, stat, old=False)
+            self.files[path] = _File(path, _stat_key(status), old=False)
         added = [key for key in [*self.files, *self.sources] if key not in before]
         return [self.files[key] if key in self.files else self.sources[key] for key in added]
 
@@ -585,6 +608,14 @@ class FolderFollower:
         """Release open files."""
         for _key, follower in self.followers():
             follower.close()
+
+
+def _linked_folder(path: Path) -> bool:
+    """True for a symbolic link to a folder (never followed: it may loop)."""
+    try:
+        return path.is_symlink() and path.is_dir()
+    except OSError:
+        return False
 
 
 def _stat_now(path: Path) -> tuple[int, int, int] | None:
