@@ -29,8 +29,17 @@ from typing import Any
 
 from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, Suggester
 from replay.core.live.completion import DEFAULT_SETTLE, DEFAULT_STALL
+from replay.core.live.folder_units import (
+    SessionFile,
+    SessionSource,
+    is_sidechain,
+    linked_folder,
+    source_reader,
+    stat_key,
+    stat_now,
+)
 from replay.core.live.follow import READ_ERRORS, FollowUpdate, SessionFollower
-from replay.core.readers import ReaderError, get_reader
+from replay.core.readers import ReaderError
 from replay.core.readers.base import Reader
 from replay.core.readers.folder import is_candidate
 
@@ -39,10 +48,6 @@ MAX_DEPTH = 6
 
 LINE_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 """Files read record by record: an old one is read lazily, up to its size at the start."""
-
-SOURCE_READERS = ("opencode-db", "opencode-storage")
-"""Readers of folders or databases holding many sessions, each followed on its own."""
-
 
 @dataclass(slots=True)
 class SessionUpdate:
@@ -64,105 +69,6 @@ class FolderPoll:
     """Sessions with news, in the order they were looked at."""
     problems: list[str] = field(default_factory=list)
     """One line per thing that went wrong (a file gone, unreadable, not a transcript)."""
-
-
-def _stat_key(status: os.stat_result) -> tuple[int, int, int]:
-    return (status.st_ino, status.st_size, status.st_mtime_ns)
-
-
-def _is_sidechain(path: Path, names: set[str]) -> bool:
-    """True for a Claude Code subagent file or folder (followed with its session)."""
-    name = path.name
-    if name.startswith("agent-") and name.endswith(".jsonl"):
-        return True
-    return f"{name}.jsonl" in names or name == "subagents"
-
-
-def _source_reader(path: Path) -> Reader | None:
-    """The reader of a multi-session source at `path`, if it is one."""
-    for name in SOURCE_READERS:
-        reader = get_reader(name)
-        try:
-            if reader.sniff(path, b"" if path.is_dir() else _sqlite_head(path)):
-                return reader
-        except (OSError, ValueError, ReaderError):
-            continue
-    return None
-
-
-def _sqlite_head(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(16)
-    except OSError:
-        return b""
-
-
-class _File:
-    """One session file of the folder."""
-
-    def __init__(self, path: Path, stat: tuple[int, int, int] | None, old: bool) -> None:
-        self.path = path
-        self.stat = stat
-        """Its stat when last looked at."""
-        self.start_stat = stat if old else None
-        """Its stat when watching began (None: it appeared later)."""
-        self.follower: SessionFollower | None = None
-        self.announced = False
-        self.skipped = False
-
-    @property
-    def baseline(self) -> int | None:
-        """Bytes it held when watching began (None: a new file, read from its start)."""
-        return None if self.start_stat is None else self.start_stat[1]
-
-    def look(self) -> bool:
-        """Stat it again; True when it changed since the last look."""
-        now = _stat_now(self.path)
-        changed = now != self.stat
-        self.stat = now
-        return changed
-
-
-class _Source:
-    """A database or storage tree of many sessions: one follower per followed session."""
-
-    def __init__(self, path: Path, reader: Reader) -> None:
-        self.path = path
-        self.reader = reader
-        self.known: set[str] | None = None
-        self.followers: dict[str, SessionFollower] = {}
-        self.new: set[str] = set()
-        self.failed = False
-        self.listed: tuple[object, ...] | None = None
-
-    def listing_stamp(self) -> tuple[object, ...]:
-        """What changes when a session is added: the database (and its WAL), or the
-        folders of a storage tree's session files."""
-        if self.reader.name == "opencode-db":
-            from replay.core.readers.opencode_sqlite import database_file
-
-            database = database_file(self.path) or self.path
-            return (_stat_now(database), _stat_now(Path(f"{database}-wal")))
-        root = self.path / "storage" if (self.path / "storage").is_dir() else self.path
-        sessions = root / "session"
-        stamps: list[object] = [_stat_now(sessions)]
-        try:
-            with os.scandir(sessions) as listing:
-                stamps.extend((entry.name, _stat_now(Path(entry.path))) for entry in listing)
-        except OSError:
-            pass
-        return tuple(stamps)
-
-    def session_ids(self) -> list[str]:
-        assert self.reader.list_sessions is not None
-        entries = self.reader.list_sessions(self.path) or []
-        return [entry.key for entry in entries]
-
-    def owns(self, path: str) -> bool:
-        """True when a changed path is part of this source."""
-        own = str(self.path)
-        return path == own or path.startswith(own + "/") or path.startswith(own + "-")
 
 
 class FolderFollower:
@@ -195,8 +101,8 @@ class FolderFollower:
         self.stall = stall
         self.clock = clock
         self.from_start = from_start
-        self.files: dict[Path, _File] = {}
-        self.sources: dict[Path, _Source] = {}
+        self.files: dict[Path, SessionFile] = {}
+        self.sources: dict[Path, SessionSource] = {}
         self._kinds: dict[Path, Reader | None] = {}
         self._unreadable: set[Path] = set()
         self._missing: set[Path] = set()
@@ -282,13 +188,13 @@ class FolderFollower:
 
     def _source_at(self, path: Path) -> Reader | None:
         if path not in self._kinds:
-            self._kinds[path] = _source_reader(path)
+            self._kinds[path] = source_reader(path)
         return self._kinds[path]
 
     def _add_source(self, path: Path, reader: Reader, seen: set[Path]) -> None:
         seen.add(path)
         if path not in self.sources:
-            self.sources[path] = _Source(path, reader)
+            self.sources[path] = SessionSource(path, reader)
 
     def _walk(self, directory: Path, depth: int, seen: set[Path], found: FolderPoll) -> None:
         try:
@@ -308,7 +214,7 @@ class FolderFollower:
         names = {entry.name for entry in entries}
         for entry in entries:
             path = Path(entry.path)
-            if entry.name.startswith(".") or _is_sidechain(path, names):
+            if entry.name.startswith(".") or is_sidechain(path, names):
                 continue
             try:
                 # Linked folders are not followed (a link to a parent would loop).
@@ -322,7 +228,7 @@ class FolderFollower:
                 elif depth < MAX_DEPTH:
                     self._walk(path, depth + 1, seen, found)
                 continue
-            if not is_candidate(path) or _linked_folder(path):
+            if not is_candidate(path) or linked_folder(path):
                 continue
             if path in self.files:
                 seen.add(path)
@@ -336,7 +242,7 @@ class FolderFollower:
                     self._add_source(path, reader, seen)
                 continue
             seen.add(path)
-            self.files[path] = _File(path, _stat_key(status), old=not self._started)
+            self.files[path] = SessionFile(path, stat_key(status), old=not self._started)
 
     def _regular(self, path: Path, found: FolderPoll) -> os.stat_result | None:
         """The stat of a regular file (through a link); else None, said once: a FIFO would
@@ -370,7 +276,7 @@ class FolderFollower:
             elif root.exists():
                 seen.add(root)
                 if root not in self.files:
-                    self.files[root] = _File(root, _stat_now(root), old=not self._started)
+                    self.files[root] = SessionFile(root, stat_now(root), old=not self._started)
             elif root not in self._missing:
                 self._missing.add(root)
                 found.problems.append(f"{root}: not found; watching for it")
@@ -382,7 +288,7 @@ class FolderFollower:
                 return root
         return None
 
-    def _add_paths(self, paths: list[Path], found: FolderPoll) -> list[_File | _Source]:
+    def _add_paths(self, paths: list[Path], found: FolderPoll) -> list[SessionFile | SessionSource]:
         """Take in new files and folders the file system named; returns the sessions added.
 
         A folder is walked (from its depth under its root); a file is added when it is a
@@ -411,7 +317,7 @@ class FolderFollower:
                 continue
             if (path in self.files or not is_candidate(path) or self._inside_session(path)
                     or path.name.startswith("agent-") or not os.path.lexists(path)
-                    or _linked_folder(path)):
+                    or linked_folder(path)):
                 continue
             status = self._regular(path, found)
             if status is None:
@@ -421,7 +327,7 @@ class FolderFollower:
                 if reader is not None:
                     self._add_source(path, reader, set())
                 continue
-            self.files[path] = _File(path, _stat_key(status), old=False)
+            self.files[path] = SessionFile(path, stat_key(status), old=False)
         added = [key for key in [*self.files, *self.sources] if key not in before]
         return [self.files[key] if key in self.files else self.sources[key] for key in added]
 
@@ -435,7 +341,7 @@ class FolderFollower:
                 return True
         return False
 
-    def _owner(self, changed: str) -> _File | _Source | None:
+    def _owner(self, changed: str) -> SessionFile | SessionSource | None:
         """The session a changed path belongs to (its file, a subagent file of it, a part
         of a source); None for a path nothing known holds (a new file or folder)."""
         path = Path(changed)
@@ -464,8 +370,8 @@ class FolderFollower:
         """
         found = FolderPoll()
         first = not self._started
-        files: list[_File]
-        sources: list[_Source]
+        files: list[SessionFile]
+        sources: list[SessionSource]
         if changed is None or first:
             seen = self._scan(found)
             self._forget_gone(seen, found)
@@ -484,8 +390,8 @@ class FolderFollower:
                 added = self._add_paths(unknown, found)
                 owners = [owner for owner in owners if owner is not None]
                 owners.extend(unit for unit in added if unit not in known)
-            files = list(dict.fromkeys(o for o in owners if isinstance(o, _File)))
-            sources = list(dict.fromkeys(o for o in owners if isinstance(o, _Source)))
+            files = list(dict.fromkeys(o for o in owners if isinstance(o, SessionFile)))
+            sources = list(dict.fromkeys(o for o in owners if isinstance(o, SessionSource)))
             look_all = False
         self._started = True
         for unit in files:
@@ -512,7 +418,7 @@ class FolderFollower:
                 found.problems.append(f"{path}: gone (deleted or moved); "
                                       "the folder is still watched")
 
-    def _poll_file(self, unit: _File, first: bool, look_all: bool, found: FolderPoll,
+    def _poll_file(self, unit: SessionFile, first: bool, look_all: bool, found: FolderPoll,
                    final: bool) -> None:
         if unit.skipped:
             return
@@ -544,7 +450,7 @@ class FolderFollower:
         if update.has_news or started:
             found.updates.append(SessionUpdate(str(unit.path), update, started))
 
-    def _guarded(self, unit: _File, call: Any, found: FolderPoll) -> FollowUpdate | None:
+    def _guarded(self, unit: SessionFile, call: Any, found: FolderPoll) -> FollowUpdate | None:
         try:
             return call()
         except ReaderError as error:
@@ -555,7 +461,7 @@ class FolderFollower:
                                   "tried again on its next change")
         return None
 
-    def _poll_source(self, source: _Source, first: bool, found: FolderPoll,
+    def _poll_source(self, source: SessionSource, first: bool, found: FolderPoll,
                      final: bool) -> None:
         stamp = source.listing_stamp()
         if stamp != source.listed:
@@ -608,21 +514,6 @@ class FolderFollower:
         """Release open files."""
         for _key, follower in self.followers():
             follower.close()
-
-
-def _linked_folder(path: Path) -> bool:
-    """True for a symbolic link to a folder (never followed: it may loop)."""
-    try:
-        return path.is_symlink() and path.is_dir()
-    except OSError:
-        return False
-
-
-def _stat_now(path: Path) -> tuple[int, int, int] | None:
-    try:
-        return _stat_key(os.stat(path))
-    except OSError:
-        return None
 
 
 __all__ = ["FolderFollower", "FolderPoll", "SessionUpdate"]
