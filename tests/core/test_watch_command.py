@@ -445,3 +445,40 @@ def test_watching_a_folder_follows_a_session_started_later(
     assert code == 0 and err == b""
     # See ya! is a user line with words; nothing else may be printed: no stall, no retract.
     assert events == []
+
+
+def test_watching_codex_sessions_follows_a_new_days_folder(
+    tmp_path: Path, watch_processes: list[Watch]
+) -> None:
+    from tests.core.test_follow import CODEX_META, _codex, _codex_prompt
+
+    sessions = tmp_path / ".codex" / "sessions"
+    yesterday = sessions / "2026" / "11" / "30"
+    yesterday.mkdir(parents=True)
+    old = yesterday / "rollout-2026-11-30T23-00-00-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+    old.write_bytes(CODEX_META + _codex_prompt("an old prompt, never answered"))
+    os.utime(old, (1_700_000_000, 1_700_000_000))
+    watch = Watch(str(sessions), "--stall", "3")
+    watch_processes.append(watch)
+    time.sleep(1.5)  # its first walk: the old session is there before
+    # Midnight: a new day's folder, and a session in it written record by record.
+    today = sessions / "2026" / "12" / "01"
+    today.mkdir(parents=True)
+    target = today / "rollout-2026-12-01T00-00-05-019e1625-1111-76c0-80ab-3724b5ddb799.jsonl"
+    for record in (CODEX_META, _codex_prompt("go"),
+                   _codex("event_msg", {"type": "user_message", "message": "go"}),
+                   _codex("turn_context", {"cwd": "/w"}),
+                   _codex("event_msg", {"type": "token_count", "info": None}),
+                   _codex("response_item", {"type": "reasoning", "summary": []}),
+                   _codex("event_msg", {"type": "token_count", "info": None})):
+        _append(target, record)
+        time.sleep(0.3)
+    # Token counts after the reasoning complete nothing: the step is still open.
+    _no_more(watch, 1.0)
+    _append(target, _codex("event_msg", {"type": "task_complete", "last_agent_message": None}))
+    (line,) = watch.lines(1)
+    assert (line["event"], line["reason"], line["path"]) == ("empty", "reasoning-only",
+                                                            str(target))
+    time.sleep(4.0)  # the task is complete: nothing is due, no stall however long
+    code, rest, err = watch.stop()
+    assert (code, rest, err) == (0, b"", b"")
