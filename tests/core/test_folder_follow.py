@@ -174,6 +174,8 @@ def test_opencode_storage_new_session_is_followed(tmp_path: Path) -> None:
 
     session("ses_old", 0, "user", [{"type": "text", "text": "hi"}], False)
     session("ses_old", 1, "assistant", [{"type": "step-start"}], True)  # an old empty turn
+    # Created at the same time, later by id: the newest when watching begins.
+    session("ses_older", 0, "user", [{"type": "text", "text": "hello"}], False)
     clock = Clock()
     folder = FolderFollower([tmp_path / "opencode"], clock=clock, stall=2)
     assert _empties(folder.poll()) == []
@@ -188,6 +190,13 @@ def test_opencode_storage_new_session_is_followed(tmp_path: Path) -> None:
     assert [e.id for item in news.updates for e in item.update.new_empty] == ["msg_ses_new_1"]
     clock.now += 10_000
     assert _stalls(folder.tick()) == []
+    # An old session, not the newest, is continued: followed now, its old empty turn not told.
+    assert all(not key.endswith("#ses_old") for key, _ in folder.followers())
+    session("ses_old", 2, "user", [{"type": "text", "text": "and now?"}], False)
+    session("ses_old", 3, "assistant", [{"type": "step-start"}], True)
+    news = folder.poll([str(root / "message" / "ses_old")])
+    assert [e.id for item in news.updates for e in item.update.new_empty] == ["msg_ses_old_3"]
+    assert all(item.key.endswith("#ses_old") for item in news.updates)
 
 
 def test_bad_input_is_one_line_and_following_goes_on(tmp_path: Path) -> None:

@@ -485,6 +485,13 @@ class FolderFollower:
                     source.known.add(sid)
                     source.new.add(sid)
                     source.followers[sid] = self._follower(source.path, sid, quiet=False)
+        if not self.from_start:
+            # An older session of a storage tree that gets a message (opencode -c): followed
+            # from now on, and what it held at the start is not reported.
+            for sid in source.look_at_messages():
+                if sid in source.known and sid not in source.followers:
+                    source.resumed.add(sid)
+                    source.followers[sid] = self._follower(source.path, sid, quiet=True)
         for sid, follower in source.followers.items():
             key = f"{source.path}#{sid}"
             was_read = follower.session is not None
@@ -493,7 +500,11 @@ class FolderFollower:
             except (ReaderError, *READ_ERRORS) as error:
                 found.problems.append(f"{key}: {error}; tried again on its next change")
                 continue
-            if not was_read and not self.from_start and sid not in source.new:
+            if not was_read and sid in source.resumed:
+                there = source.start_messages.get(sid, frozenset())
+                update.new_empty = [empty for empty in update.new_empty
+                                    if empty.id.split("+", 1)[0] not in there]
+            elif not was_read and not self.from_start and sid not in source.new:
                 update.new_empty = []  # there before watching began
             started = sid in source.new and update.session is not None
             if started:

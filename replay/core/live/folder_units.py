@@ -88,6 +88,47 @@ class SessionSource:
         self.new: set[str] = set()
         self.failed = False
         self.listed: tuple[object, ...] | None = None
+        self.message_times: dict[str, int] | None = None
+        """Storage: each session's message folder's time when last looked at."""
+        self.start_messages: dict[str, frozenset[str]] = {}
+        """Storage: the message ids each session held when watching began."""
+        self.resumed: set[str] = set()
+        """Storage: sessions there at the start that got a message later (now followed)."""
+
+    def storage_messages(self) -> Path | None:
+        """The `message/` folder of a storage tree (None for a database)."""
+        if self.reader.name != "opencode-storage":
+            return None
+        root = self.path / "storage" if (self.path / "storage").is_dir() else self.path
+        return root / "message"
+
+    def look_at_messages(self) -> list[str]:
+        """Storage: the sessions whose message folder changed since the last look (none the
+        first time, when the messages each session holds are noted instead)."""
+        folder = self.storage_messages()
+        if folder is None:
+            return []
+        times: dict[str, int] = {}
+        try:
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    try:
+                        times[entry.name] = entry.stat().st_mtime_ns
+                    except OSError:
+                        continue
+        except OSError:
+            return []
+        before, self.message_times = self.message_times, times
+        if before is None:
+            for session_id in times:
+                try:
+                    names = os.listdir(folder / session_id)
+                except OSError:
+                    names = []
+                self.start_messages[session_id] = frozenset(
+                    name.removesuffix(".json") for name in names)
+            return []
+        return [sid for sid, mtime in times.items() if before.get(sid) != mtime]
 
     def listing_stamp(self) -> tuple[object, ...]:
         """What changes when a session is added: the database (and its WAL), or the
