@@ -23,10 +23,14 @@ from replay.core.suggest import default_suggester
 from replay.core.suggest.evaluate import (
     SPLITS,
     EvalResult,
+    cache_root,
+    default_roots,
     evaluate,
     held_out_sessions,
+    read_sources,
     session_accuracy,
     session_macro,
+    source_health,
     wilson_lower,
 )
 
@@ -75,6 +79,52 @@ def print_part(name: str, result: EvalResult) -> None:
         print(f"\nlabels whose turn was not found as empty: {len(result.not_found)}")
         for gold in result.not_found:
             print(f"  {gold.path} {gold.turn_id}")
+    if result.missing:
+        files = len({gold.path for gold in result.missing})
+        print(f"\nlabels left out, their file is not on this machine: {len(result.missing)} "
+              f"(in {files} file{'s' if files != 1 else ''})")
+    print()
+
+
+def print_by_format(labels: str) -> None:
+    """The figures of the labels on each source format, per part (turns of formats that have
+    few labels say more apart than inside the total)."""
+    from replay.core.suggest.evaluate import read_labels
+
+    formats: dict[str, str] = {}
+    for source in read_sources(Path(labels).with_name("sources.jsonl")):
+        formats[source.name] = source.format
+    kinds = sorted({formats.get(gold.path, "") for gold in read_labels(labels)} - {""})
+    if not kinds:
+        return
+    print("== labels on external files, by format\n")
+    print(f"{'format':<12}{'part':<6}{'accuracy':>9}{'n':>5}{'missing':>9}")
+    for kind in kinds:
+        for split in SPLITS:
+            result = evaluate(labels, split=split)
+            hits = sum(h for path, (h, _) in result.by_session.items()
+                       if formats.get(path) == kind)
+            count = sum(n for path, (_, n) in result.by_session.items()
+                        if formats.get(path) == kind)
+            missing = sum(1 for gold in result.missing if formats.get(gold.path) == kind)
+            share = f"{hits / count:.3f}" if count else "—"
+            print(f"{kind:<12}{split:<6}{share:>9}{f'{hits}/{count}':>5}{missing:>9}")
+    print()
+
+
+def print_sources(labels: str) -> None:
+    """How many external files are here and read without a warning, per format."""
+    sources_path = Path(labels).with_name("sources.jsonl")
+    if not sources_path.exists():
+        return
+    roots = default_roots(Path(labels))
+    health = source_health(read_sources(sources_path), roots)
+    print(f"== external files (cache: {cache_root(Path(labels))})\n")
+    for kind, entry in sorted(health.items()):
+        print(f"{kind:<12}{entry.present} of {entry.listed} here, {entry.clean} read without "
+              "warnings")
+        for problem in entry.problems:
+            print(f"  {problem}")
     print()
 
 
@@ -143,6 +193,8 @@ def main() -> None:
     for split in SPLITS:
         print_part(split, evaluate(args.labels, split=split))
     print_by_session(args.labels)
+    print_by_format(args.labels)
+    print_sources(args.labels)
     unlabelled = evaluate(args.labels).unlabelled
     if unlabelled:
         print(f"default empty turns without a label: {len(unlabelled)}")

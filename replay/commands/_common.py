@@ -12,7 +12,7 @@ from replay.core.annotate.journal import Journal, JournalError
 from replay.core.files import regular_file_refusal, why_missing
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions, read_entry
 from replay.core.readers.base import Progress
-from replay.core.readers.folder import SKIPPED
+from replay.core.readers.folder import is_skipped_file
 from replay.core.readers.spool import named, spooled
 from replay.core.safe import escape_controls, show_path
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
@@ -113,7 +113,7 @@ def stream_or_none(path: str | Path, format: str | None = None,
             return None
         for session in sessions:
             for warning in session.warnings:
-                if warning.startswith(SKIPPED):
+                if is_skipped_file(warning):
                     skip(warning)
         return iter(sessions)
 

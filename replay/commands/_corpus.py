@@ -22,7 +22,7 @@ from replay.core.corpus.pool import (
 from replay.core.corpus.tasks import SessionTask, TaskResult, is_url, plan
 from replay.core.readers import ReaderError
 from replay.core.readers.base import Mapper
-from replay.core.readers.folder import SKIPPED
+from replay.core.readers.folder import SKIPPED, is_skipped_file
 from replay.core.readers.spool import named, spooled
 
 
@@ -97,7 +97,7 @@ class CorpusScan:
             for report in result.reports:
                 # A folder read whole keeps the files it skipped as warnings: say each.
                 for warning in report.get("warnings", ()):
-                    if warning.startswith(SKIPPED):
+                    if is_skipped_file(warning):
                         say_error(warning)
                         self.skipped += 1
             yield from result.reports

@@ -35,7 +35,7 @@ from replay.core.suggest import suggester_for
 
 NAME = "export"
 HELP = ("write the annotations of a session as CSV (default) or JSON lines, or as case "
-        "studies in Markdown or HTML (--format md|html)")
+        "studies in Markdown or HTML (--as md|html)")
 
 KINDS = ("csv", "jsonl", "md", "html")
 CASE_KINDS = ("md", "html")
@@ -47,7 +47,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="session file, directory or database")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="file to write (default or '-': standard output); a file gets a "
-                             "UTF-8 byte-order mark so spreadsheets read it as UTF-8")
+                             "UTF-8 byte-order mark so spreadsheets read it as UTF-8 (a "
+                             "script reads it with encoding 'utf-8-sig', or see --no-bom)")
+    parser.add_argument("--no-bom", action="store_true",
+                        help="with -o FILE: write the CSV without the byte-order mark, for "
+                             "scripts that read plain UTF-8 (spreadsheets may then show "
+                             "accented letters wrongly)")
     parser.add_argument("--as", dest="kind", choices=KINDS,
                         help="output format (default: jsonl for a .jsonl file, else csv)")
     parser.add_argument("--all-empty", action="store_true",
@@ -58,6 +63,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--annotations", metavar="FILE",
                         help="journal to read (default: the session's own journal in the user "
                              "data directory)")
+    parser.add_argument("--redact", action="store_true",
+                        help="replace secrets and e-mail addresses in what is written by "
+                             "[redacted: KIND], and home-folder user names by ~ (as share "
+                             "--redact); stderr says how many of each")
     add_labels(parser, "TOML label set, for the label_title column and suggestions")
     add_reviewer(parser, "only this reviewer's annotations (default: every reviewer)")
     add_format(parser, "md or html: write case studies (each empty turn with its labels and "
@@ -112,6 +121,13 @@ def run(args: argparse.Namespace) -> int:
             continue
         rows.extend(export_rows(session, annotations, labels, all_empty=args.all_empty,
                                 suggester=suggester, rules=rules))
+    if args.redact:
+        from replay.core.publish.redact import Redactor, redact_rows, redact_studies
+
+        redactor = Redactor()
+        studies = redact_studies(studies, redactor)
+        rows = redact_rows(rows, redactor)
+        say_error(f"redacted {redactor.summary()}")
     if kind in CASE_KINDS:
         return write_case_studies(studies, kind, args.output)
     if args.output in (None, "-"):
@@ -119,14 +135,26 @@ def run(args: argparse.Namespace) -> int:
         where = "standard output"
     else:
         try:
-            count = write_file(rows, args.output, kind)
+            count = write_file(rows, args.output, kind, bom=not args.no_bom)
         except OSError as error:
             say_error(f"cannot write {args.output}: {error.strerror or error}")
             return EXIT_FAILURE
         where = show_path(args.output)
     noun = "row" if count == 1 else "rows"
-    print(f"replay: wrote {count} {noun} ({kind}) to {where}", file=sys.stderr, flush=True)
+    print(f"replay: wrote {count} {noun} ({kind}) to {where}{_why_none(args, count)}",
+          file=sys.stderr, flush=True)
     return EXIT_OK
+
+
+def _why_none(args: argparse.Namespace, count: int) -> str:
+    """Why an export wrote no row, for the person who expected some ("" when it wrote any)."""
+    if count:
+        return ""
+    if args.all_empty:
+        return ": no empty turn and no annotation"
+    who = f" by {args.reviewer}" if args.reviewer else ""
+    return (f": no annotation{who} yet (label turns in the app or with replay label; "
+            "--all-empty also writes a row per empty turn)")
 
 
 def _write_stdout(rows: list[dict[str, Any]], kind: str) -> int:

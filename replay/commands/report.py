@@ -37,6 +37,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "charts (charts need the extra replay[report])")
     parser.add_argument("--top", type=positive_int, default=10, metavar="N",
                         help="how many of the most silent sessions to list (default: 10)")
+    parser.add_argument("--redact", action="store_true",
+                        help="replace secrets and e-mail addresses in session titles, paths, "
+                             "evidence and notes by [redacted: KIND], home-folder user names "
+                             "by ~ (in the tables and the HTML); stderr says how many")
     add_format(parser)
     add_rules(parser)
     add_arguments(parser)
@@ -57,6 +61,12 @@ def run(args: argparse.Namespace) -> int:
     if records is None:
         return EXIT_BAD_INPUT
     report.add_annotations(records)
+    if args.redact:
+        from replay.core.publish.redact import Redactor, redact_report
+
+        redactor = Redactor()
+        redact_report(report, redactor)
+        say_error(f"redacted {redactor.summary()}")
     print_report(report, args.top)
     if args.html:
         from replay.core.publish.report_html import write_report_html

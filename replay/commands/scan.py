@@ -11,9 +11,13 @@ from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
 from replay.core.corpus.scan import report_label
 from replay.core.safe import escape_controls, json_line
+from replay.core.session.model import MORE_PROBLEMS
 from replay.core.session.text import plural
 
 NAME = "scan"
+SHOWN_WARNINGS = 5
+"""Warnings the table shows of a session; the rest are counted (`--json` has them all)."""
+
 HELP = "list the empty turns of one or more sessions (a table, or JSON lines with --json)"
 
 
@@ -60,8 +64,18 @@ def print_table(report: dict[str, Any]) -> None:
         heading.append(f" · {skipped:,} record{'' if skipped == 1 else 's'} skipped", style="red")
     heading.append(f"\n{escape_controls(report['path'])}", style="dim")
     console.print(heading)
-    for warning in report["warnings"][:5]:
+    warnings = report["warnings"]
+    for warning in warnings[:SHOWN_WARNINGS]:
         console.print(Text(f"  warning: {escape_controls(warning)}", style="dim red"))
+    if len(warnings) > SHOWN_WARNINGS:
+        # A session keeps its first problems verbatim, then one line saying there were more.
+        capped = warnings[-1] == MORE_PROBLEMS
+        more = len(warnings) - SHOWN_WARNINGS - capped
+        listed = f"{more:,} more warning{'' if more == 1 else 's'}"
+        console.print(Text(
+            f"  … {listed} (replay scan --json lists the first {len(warnings) - 1:,}; "
+            "later ones are counted, not kept)" if capped
+            else f"  … {listed} (replay scan --json lists them all)", style="dim red"))
     if not empty_turns:
         console.print()
         return

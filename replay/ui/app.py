@@ -56,6 +56,7 @@ from replay.ui.messages import (
 )
 from replay.ui.quitting import QuitGuard
 from replay.ui.screens.replay_screen import ReplayScreen
+from replay.ui.screenshot import screenshot_command
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -555,10 +556,12 @@ class ReplayApp(App[None]):
                                     self.options.labels, self.settings.keymap))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            # Textual's goes to ~/Downloads, and where that is missing says only "Failed".
+            yield screenshot_command(self) if command.title == "Screenshot" else command
         if isinstance(screen, ReplayScreen):
             yield SystemCommand("Export annotations to CSV",
-                                "Write this session's annotations to a CSV file here",
+                                "A CSV file here: the rows of replay export --all-empty",
                                 screen.tools.action_export)
             yield SystemCommand("Next unannotated empty turn", "Jump to it",
                                 screen.action_next_unannotated)

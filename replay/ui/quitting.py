@@ -74,8 +74,9 @@ class QuitGuard:
         written = []
         for screen in waiting:
             try:
-                target, count = export_session(screen.session, screen.store, screen.labels,
-                                               screen.suggester, Path.cwd(), screen.rules)
+                target, count, _ = export_session(
+                    screen.session, screen.store, screen.labels, screen.suggester, Path.cwd(),
+                    screen.rules, only_reviewer=screen.blind)
             except OSError as error:
                 self.app.notify(shown(f"Could not export to {Path.cwd()}: "
                                       f"{error.strerror or error}"),

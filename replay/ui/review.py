@@ -36,6 +36,7 @@ from replay.core.detection.empty import DetectionRules, Suggester
 from replay.core.readers import ReaderError
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
 from replay.core.session.model import Session
+from replay.core.session.text import plural
 from replay.ui.app import (
     LaunchOptions,
     LoadingScreen,
@@ -370,7 +371,7 @@ class ReviewApp(ReplayApp):
         if not event.queue.entries:
             status = 2 if event.sessions_read == 0 else 0
             what = "no session could be read" if event.sessions_read == 0 else \
-                f"no empty turn to review in {event.sessions_read:,} sessions"
+                f"no empty turn to review in {plural(event.sessions_read, 'session')}"
             detail = f" ({event.problems[0]})" if event.sessions_read == 0 and event.problems \
                 else " with these filters" if self._filtered() else ""
             self.exit(return_code=status, message=f"replay: {what}{detail}")

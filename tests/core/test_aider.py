@@ -255,3 +255,101 @@ def test_parse_tokens() -> None:
     assert parse_tokens("Tokens: 12k sent, 1.5k cache write, 393 received.") == {
         "input": 12000, "cache_write": 1500, "output": 393}
     assert parse_tokens("Tokens: lots") == {}
+
+
+# ------------------------------------------------------------ what aider did with a ^C
+# Aider's `Coder.send` catches ^C, writes `> ^C again to exit` and only then the part of the
+# reply that had come; a second ^C within two seconds writes `> ^C KeyboardInterrupt` and quits.
+
+def _read(tmp_path: Path, text: str) -> list[Session]:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(text, encoding="utf-8")
+    return load_sessions(path)
+
+
+def test_a_cut_reply_is_the_text_written_after_the_interrupt(tmp_path: Path) -> None:
+    (session,) = _read(tmp_path, "# aider chat started at 2025-01-01 10:00:00\n\n"
+                       "#### rewrite the parser  \n\n>  \n>  \n> ^C again to exit  \n\n"
+                       "Here is the first half of the\n\n#### shorter please  \n")
+    assert [_summary(turn) for turn in session.turns] == [
+        ("1-1", "user", [(Kind.TEXT, "rewrite the parser")]),
+        ("1-2", "assistant", [(Kind.TEXT, "Here is the first half of the"),
+                              (Kind.ERROR, "KeyboardInterrupt")]),
+        ("1-3", "user", [(Kind.TEXT, "shorter please")]),
+    ]
+    assert find_empty_turns(session) == []
+
+
+def test_an_interrupt_before_any_reply_text_is_an_aborted_reply(tmp_path: Path) -> None:
+    (session,) = _read(tmp_path, "# aider chat started at 2025-01-01 10:00:00\n\n"
+                       "#### rewrite the parser  \n\n>  \n>  \n> ^C again to exit  \n>  \n"
+                       ">  \n> ^C KeyboardInterrupt  \n")
+    assert [_summary(turn) for turn in session.turns] == [
+        ("1-1", "user", [(Kind.TEXT, "rewrite the parser")]),
+        ("1-2", "assistant", [(Kind.ERROR, "KeyboardInterrupt")]),
+    ]
+    assert [(e.id, e.reason) for e in find_empty_turns(session)] == [("1-2", "aborted")]
+
+
+def test_quitting_at_the_prompt_after_a_failed_request_is_no_reply(tmp_path: Path) -> None:
+    """The request failed (aider said so and asked a question): the ^C pair came at the prompt."""
+    (session,) = _read(tmp_path, "# aider chat started at 2025-01-01 10:00:00\n\n"
+                       "#### go on  \n> litellm.BadRequestError: LLM Provider NOT provided.  \n"
+                       "> Open URL for more info? (Y)es/(N)o/(D)on't ask again [Yes]: y  \n"
+                       ">  \n>  \n> ^C again to exit  \n>  \n>  \n> ^C KeyboardInterrupt  \n")
+    assert [turn.role for turn in session.turns] == ["user", "system"]
+    assert find_empty_turns(session) == []
+
+
+def test_quitting_after_a_finished_reply_is_aider_output(tmp_path: Path) -> None:
+    (session,) = _read(tmp_path, "# aider chat started at 2025-01-01 10:00:00\n\n"
+                       "#### explain it  \n\nIt reads the file.\n\n>  \n>  \n"
+                       "> ^C again to exit  \n>  \n>  \n> ^C KeyboardInterrupt  \n")
+    assert [_summary(turn) for turn in session.turns] == [
+        ("1-1", "user", [(Kind.TEXT, "explain it")]),
+        ("1-2", "assistant", [(Kind.TEXT, "It reads the file.")]),
+        ("1-3", "system", [(Kind.TEXT, "^C again to exit\n\n\n^C KeyboardInterrupt")]),
+    ]
+
+
+def test_a_reflection_cut_after_aiders_own_output(tmp_path: Path) -> None:
+    """After an edit error aider sends again by itself; a ^C then cuts that second reply."""
+    (session,) = _read(tmp_path, "# aider chat started at 2025-01-01 10:00:00\n\n"
+                       "#### add the page  \n\nHere it is.\n\n> Tokens: 2,911 sent, 371 received."
+                       "  \n> The LLM did not conform to the edit format.  \n>  \n>  \n"
+                       "> ^C again to exit  \n\nHere are the complete\n\n#### stop  \n")
+    roles = [(turn.role, [p.kind for p in turn.parts]) for turn in session.turns]
+    assert roles == [("user", [Kind.TEXT]), ("assistant", [Kind.TEXT]), ("system", [Kind.TEXT]),
+                     ("assistant", [Kind.TEXT, Kind.ERROR]), ("user", [Kind.TEXT])]
+
+
+def test_an_empty_prompt_says_it_was_not_sent(sessions: list[Session]) -> None:
+    empties = {e.id: e for e in find_empty_turns(sessions[0])}
+    assert empties["1-5"].evidence[0] == "not sent to the model"
+    assert empties["1-9"].evidence[0] == "not sent to the model"
+    assert "not sent to the model" not in empties["1-12"].evidence
+
+
+def test_a_pasted_history_without_its_header_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "pasted.md"
+    path.write_text("#### fix the import  \n\nDone, the path was wrong.\n\n"
+                    "> Tokens: 1.2k sent, 80 received.  \n> Applied edit to app.py  \n\n"
+                    "#### <blank>  \n\n#### /undo  \n> Removed: 1a2b3c4 fix import  \n",
+                    encoding="utf-8")
+    assert detect_reader(path).name == "aider"
+    (session,) = load_sessions(path)
+    assert (session.session_id, session.warnings, session.skipped) == ("#0", [], 0)
+    assert [turn.role for turn in session.turns] == [
+        "user", "assistant", "system", "user", "user", "system"]
+    assert [(e.id, e.evidence[0]) for e in find_empty_turns(session)] == [
+        ("0-4", "not sent to the model")]
+
+
+@pytest.mark.parametrize("head", [
+    b"# Notes\n\n#### A heading\n\n> a quote\n",
+    b"#### Step 1  \n\n> Tokens: are counted by the API  \n",
+    b'{"messages": [{"role": "user", "content": "#### x\\n> Applied edit to a"}]}\n',
+])
+def test_markdown_with_headings_and_quotes_is_no_pasted_history(tmp_path: Path,
+                                                                head: bytes) -> None:
+    assert get_reader("aider").sniff(tmp_path / "x.md", head) is False

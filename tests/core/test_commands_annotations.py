@@ -264,7 +264,9 @@ def test_export_to_files_and_filters(
 
     assert main(["export", str(chat), "--as", "jsonl", "--reviewer", "nobody"]) == 0
     out, err = capsys.readouterr()
-    assert out == "" and err == "replay: wrote 0 rows (jsonl) to standard output\n"
+    assert out == "" and err == (
+        "replay: wrote 0 rows (jsonl) to standard output: no annotation by nobody yet (label "
+        "turns in the app or with replay label; --all-empty also writes a row per empty turn)\n")
 
 
 def test_export_reads_a_chosen_journal_and_reports_bad_input(

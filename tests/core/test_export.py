@@ -67,7 +67,9 @@ def test_one_row_per_annotation_in_turn_order() -> None:
         "note": "plan stated just before", "confidence": "medium", "reviewer": "ana",
         "annotated_at": "2025-02-02T00:00:00.000Z", "suggestion": None,
         "before_excerpt": "#2 assistant: Plan: pin the seed, rerun the suite.",
-        "after_excerpt": "#5 assistant: [bash] pytest -q", "turn_now_has_content": False,
+        "after_excerpt": "#5 assistant: [bash] pytest -q",
+        "turn_number": 3, "suggestion_rule": "", "overrule": "", "blind": False,
+        "turn_now_has_content": False,
     }
     assert rows[2]["empty_reason"] == "reasoning-only"
     assert rows[2]["before_excerpt"].startswith("#6 user: ok ok")
@@ -223,7 +225,7 @@ def test_a_label_on_a_turn_that_now_has_content_is_exported_and_says_so() -> Non
     table = list(csv.reader(io.StringIO(stream.getvalue())))
     assert table[0][-1] == "turn_now_has_content"
     by_id = {line[CSV_COLUMNS.index("turn_id")]: line[-1] for line in table[1:]}
-    assert by_id == {"m1": "True", "m6": "False", "gone": "", "m7": "True"}
+    assert by_id == {"m1": "true", "m6": "false", "gone": "", "m7": "true"}
 
 
 def test_marking_a_label_whose_turn_has_content_keeps_it_and_is_read_back(

@@ -60,7 +60,7 @@ def test_precision_and_recall_per_label(tmp_path: Path) -> None:
     rows = [base | {"turn_id": "msg_c64400354001g5cqjN4BL8Maf1", "label": "thinking",
                     "split": "test"}]
     result = evaluate(_journal(tmp_path, rows), roots=[REALDATA], split="test")
-    assert result.precision("artifact") == 0.0 and result.recall("artifact") is None
+    assert result.precision("breakdown") == 0.0 and result.recall("breakdown") is None
     assert result.recall("thinking") == 0.0 and result.precision("thinking") is None
     assert evaluate(_journal(tmp_path, rows), roots=[REALDATA], split="dev").n == 0
 
@@ -80,16 +80,16 @@ def test_confusion_counts_a_wrong_hand_label(tmp_path: Path) -> None:
            "turn_id": "msg_c64400354001g5cqjN4BL8Maf1", "label": "thinking", "reason": "test"}
     result = evaluate(_journal(tmp_path, [row]), roots=[REALDATA])
     assert (result.n, result.accuracy) == (1, 0.0)
-    assert result.confusion == {("thinking", "artifact"): 1}
-    assert [(m.index, m.predicted, m.reasons) for m in result.misses] == [
-        (22, "artifact", ["error: MessageAbortedError"])]
+    assert result.confusion == {("thinking", "breakdown"): 1}
+    assert [(m.index, m.predicted, m.reasons[0]) for m in result.misses] == [
+        (22, "breakdown", "the person stopped the reply 2 s in (MessageAbortedError)")]
 
 
 def test_later_label_replaces_earlier_and_missing_turns_are_reported(tmp_path: Path) -> None:
     realdata("opencode")
     base = {"path": ABORTED, "session_id": "ses_39bc72f63ffeQb8egYBpyTrCNr", "reason": "r"}
     rows = [base | {"turn_id": "msg_c64400354001g5cqjN4BL8Maf1", "label": "thinking"},
-            base | {"turn_id": "msg_c64400354001g5cqjN4BL8Maf1", "label": "artifact"},
+            base | {"turn_id": "msg_c64400354001g5cqjN4BL8Maf1", "label": "breakdown"},
             base | {"turn_id": "msg_not_there", "label": "other"}]
     result = evaluate(_journal(tmp_path, rows), roots=[REALDATA])
     assert (result.n, result.accuracy) == (1, 1.0)
@@ -126,3 +126,47 @@ def test_the_session_views_of_the_test_part(tmp_path: Path) -> None:
     # 21 of 21: the lower end of the 95 % Wilson interval, and a smaller n is less sure.
     assert round(wilson_lower(21, 21), 3) == 0.845
     assert wilson_lower(10, 10) < wilson_lower(21, 21) and wilson_lower(0, 0) == 0.0
+
+
+def test_labels_on_files_not_here_are_counted_apart(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """External files live in a cache outside the repository: without it their labels are
+    missing, never turns that went away, and the remaining figures stand."""
+    from replay.core.suggest.evaluate import CACHE_ENV, default_roots
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "no-cache"))
+    rows = [{"path": "someone__repo/0123/.aider.chat.history.md", "turn_id": "2-2",
+             "label": "other", "reason": "r", "split": "test"}]
+    journal = _journal(tmp_path, rows)
+    assert default_roots(journal)[-1] == tmp_path / "no-cache"
+    result = evaluate(journal, split="test")
+    assert (result.n, result.not_found, [g.turn_id for g in result.missing]) == (0, [], ["2-2"])
+
+
+def test_every_external_file_is_recorded_by_repository_path_and_commit() -> None:
+    from replay.core.suggest.evaluate import read_sources
+
+    sources = read_sources(LABELS.with_name("sources.jsonl"))
+    names = {source.name for source in sources}
+    assert {"specstory", "aider"} <= {source.format for source in sources}
+    for source in sources:
+        assert len(source.commit) == 40 and "/" in source.repo
+        assert source.name == (f"{source.repo.replace('/', '__')}/{source.commit}/"
+                               f"{source.source_path}")
+    external = [gold for gold in read_labels(LABELS) if not gold.path.startswith(
+        ("opencode/", "claude-code/", "codex/", "gemini-cli/", "sample_sessions/"))]
+    assert external and all(gold.path in names for gold in external)
+    raw = [orjson.loads(line) for line in LABELS.read_bytes().splitlines() if line.strip()]
+    for row in raw:
+        if row["path"] in names:
+            assert {"repo", "source_path", "commit"} <= set(row)
+
+
+def test_no_file_of_the_cache_is_in_the_repository() -> None:
+    """Other people's files are referenced, never copied in."""
+    from replay.core.suggest.evaluate import read_sources
+
+    for source in read_sources(LABELS.with_name("sources.jsonl")):
+        assert not (REPO / source.name).exists()
+        assert not (REPO / Path(source.source_path).name).exists() or \
+            Path(source.source_path).name == "README.md"

@@ -7,6 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from replay.core.detection.empty import find_empty_turns
+from replay.core.readers.aider import NOT_SENT
+from replay.core.readers.specstory import EXPORT_CUT
 from replay.core.session.labels import DEFAULT_LABELS
 from replay.core.session.model import Kind, Part, Session
 from replay.core.suggest import RULES, default_suggester, read_signals, suggest, suggester_for
@@ -26,6 +28,27 @@ def _work() -> list:
             turn("assistant", "Looked at it: the job fails on import."),
             turn("assistant", "Fixed the import and reran it."),
             turn("assistant", "All green now.")]
+
+
+def _unsent() -> object:
+    return turn("user", "", note=NOT_SENT)
+
+
+def unsent_then_go_on() -> Case:
+    return build(*_work(), _unsent(), turn("user", ".")), 4, None
+
+
+def unsent_then_undo() -> Case:
+    return build(*_work(), _unsent(), _unsent(), turn("user", "/undo")), 4, None
+
+
+def unsent_then_repeat() -> Case:
+    return build(turn("user", ORDER), *_work()[1:], _unsent(), turn("user", ORDER + " now")), \
+        4, None
+
+
+def unsent() -> Case:
+    return build(*_work(), _unsent(), turn("user", "/add bar.py")), 4, None
 
 
 def compaction() -> Case:
@@ -76,10 +99,20 @@ def bash_output() -> Case:
                  turn("user", "now run the linter")), 5, None
 
 
-def aborted() -> Case:
+def stopped_then_redirected() -> Case:
     return build(*_work(), turn("assistant", Part(Kind.STEP),
                                 Part(Kind.ERROR, name="MessageAbortedError")),
                  turn("user", ORDER)), 4, None
+
+
+def aborted() -> Case:
+    """Stopped, and nothing said after: the trace of an abort."""
+    return build(*_work(), turn("assistant", Part(Kind.STEP),
+                                Part(Kind.ERROR, name="MessageAbortedError"))), 4, None
+
+
+def export_cut() -> Case:
+    return build(*_work(), turn("assistant", note=EXPORT_CUT)), 4, None
 
 
 def in_flight_last() -> Case:
@@ -143,6 +176,12 @@ def context_dump() -> Case:
     return build(*_work(), turn("user", EMPTY), turn("assistant", DUMP)), 4, None
 
 
+def reply_asks() -> Case:
+    return build(*_work(), turn("user", ""),
+                 turn("assistant", "Your message seems to be empty. What would you like me to "
+                                   "do next?")), 4, None
+
+
 def question_asked() -> Case:
     return build(*_work(), turn("assistant", "Done. Should I also update the docs?"),
                  turn("user", EMPTY), turn("assistant", "Updated the docs.")), 5, None
@@ -151,6 +190,12 @@ def question_asked() -> Case:
 def long_break() -> Case:
     return build(*_work(), turn("user", EMPTY, time=1_000_030.0 + 3 * 3600),
                  turn("assistant", "Picking up where we left off.")), 4, None
+
+
+def reply_carries_on() -> Case:
+    return build(*_work(), turn("user", ""),
+                 turn("assistant", "Sorry, the install failed; fixing the import and retrying.")), \
+        4, None
 
 
 def continue_next() -> Case:
@@ -194,12 +239,15 @@ def nothing_fits() -> Case:
 
 
 CASES: tuple[Callable[[], Case], ...] = (
+    unsent_then_go_on, unsent_then_undo, unsent_then_repeat, unsent,
     compaction, harness_summary_follows, clear_command, cut_off_then_upset, no_reply_then_upset,
     no_reply, interrupted,
-    other_command, bash_output, aborted, in_flight_last, never_completed, silent_rounds, stalled,
+    other_command, bash_output, stopped_then_redirected, aborted, export_cut, in_flight_last,
+    never_completed, silent_rounds, stalled,
     reasoned, working, empty_pair, repeated, confused, upset_next, long_break, plan_stated,
-    context_dump, question_asked, continue_next, encrypted_reasoning, hidden_reasoning, reply_died,
-    assistant_nothing, user_nothing, nothing_fits,
+    context_dump, reply_asks, question_asked, reply_carries_on, continue_next,
+    encrypted_reasoning, hidden_reasoning, reply_died, assistant_nothing, user_nothing,
+    nothing_fits,
 )
 """One case per rule, in the order of `RULES`."""
 

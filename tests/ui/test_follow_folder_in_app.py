@@ -161,7 +161,7 @@ async def test_a_label_saved_before_the_turn_showed_content_is_kept_and_said(
                             capture_output=True, cwd=REPO, timeout=30, check=True)
     (row,) = csv.DictReader(io.StringIO(export.stdout.decode("utf-8-sig")))
     assert (row["label"], row["empty_reason"], row["turn_now_has_content"]) == (
-        "thinking", "", "True")
+        "thinking", "", "true")
     agree = subprocess.run([sys.executable, "-m", "replay", "agree", str(journal), "--json"],
                            capture_output=True, cwd=REPO, timeout=30, check=True)
     assert json.loads(agree.stdout)["left_out_with_content"] == 1

@@ -22,7 +22,14 @@ from replay.core.detection.empty import (
 )
 from replay.core.readers.base import EMPTY_FILE, Progress, Reader, UnreadablePath, iter_lines
 from replay.core.safe import json_path
-from replay.core.session.model import PROMPT_TURNS, Session, Turn, TurnColumns, first_prompt
+from replay.core.session.model import (
+    PROMPT_TURNS,
+    Session,
+    Turn,
+    TurnColumns,
+    first_prompt,
+    no_conversation,
+)
 from replay.core.suggest.rules import suggest_from
 from replay.core.suggest.signals import (
     USER_LOOKBACK_TURNS,
@@ -57,7 +64,9 @@ class ScanReport:
             "session_id": session.session_id,
             "turns": len(session.turns),
             "skipped": session.skipped,
-            "warnings": list(session.warnings),
+            # A file of bookkeeping alone says so, as the app does where turns would be.
+            "warnings": list(session.warnings) + [
+                note for note in (no_conversation(session),) if note],
             "empty_turns": [empty.to_json() for empty in self.empty_turns],
         }
 

@@ -318,18 +318,23 @@ def _evidence_error(session: Session, turn: Turn, rules: DetectionRules) -> list
             if part.kind == Kind.ERROR]
 
 
+def describe_reasoning(chars: int, hidden: int) -> str:
+    """Reasoning in the words the evidence and the turn view both use: `reasoning: 1,204
+    chars`, `reasoning: encrypted (144 B)` (the source keeps it signed or encrypted: the model
+    reasoned, unseen), `reasoning: empty`."""
+    if chars:
+        return f"reasoning: {chars:,} chars"
+    if hidden:
+        return f"reasoning: encrypted ({format_size(hidden)})"
+    return "reasoning: empty"
+
+
 def _evidence_reasoning(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     parts = [part for part in turn.parts if part.kind == Kind.REASONING]
     if not parts:
         return []
-    chars = sum(part.text_length for part in parts)
-    hidden = sum(part.hidden for part in parts)
-    if chars:
-        return [f"reasoning: {chars:,} chars"]
-    if hidden:
-        # The model reasoned; the source keeps it encrypted or signed, not empty.
-        return [f"reasoning: encrypted ({format_size(hidden)})"]
-    return ["reasoning: empty"]
+    return [describe_reasoning(sum(part.text_length for part in parts),
+                               sum(part.hidden for part in parts))]
 
 
 def _evidence_wrapper(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
@@ -392,6 +397,11 @@ def _evidence_run_end(session: Session, turn: Turn, rules: DetectionRules) -> li
     return [f"run ended: {status}", f"submission: {size:,} chars" if size else "no submission"]
 
 
+def _evidence_note(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
+    """What the harness did with the turn, as its reader tells it."""
+    return [turn.note] if turn.note else []
+
+
 def _evidence_flags(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     found = []
     if turn.is_meta:
@@ -450,6 +460,7 @@ def _evidence_open_for(session: Session, turn: Turn, rules: DetectionRules) -> l
 Evidence = Callable[[Session, Turn, DetectionRules], list[str]]
 
 EVIDENCE: tuple[Evidence, ...] = (
+    _evidence_note,
     _evidence_no_reply,
     _evidence_compaction,
     _evidence_error,

@@ -7,8 +7,6 @@ Content-Security-Policy that forbids scripts, should anything slip through).
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -21,7 +19,11 @@ from replay.core.detection.empty import (
     find_empty_turns,
     is_visible,
 )
+from replay.core.publish.escaping import html_text as _e
+from replay.core.publish.escaping import md_fence as _fence
+from replay.core.publish.escaping import md_inline as _md_inline
 from replay.core.safe import escape_controls
+from replay.core.session.harness import as_shown
 from replay.core.session.labels import LabelSet
 from replay.core.session.model import Kind, Session, Turn
 
@@ -133,7 +135,7 @@ def _text_of(session: Session, turn: Turn, limit: int) -> str:
         if not is_visible(part):
             continue
         if part.kind == Kind.TEXT:
-            pieces.append(part.text or "")
+            pieces.append(as_shown(part.text or "") or part.text or "")
         elif part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
             pieces.append(f"[{part.name or 'tool'}] {part.input or part.text or ''}")
         else:
@@ -203,17 +205,44 @@ def _when(timestamp: str | None) -> str:
     return (timestamp or "no time").replace("T", " ")[:19]
 
 
-def _fence(text: str) -> str:
-    """A fenced block longer than any run of backticks in the text, so it cannot be closed."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
+def empty_facts_markdown(empty: EmptyTurn, annotations: Sequence[Annotation],
+                         label_titles: dict[str, str]) -> list[str]:
+    """An empty turn's reading and every reviewer's label, as Markdown list items (the case
+    studies and `share --as md` write the same lines)."""
+    evidence = " · ".join(empty.evidence) or "none"
+    lines = [f"- **Reason:** {_md_inline(empty.reason)}",
+             f"- **Evidence:** {_md_inline(evidence)}",
+             f"- **Suggestion:** {_md_inline(empty.suggestion or 'none')}"]
+    if not annotations:
+        lines.append("- **Label:** not annotated")
+    for note in annotations:
+        title = label_titles.get(note.label)
+        label = f"{note.label} ({title})" if title else note.label
+        lines.append(f"- **Label:** {_md_inline(label)} · reviewer "
+                     f"{_md_inline(note.reviewer or 'unknown')} · confidence "
+                     f"{_md_inline(note.confidence)}")
+        if note.note:
+            lines.append(f"  - **Note:** {_md_inline(note.note)}")
+    return lines
 
 
-def _md_inline(text: str) -> str:
-    """Untrusted text on one Markdown line: controls visible, markup characters escaped."""
-    flat = " ".join(escape_controls(text).split())
-    return re.sub(r"([\\`*_{}\[\]<>#+!|~])", r"\\\1", flat)
+def empty_facts_html(empty: EmptyTurn, annotations: Sequence[Annotation],
+                     label_titles: dict[str, str]) -> list[tuple[str, str]]:
+    """An empty turn's reading and every reviewer's label as (term, escaped HTML) rows of a
+    `<dl>` (the case studies and the `share` page show the same rows)."""
+    rows = [("Reason", _e(empty.reason)),
+            ("Evidence", _e(" · ".join(empty.evidence) or "none")),
+            ("Suggestion", _e(empty.suggestion or "none"))]
+    if not annotations:
+        rows.append(("Label", "<span class=muted>not annotated</span>"))
+    for note in annotations:
+        title = label_titles.get(note.label)
+        label = f"<b>{_e(note.label)}</b>" + (f" ({_e(title)})" if title else "")
+        rows.append(("Label", f"{label} · reviewer {_e(note.reviewer or 'unknown')} · "
+                              f"confidence {_e(note.confidence)}"))
+        if note.note:
+            rows.append(("Note", _e(note.note)))
+    return rows
 
 
 def render_markdown(studies: Sequence[CaseStudy]) -> str:
@@ -227,20 +256,7 @@ def render_markdown(studies: Sequence[CaseStudy]) -> str:
         lines.append(f"- **Session:** {_md_inline(study.session_id)} ({study.format}, "
                      f"{_md_inline(study.path)})")
         lines.append(f"- **Turn:** {study.name} · {empty.role} · {_when(empty.timestamp)}")
-        lines.append(f"- **Reason:** {empty.reason}")
-        evidence = " · ".join(empty.evidence) or "none"
-        lines.append(f"- **Evidence:** {_md_inline(evidence)}")
-        lines.append(f"- **Suggestion:** {_md_inline(empty.suggestion or 'none')}")
-        if not study.annotations:
-            lines.append("- **Label:** not annotated")
-        for note in study.annotations:
-            title = study.label_titles.get(note.label)
-            label = f"{note.label} ({title})" if title else note.label
-            lines.append(f"- **Label:** {_md_inline(label)} · reviewer "
-                         f"{_md_inline(note.reviewer or 'unknown')} · confidence "
-                         f"{_md_inline(note.confidence)}")
-            if note.note:
-                lines.append(f"  - **Note:** {_md_inline(note.note)}")
+        lines += empty_facts_markdown(empty, study.annotations, study.label_titles)
         lines.append("")
         for heading, excerpts in (("Before", study.before), ("After", study.after)):
             lines += [f"### {heading}", ""]
@@ -253,11 +269,6 @@ def render_markdown(studies: Sequence[CaseStudy]) -> str:
                 lines += [f"**#{item.number} {item.role}** · {_when(item.timestamp)}", "",
                           _fence(escape_controls(item.text)), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def _e(text: object) -> str:
-    """Untrusted text as HTML text: markup escaped, control characters made visible."""
-    return html.escape(escape_controls(str(text)), quote=True)
 
 
 STYLE = """
@@ -283,11 +294,37 @@ dd{margin:0}
 
 def html_page(title: str, body: str) -> str:
     """A complete, self-contained HTML document around an already escaped body."""
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{_e(title)}</title><style>{STYLE}</style></head>\n"
-            f"<body>\n{body}\n</body></html>\n")
+    return "".join(html_head(title)) + f"<body>\n{body}\n</body></html>\n"
+
+
+def html_head(title: str, *, style: str = STYLE, script_hashes: Sequence[str] = (),
+              body_attributes: str = "") -> list[str]:
+    """The start of a self-contained page, to `<body>`: the policy allows the inline
+    `style`, data images, and only the scripts whose SHA-256 digests (base64) are given;
+    nothing is ever fetched."""
+    policy = CSP
+    if script_hashes or style is not STYLE:
+        policy = ("default-src 'none'; img-src data:; base-uri 'none'; form-action 'none'; "
+                  f"style-src '{_digest(style)}'; script-src "
+                  + (" ".join(f"'{digest}'" for digest in script_hashes) or "'none'"))
+    return ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n',
+            f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
+            f"<title>{_e(title)}</title><style>{style}</style></head>\n",
+            f"<body{(' ' + body_attributes) if body_attributes else ''}>\n"]
+
+
+def _digest(text: str) -> str:
+    """A CSP hash source for an inline style or script."""
+    import base64
+    import hashlib
+
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+
+
+def script_digest(text: str) -> str:
+    """The CSP hash source (`sha256-...`) of an inline script."""
+    return _digest(text)
 
 
 def _turn_html(item: Excerpt | str) -> str:
@@ -303,18 +340,7 @@ def study_html(study: CaseStudy) -> str:
     rows = [("Session", f"{_e(study.session_label)} <span class=muted>({_e(study.format)}, "
                         f"{_e(study.path)})</span>"),
             ("Turn", f"{study.name} · {_e(empty.role)} · {_e(_when(empty.timestamp))}"),
-            ("Reason", _e(empty.reason)),
-            ("Evidence", _e(" · ".join(empty.evidence) or "none")),
-            ("Suggestion", _e(empty.suggestion or "none"))]
-    if not study.annotations:
-        rows.append(("Label", "<span class=muted>not annotated</span>"))
-    for note in study.annotations:
-        title = study.label_titles.get(note.label)
-        label = f"<b>{_e(note.label)}</b>" + (f" ({_e(title)})" if title else "")
-        rows.append(("Label", f"{label} · reviewer {_e(note.reviewer or 'unknown')} · "
-                              f"confidence {_e(note.confidence)}"))
-        if note.note:
-            rows.append(("Note", _e(note.note)))
+            *empty_facts_html(empty, study.annotations, study.label_titles)]
     facts = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)
     before = "".join(_turn_html(item) for item in study.shown("Before")) if study.before \
         else "<p class=muted>nothing</p>"

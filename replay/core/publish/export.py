@@ -2,7 +2,9 @@
 
 Byte-order mark: Excel only reads a CSV as UTF-8 when it starts with a BOM, so files are
 written with `utf-8-sig` (`write_file`); standard output gets plain UTF-8, because a BOM
-in a pipe would corrupt the first column name for `csvkit`, `awk` and friends.
+in a pipe would corrupt the first column name for `csvkit`, `awk` and friends. A script
+that reads a file with plain `utf-8` sees the first key as `\ufeffsession_id`: it reads with
+`utf-8-sig`, or the file is written without the mark (`bom=False`, `export --no-bom`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from replay.core.detection.empty import (
 )
 from replay.core.files import output_stream
 from replay.core.safe import json_line, path_text
+from replay.core.session.harness import as_shown
 from replay.core.session.labels import LabelSet
 from replay.core.session.model import Kind, Session, Turn, TurnColumns
 from replay.core.session.text import one_line
@@ -32,10 +35,14 @@ CSV_COLUMNS: tuple[str, ...] = (
     "session_id", "source_path", "format", "turn_index", "turn_id", "role", "timestamp",
     "empty_reason", "label", "label_title", "note", "confidence", "reviewer", "annotated_at",
     "suggestion", "before_excerpt", "after_excerpt",
+    # Appended in the third round, after the first ones, so scripts reading by position keep
+    # working: the turn's `#N`, and what the journal holds beside the label.
+    "turn_number", "suggestion_rule", "overrule", "blind",
     # Appended (#20) after every column before it: the annotated turn shows content now.
     "turn_now_has_content",
 )
-"""Columns of the CSV export, in the order of the product contract."""
+"""Columns of the CSV export (and the keys of `--as jsonl`), in the order of the product
+contract: the one list every writer follows; a new column is appended at the end."""
 
 EXCERPT_CHARS = 160
 """Length of the before/after excerpts."""
@@ -75,7 +82,7 @@ def excerpt(session: Session, turn: Turn | None, limit: int = EXCERPT_CHARS) -> 
         if not is_visible(part):
             continue
         if part.kind == Kind.TEXT:
-            pieces.append(part.text)
+            pieces.append(as_shown(part.text) or part.text)
         elif part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
             pieces.append(f"[{part.name or 'tool'}] {part.input or part.text or ''}")
         else:
@@ -117,6 +124,15 @@ def _row(
         "suggestion": empty.suggestion if empty else None,
         "before_excerpt": excerpt(session, before),
         "after_excerpt": excerpt(session, _neighbour(session, index, 1)) if turn else "",
+        # The `#N` a person sees (`index + 1`, as scan's `number`; a missing reply's is its
+        # request's, as the placeholder `#N+` is named after it).
+        "turn_number": index + 1 if index >= 0 else None,
+        # The rule behind the suggestion the reviewer saw when saving (the journal's), and
+        # for a turn nobody annotated the rule behind `suggestion`.
+        "suggestion_rule": (annotation.rule if annotation
+                            else (empty.suggestion_rule or "") if empty else ""),
+        "overrule": annotation.overrule if annotation else "",
+        "blind": annotation.blind if annotation else None,
         "turn_now_has_content": has_content,
     }
 
@@ -179,6 +195,8 @@ def neutralise(value: object) -> str:
     """A cell as text, with a leading `'` when a spreadsheet would run it as a formula."""
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if not isinstance(value, str):
         return str(value)
     return "'" + value if value.startswith(FORMULA_STARTS) else value
@@ -208,8 +226,10 @@ def write_jsonl(rows: Iterable[Row], stream: IO[str]) -> int:
     return count
 
 
-def write_file(rows: Iterable[Row], path: str | Path, kind: str = "csv") -> int:
-    """Write rows to a file as `csv` (UTF-8 with BOM) or `jsonl`; returns the row count.
+def write_file(rows: Iterable[Row], path: str | Path, kind: str = "csv", *,
+               bom: bool = True) -> int:
+    """Write rows to a file as `csv` (UTF-8 with a BOM unless `bom` is False) or `jsonl`;
+    returns the row count.
 
     A regular file is written beside its destination and renamed over it, so a failed export
     never leaves a half-written file in place of a good one; a symbolic link is written
@@ -218,6 +238,6 @@ def write_file(rows: Iterable[Row], path: str | Path, kind: str = "csv") -> int:
     Raises:
         OSError: the file cannot be written.
     """
-    encoding = "utf-8-sig" if kind == "csv" else "utf-8"
+    encoding = "utf-8-sig" if kind == "csv" and bom else "utf-8"
     with output_stream(path, encoding) as stream:
         return write_csv(rows, stream) if kind == "csv" else write_jsonl(rows, stream)

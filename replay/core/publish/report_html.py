@@ -8,7 +8,6 @@ image cannot run anything. Without matplotlib the page has the same numbers as t
 from __future__ import annotations
 
 import base64
-import html
 import io
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,15 +15,10 @@ from pathlib import Path
 from replay.core.atomic import write_text_atomically
 from replay.core.corpus.report import CorpusReport, SessionRow
 from replay.core.publish.casestudy import anchor_for, html_page
-from replay.core.safe import escape_controls
+from replay.core.publish.escaping import html_text as _e
 from replay.core.session.text import one_line
 
 Bars = Sequence[tuple[str, int | float]]
-
-
-def _e(text: object) -> str:
-    """Untrusted text as HTML text: markup escaped, control characters made visible."""
-    return html.escape(escape_controls(str(text)), quote=True)
 
 
 def _share(part: int, whole: int) -> str:

@@ -48,8 +48,8 @@ __all__ = [
 
 SNIFF_ORDER: tuple[str, ...] = (
     "opencode_sqlite", "claude_code", "opencode_export", "opencode_storage", "codex",
-    "gemini", "opencode_run", "aider", "mini_swe_agent", "swe_agent", "sharegpt", "chat_json",
-    "chat_jsonl", "folder",
+    "gemini", "opencode_run", "specstory", "aider", "mini_swe_agent", "swe_agent", "sharegpt",
+    "chat_json", "chat_jsonl", "folder",
 )
 """Reader modules in `priority` order, so detection imports only the modules it tries.
 
@@ -176,6 +176,8 @@ Claude Code reader, which leaves empty session files; anything else reads as cha
 
 
 def _empty_file_reader(path: Path) -> Reader | None:
+    if path.suffix.lower() == ".md" and ".specstory" in path.parts:
+        return get_reader("specstory")  # SpecStory creates a history before its first message
     return get_reader(EMPTY_BY_SUFFIX.get(path.suffix.lower(), "chat-jsonl"))
 
 

@@ -12,16 +12,27 @@ Layout, as aider's `io.py` writes it:
   never make a user or assistant turn look full or empty; runs holding only bare `>` lines
   are dropped.
 - Any other line is the model's reply, up to the next `####`, `>` or session header.
-- `^C KeyboardInterrupt` / `^C again to exit` (with or without `> `) mark an interrupt: while
-  a reply is streaming it adds an `error` part named `KeyboardInterrupt` to that assistant
-  turn; if the reply had not produced anything yet, it becomes an assistant turn holding only
-  that error (an empty turn, reason `aborted`). At the input prompt (after a slash command
-  that gets no reply, or after aider's output following a finished reply) it is plain
-  aider output.
+- An empty prompt (`#### <blank>`, or `####` lines with nothing on them) never reaches the
+  model: aider's `Coder.preproc_user_input` returns at once on empty input, so nothing is
+  sent and no reply comes. Such a user turn carries the note `not sent to the model`.
+- Interrupts. Aider's `Coder.send` catches `^C` while a reply streams, writes `> ^C again to
+  exit` (`keyboard_interrupt`) and only then writes whatever part of the reply had come, so
+  a cut reply reads `^C` line first, partial text after; a second `^C` within two seconds
+  writes `> ^C KeyboardInterrupt` and quits. Older versions wrote the cut reply first and
+  `^C KeyboardInterrupt` (with or without `> `) after it. So: a `^C` while a request is out
+  (after the prompt, before any reply, the request not ended by an error or a token report,
+  or during `Retrying in ...`) is an aborted reply: an assistant turn holding an `error` part
+  named `KeyboardInterrupt`, with the partial reply text that follows, if any (an empty turn,
+  reason `aborted`, when none). `^C KeyboardInterrupt` right after reply text is that reply
+  cut off. Anywhere else (after a finished reply, a command, an error, a question answered)
+  the person pressed it at the prompt: plain aider output, no reply turn.
 
-Known limits of the format: a reply line that itself starts with `> ` or `#### ` cannot be
-told from aider's output or a prompt. Turns carry no times of their own: the header's time
-(naive local time, read by `parse_time` as given) goes to the opening banner turn only.
+A history pasted into a file without its `# aider chat started at` line is read as one
+session (`#0`) when its lines are aider's: prompts and aider's own output lines (`> Tokens:
+... sent`, `> Applied edit to`, `> Aider v...`). Known limits of the format: a reply line that
+itself starts with `> ` or `#### ` cannot be told from aider's output or a prompt. Turns
+carry no times of their own: the header's time (naive local time, read by `parse_time` as
+given) goes to the opening banner turn only.
 """
 
 from __future__ import annotations
@@ -41,6 +52,9 @@ HEADER = "# aider chat started at"
 BLANK_PROMPT = "<blank>"
 """What aider writes for a prompt submitted with nothing in it."""
 
+NOT_SENT = "not sent to the model"
+"""The note on an empty prompt: aider drops empty input before it reaches the model."""
+
 REPLY_COMMANDS: frozenset[str] = frozenset(
     {"ask", "code", "architect", "context", "help", "ok", "lint", "test"}
 )
@@ -49,6 +63,15 @@ REPLY_COMMANDS: frozenset[str] = frozenset(
 _HEADER_AT_LINE_START = re.compile(rb"(?m)^# aider chat started at")
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _INTERRUPT = re.compile(r"^\^C (?:KeyboardInterrupt|again to exit)\s*$")
+_AGAIN = "^C again to exit"
+_ENDED = re.compile(r"(?:Error|Exception)\b|\berror:|has hit a token limit|^Tokens: ")
+"""Aider output after a prompt that says the request is over (failed, or answered)."""
+_RETRYING = re.compile(r"^Retrying in [\d.]+ seconds")
+_AIDER_LINE = re.compile(
+    rb"(?m)^(?:> (?:Tokens: [\d.,]+[kKmM]? sent|Applied edit to |Aider v\d|Main model: |"
+    rb"Model: \S+ with |Repo-map: |Git repo: |Commit [0-9a-f]{7,} |Added \S.* to the chat|"
+    rb"You can use /undo)|#### <blank>)")
+_PROMPT_LINE = re.compile(rb"(?m)^#### \S")
 _MODEL = re.compile(r"^(?:Main model|Model|Models): (\S+)")
 _VERSION = re.compile(r"^Aider v(\S+)")
 _TOKENS = re.compile(r"([\d.,]+)([kKmM]?) (sent|received|cache write|cache hit)")
@@ -113,6 +136,15 @@ class _SessionBuilder:
     """Blank lines seen inside an assistant block, kept only if more text follows."""
     started: str | None = None
     """The header's start time; given to the session's opening banner turn, written then."""
+    ended: bool = False
+    """Aider's output since the last prompt says its request is over (an error, a token
+    report): a `^C` now comes at the prompt."""
+    aborted: Turn | None = None
+    """The reply a `^C` cut off before any of it was written: partial text that follows
+    belongs to it."""
+    cut_at_prompt: str | None = None
+    """A `^C` taken as pressed at the prompt, while reply text may still follow it (aider
+    writes a cut reply after its `^C` line)."""
 
     def _new_turn(self, role: str, parts: list[Part], lineno: int, start: int, end: int) -> Turn:
         self.turn_count += 1
@@ -137,9 +169,15 @@ class _SessionBuilder:
             text = "\n".join(block.lines)
             if text.strip() == BLANK_PROMPT:
                 text = ""
-            self._new_turn("user", [Part(Kind.TEXT, text)], block.lineno, block.start, block.end)
+            turn = self._new_turn("user", [Part(Kind.TEXT, text)], block.lineno, block.start,
+                                  block.end)
+            if not text.strip():
+                turn.note = NOT_SENT
             self.expects_reply = prompt_expects_reply(text)
             self.reply = None
+            self.ended = False
+            self.aborted = None
+            self.cut_at_prompt = None
             return
         text = "\n".join(block.lines).strip("\n")
         if block.role == "system":
@@ -147,9 +185,25 @@ class _SessionBuilder:
                 return
             self._new_turn("system", [Part(Kind.TEXT, text)], block.lineno, block.start, block.end)
             return
+        aborted = self.aborted
+        if aborted is not None and self.session.turns and self.session.turns[-1] is aborted \
+                and not any(part.kind == Kind.TEXT for part in aborted.parts):
+            # The part of the reply that had come when the person pressed ^C, written after
+            # aider's ^C line.
+            aborted.parts.insert(0, Part(Kind.TEXT, text))
+            if aborted.source is not None:
+                aborted.source.spans += ((block.start, block.end - block.start),)
+            self.reply = aborted
+            self.aborted = None
+            return
         self.reply = self._new_turn(
             "assistant", [Part(Kind.TEXT, text)], block.lineno, block.start, block.end
         )
+        if self.cut_at_prompt is not None:
+            # A ^C line, then reply text before any prompt: the reply aider was writing (a
+            # retry, a reflection after an edit error) was cut off there.
+            self.reply.parts.append(Part(Kind.ERROR, self.cut_at_prompt, name="KeyboardInterrupt"))
+            self.cut_at_prompt = None
 
     def _append(self, role: str, text: str, lineno: int, offset: int, end: int) -> None:
         block = self.block
@@ -191,6 +245,10 @@ class _SessionBuilder:
             counts = parse_tokens(stripped)
             if counts:
                 self.reply.tokens = counts
+        if _RETRYING.match(stripped):
+            self.ended = False
+        elif _ENDED.search(stripped):
+            self.ended = True
         self._append("system", text, lineno, offset, end)
 
     def blank_line(self) -> None:
@@ -203,31 +261,45 @@ class _SessionBuilder:
             self.pending_blank += 1
 
     def _interrupt(self, text: str, lineno: int, offset: int, end: int) -> bool:
-        """Attach a ^C to the reply it cut off; False when it happened at the input prompt."""
+        """Attach a ^C to the reply it cut off; False when it came at the input prompt (the
+        line is then aider output)."""
         if self.block is not None and self.block.role == "user":
             self.flush()
         block = self.block
+        again = text.startswith(_AGAIN)
         if block is not None and block.role == "assistant":
+            if again:
+                # Aider writes this line before a cut reply's text, so after reply text the
+                # reply had finished: the person pressed ^C at the prompt.
+                return self._at_prompt(text)
             self.flush()
             target = self.reply
+        elif self.aborted is not None and self.session.turns \
+                and self.session.turns[-1] is self.aborted:
+            target = self.aborted  # the second ^C of the pair that quits
         elif self.reply is not None:
-            # Aider output after a finished reply means the ^C came at the prompt.
-            if block is not None and any(line.strip() for line in block.lines):
-                return False
+            # Aider output after a finished reply, or its ^C line: the ^C came at the prompt.
+            if again or (block is not None and any(line.strip() for line in block.lines)):
+                return self._at_prompt(text)
             if not self.session.turns or self.session.turns[-1] is not self.reply:
-                return False
+                return self._at_prompt(text)
             target = self.reply
-        elif self.expects_reply:
+        elif self.expects_reply and not self.ended:
             self.flush()
             target = self._new_turn("assistant", [], lineno, offset, end)
-            self.reply = target
+            self.aborted = target
         else:
-            return False
+            return self._at_prompt(text)
         if target is None:
-            return False
+            return self._at_prompt(text)
         if not any(p.kind == Kind.ERROR and p.name == "KeyboardInterrupt" for p in target.parts):
             target.parts.append(Part(Kind.ERROR, text, name="KeyboardInterrupt"))
         return True
+
+    def _at_prompt(self, text: str) -> bool:
+        if text.startswith(_AGAIN):
+            self.cut_at_prompt = text
+        return False
 
 
 def _classify(builder: _SessionBuilder, raw: str, lineno: int, offset: int, end: int) -> None:
@@ -259,6 +331,7 @@ def parse_history(data: bytes, path: str) -> list[Session]:
     seen_ids: set[str] = set()
     headers = 0
     offset = 0
+    has_header = _HEADER_AT_LINE_START.search(data) is not None
     for lineno, (raw_bytes, offset, end) in enumerate(_lines(data), start=1):
         raw = raw_bytes.decode("utf-8", errors="replace")
         if raw.startswith(HEADER):
@@ -282,10 +355,14 @@ def parse_history(data: bytes, path: str) -> list[Session]:
             if not raw.strip():
                 offset = end
                 continue
-            # Text before any header: a history whose start was cut off; keep it as session 0.
+            # Text before any header: a history whose start was cut off, or pasted without
+            # its header; keep it as session 0 (said only when a header comes later).
             session = Session(path=path, format=NAME, session_id="#0")
-            session.warn(f"{path}: line {lineno}: text before the first {HEADER!r} line",
-                         skipped=False)
+            if has_header:
+                session.warn(f"{path}: line {lineno}: text before the first {HEADER!r} line",
+                             skipped=False)
+            else:
+                session.meta["header"] = "none: a pasted history"
             seen_ids.add("#0")
             builder = _SessionBuilder(session, 0)
             sessions.append(session)
@@ -315,8 +392,15 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
+def looks_like_pasted_history(head: bytes) -> bool:
+    """An aider history without its header: prompts and at least two of aider's own lines."""
+    if head.lstrip()[:1] in (b"{", b"["):
+        return False
+    return _PROMPT_LINE.search(head) is not None and len(_AIDER_LINE.findall(head)) >= 2
+
+
 def _sniff(path: Path, head: bytes) -> bool:
-    return _HEADER_AT_LINE_START.search(head) is not None
+    return _HEADER_AT_LINE_START.search(head) is not None or looks_like_pasted_history(head)
 
 
 READER = Reader(

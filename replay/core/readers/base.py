@@ -382,6 +382,12 @@ class Document:
                          "written?): 0 turns read")
 
 
+TEXT_AROUND_ENDS = ("before the JSON document", "after the JSON document")
+"""How a document's note about the text skipped around it ends (`skipped 1 line of text
+('Exporting session: ses_...') before the JSON document`): a note about a file that was
+read, never a file of a folder that was not."""
+
+
 def _text_lines(lines: list[bytes]) -> str:
     """`2 lines of text ('a', 'b')`: what was skipped, as a warning names it."""
     shown = ", ".join(repr(shorten_text(line.decode("utf-8", "replace").strip(), 60))
@@ -443,7 +449,7 @@ def parse_document(data: bytes) -> Document:
     start = _leading_text(body)
     if start:
         skipped = _text_lines(body[:start].split(b"\n"))
-        notes.append(f"skipped {skipped} before the JSON document")
+        notes.append(f"skipped {skipped} {TEXT_AROUND_ENDS[0]}")
         try:
             return Document(orjson.loads(body[start:]), base + start, len(data), tuple(notes))
         except orjson.JSONDecodeError as error:
@@ -451,7 +457,7 @@ def parse_document(data: bytes) -> Document:
     end = _trailing_text(body, start)
     if end is not None:
         skipped = _text_lines(body[end:].split(b"\n"))
-        notes.append(f"skipped {skipped} after the JSON document")
+        notes.append(f"skipped {skipped} {TEXT_AROUND_ENDS[1]}")
         return Document(orjson.loads(body[start:end]), base + start, base + end, tuple(notes))
     if _runs_off_the_end(first_error, body, start):
         return Document(None, base + start, len(data), tuple(notes), truncated=True)

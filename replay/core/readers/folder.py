@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from replay.core.readers.base import (
+    TEXT_AROUND_ENDS,
     Progress,
     Reader,
     ReaderError,
@@ -22,6 +23,15 @@ from replay.core.session.model import Session
 SKIPPED = "skipped "
 """How the line about a file of the folder that is not read starts (a session's warning, a
 listed entry's problem, a line on stderr)."""
+
+
+
+def is_skipped_file(warning: str) -> bool:
+    """True for a session's warning saying a file of its folder was not read (`skipped PATH:
+    why`); False for any other, such as a recovered document's note about the text skipped
+    around it, which is a success (the file was read)."""
+    return warning.startswith(SKIPPED) and not warning.endswith(TEXT_AROUND_ENDS)
+
 
 MAX_DEPTH = 4
 """How deep sub-directories are searched."""
@@ -44,12 +54,18 @@ def is_candidate(path: Path) -> bool:
     return path.suffix.lower() in SESSION_SUFFIXES or name.endswith(SESSION_NAME_ENDINGS)
 
 
+TRANSCRIPT_FOLDERS = frozenset({".specstory"})
+"""Hidden folders that hold transcripts (SpecStory keeps `.specstory/history/*.md` in the
+project), looked into although other hidden folders are not."""
+
+
 def _entries(directory: Path) -> list[Path]:
-    """Entries to look at: hidden folders (.git, .venv) are skipped, hidden files are not
-    (`.aider.chat.history.md` is one)."""
+    """Entries to look at: hidden folders (.git, .venv) are skipped, except those that hold
+    transcripts; hidden files are not (`.aider.chat.history.md` is one)."""
     try:
         return sorted(p for p in directory.iterdir()
-                      if not (p.name.startswith(".") and p.is_dir()))
+                      if not (p.name.startswith(".") and p.name not in TRANSCRIPT_FOLDERS
+                              and p.is_dir()))
     except OSError:
         return []
 

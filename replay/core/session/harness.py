@@ -8,6 +8,7 @@ no reply must not be one of them, and an empty one is an artefact of the recordi
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -20,15 +21,19 @@ class Wrapper:
     """Tag names of the family."""
     what: str
     """Plain words for evidence: what the harness was recording."""
+    shown: str = ""
+    """How the harness shows a text holding only this family (see `as_shown`): `command`
+    (`/clear args`), `input` (`! ls`), `output` (`⎿ text`), or "" (the text as written)."""
 
 
 WRAPPERS: tuple[Wrapper, ...] = (
     Wrapper(frozenset({"local-command-stdout", "local-command-stderr"}),
-            "the output of a local /command"),
-    Wrapper(frozenset({"bash-stdout", "bash-stderr"}), "the output of a bash-mode command"),
-    Wrapper(frozenset({"bash-input"}), "a bash-mode command the person ran"),
+            "the output of a local /command", "output"),
+    Wrapper(frozenset({"bash-stdout", "bash-stderr"}), "the output of a bash-mode command",
+            "output"),
+    Wrapper(frozenset({"bash-input"}), "a bash-mode command the person ran", "input"),
     Wrapper(frozenset({"command-name", "command-message", "command-args", "command-contents"}),
-            "a /command the person ran"),
+            "a /command the person ran", "command"),
     Wrapper(frozenset({"local-command-caveat"}), "the harness's caveat before local commands"),
     Wrapper(frozenset({"system-reminder", "user-prompt-submit-hook"}),
             "text injected by the harness"),
@@ -79,3 +84,61 @@ def is_harness_text(text: str) -> bool:
             rest = re.sub(rf"<{re.escape(tag)}(?:\s[^<>]*)?>.*?</{re.escape(tag)}\s*>", "",
                           rest, flags=re.DOTALL)
     return not rest.strip()
+
+
+_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z][\w.:-]*)(?:\s[^<>]*)?>(?P<body>.*?)</(?P=tag)\s*>",
+                      re.DOTALL)
+
+NO_OUTPUT = "(no output)"
+"""What an output wrapper holding nothing shows."""
+
+
+def as_shown(text: str) -> str | None:
+    """A user text made only of the harness's command wrappers, as Claude Code shows it: the
+    command line `/clear` (with its arguments; the `<command-message>` below it when it says
+    more than the name, as `init is analyzing your codebase…`), a bash-mode command `! ls`,
+    the output of either as `⎿ text` (`⎿ (no output)` when empty). None for any other text
+    (prose, an injected reminder, a caveat, tags of unknown families): it is shown as written.
+    """
+    stripped = text.strip()
+    if not stripped.startswith("<") or not is_harness_text(stripped):
+        return None
+    elements = [(match.group("tag"), match.group("body").strip())
+                for match in _ELEMENT.finditer(stripped)]
+    if not elements or any(_shown_of(tag) == "" for tag, _ in elements):
+        return None
+    values = dict(elements)
+    lines: list[str] = []
+    name = (values.get("command-name") or values.get("command-message") or "").lstrip("/")
+    if name:
+        lines.append(f"/{name} {values.get('command-args', '')}".rstrip())
+        message = values.get("command-message", "")
+        if message and message.lstrip("/") != name:
+            lines.append(message)
+    if values.get("command-contents"):
+        lines.append(_contents_text(values["command-contents"]))
+    lines.extend(f"! {body}" for tag, body in elements if tag == "bash-input")
+    outputs = [body for tag, body in elements if _shown_of(tag) == "output"]
+    if outputs:
+        # stdout and stderr in the order written; an empty one says nothing unless all are.
+        for body in [body for body in outputs if body] or [NO_OUTPUT]:
+            first, *rest = body.split("\n")
+            lines.append("\n".join([f"⎿ {first}", *(f"  {line}" for line in rest)]))
+    return "\n".join(line for line in lines if line.strip()) or None
+
+
+def _contents_text(contents: str) -> str:
+    """A command's `<command-contents>`: its text, also when written as `{"text": ...}`."""
+    if contents.startswith("{"):
+        try:
+            decoded = json.loads(contents)
+        except ValueError:
+            return contents
+        if isinstance(decoded, dict) and isinstance(decoded.get("text"), str):
+            return str(decoded["text"]).strip()
+    return contents
+
+
+def _shown_of(tag: str) -> str:
+    family = _TAG_FAMILY.get(tag)
+    return family.shown if family is not None else ""

@@ -144,6 +144,9 @@ class Turn:
     """Where the turn came from."""
     index: int = -1
     """Position in `Session.turns`; set by `Session.add`."""
+    note: str | None = None
+    """What the harness did with the turn, in plain words, when only the reader can tell
+    (Aider never sends an empty prompt: `not sent to the model`)."""
 
 
 def parse_time(value: object) -> tuple[str | None, float | None]:
@@ -257,6 +260,13 @@ PartsLoader = Callable[[Turn], list[Part]]
 """Reads the full parts of a turn back from its source."""
 
 
+KEPT_WARNINGS = 50
+"""Warnings a session keeps verbatim; after them, one `MORE_PROBLEMS` line."""
+
+MORE_PROBLEMS = "more problems not listed"
+"""The last warning of a session that met more than `KEPT_WARNINGS` problems."""
+
+
 @dataclass(slots=True, eq=False, weakref_slot=True)
 class Session:
     """One conversation: the ordered turns plus what the reader learnt on the way."""
@@ -296,10 +306,10 @@ class Session:
         """Record a problem; the first 50 are kept verbatim, the rest only counted."""
         if skipped:
             self.skipped += 1
-        if len(self.warnings) < 50:
+        if len(self.warnings) < KEPT_WARNINGS:
             self.warnings.append(message)
-        elif len(self.warnings) == 50:
-            self.warnings.append("more problems not listed")
+        elif len(self.warnings) == KEPT_WARNINGS:
+            self.warnings.append(MORE_PROBLEMS)
 
     def full_parts(self, turn: Turn) -> list[Part]:
         """Parts of a turn with every shortened text read back from the source."""
@@ -364,3 +374,15 @@ def first_prompt(turns: list[Turn], limit: int = 70) -> str | None:
             if line:
                 return line if len(line) <= limit else line[: limit - 1] + "…"
     return None
+
+
+def no_conversation(session: Session) -> str | None:
+    """What a session with no turn holds when its file was not empty: `no conversation: only
+    1 bookkeeping record, no message` (a summary, a snapshot, a progress note: `scan` lists it
+    with the warnings, the app says it where the turns would be, in 80 columns). None when
+    there are turns or nothing was read at all (an empty file says so in its own warning)."""
+    if session.turns or not session.events:
+        return None
+    count = session.events
+    noun = "bookkeeping record" if count == 1 else "bookkeeping records"
+    return f"no conversation: only {count:,} {noun}, no message"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -66,6 +67,9 @@ class EvalResult:
     """(path, turn id) of default empty turns in labelled sessions that have no label."""
     by_session: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Session (its label path) -> (hits, labelled turns compared)."""
+    missing: list[GoldLabel] = field(default_factory=list)
+    """Labels whose file is not on this machine (an external file not in the cache): left
+    out of every figure and counted apart, never taken for a turn that is gone."""
 
     def labels(self) -> list[str]:
         """Every label that occurs as gold or as suggestion, sorted."""
@@ -128,10 +132,95 @@ def read_labels(labels_path: Path | str) -> list[GoldLabel]:
     return list(latest.values())
 
 
+CACHE_ENV = "REPLAY_EVAL_CACHE"
+"""Names the folder holding the external files the labels point at (other people's files
+are never copied into the repository)."""
+
+
+def cache_root(labels_path: Path) -> Path:
+    """The cache of external files: `$REPLAY_EVAL_CACHE`, else `eval-cache` beside the
+    repository. Files sit at `<owner>__<repo>/<commit>/<path in the repo>`."""
+    named = os.environ.get(CACHE_ENV)
+    if named:
+        return Path(named).expanduser()
+    return labels_path.resolve().parent.parent.parent / "eval-cache"
+
+
 def default_roots(labels_path: Path) -> tuple[Path, ...]:
-    """Where label paths are resolved: the repository, then the shared real-data folder."""
+    """Where label paths are resolved: the repository, the shared real-data folder, then the
+    cache of external files."""
     repo = labels_path.resolve().parent.parent
-    return (repo, repo.parent / "shared" / "realdata")
+    return (repo, repo.parent / "shared" / "realdata", cache_root(labels_path))
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalSource:
+    """A public file the labels point at, recorded by repository, path and commit."""
+
+    name: str
+    """Its path under the cache (`<owner>__<repo>/<commit>/<path>`), as labels name it."""
+    format: str
+    """The reader that should take it."""
+    repo: str
+    source_path: str
+    commit: str
+
+
+def read_sources(sources_path: Path | str) -> list[ExternalSource]:
+    """The external files listed beside the labels (one JSON object a line)."""
+    found: list[ExternalSource] = []
+    for number, line in enumerate(Path(sources_path).read_bytes().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+            found.append(ExternalSource(str(row["name"]), str(row["format"]), str(row["repo"]),
+                                        str(row["source_path"]), str(row["commit"])))
+        except (orjson.JSONDecodeError, KeyError, TypeError) as error:
+            raise ValueError(f"{sources_path}:{number}: not a source record ({error})") from None
+    return found
+
+
+@dataclass(slots=True)
+class SourceHealth:
+    """How the external files of one format read on this machine."""
+
+    listed: int = 0
+    present: int = 0
+    clean: int = 0
+    """Read by the expected reader with no warning and nothing skipped."""
+    problems: list[str] = field(default_factory=list)
+
+
+def source_health(sources: Iterable[ExternalSource], roots: Iterable[Path]
+                  ) -> dict[str, SourceHealth]:
+    """Per format: how many listed files are here, and how many read without a warning."""
+    from replay.core.readers import detect_reader
+
+    health: dict[str, SourceHealth] = {}
+    search = tuple(roots)
+    for source in sources:
+        entry = health.setdefault(source.format, SourceHealth())
+        entry.listed += 1
+        path = _resolve(source.name, search)
+        if path is None:
+            continue
+        entry.present += 1
+        try:
+            reader = detect_reader(path).name
+            sessions = load_sessions(path)
+        except ReaderError as error:
+            entry.problems.append(f"{source.name}: {error}")
+            continue
+        warnings = [w for s in sessions for w in s.warnings]
+        skipped = sum(s.skipped for s in sessions)
+        if reader != source.format:
+            entry.problems.append(f"{source.name}: read as {reader}")
+        elif warnings or skipped:
+            entry.problems.append(f"{source.name}: {'; '.join(warnings) or f'{skipped} skipped'}")
+        else:
+            entry.clean += 1
+    return health
 
 
 def _resolve(path: str, roots: Iterable[Path]) -> Path | None:
@@ -198,7 +287,10 @@ def evaluate(labels_path: Path | str, roots: Iterable[Path] | None = None,
     result = EvalResult(0.0, 0)
     for path, golds in by_path.items():
         resolved = _resolve(path, search)
-        sessions = _sessions(resolved) if resolved is not None else []
+        if resolved is None:
+            result.missing.extend(golds)
+            continue
+        sessions = _sessions(resolved)
         wanted = {gold.turn_id: gold for gold in golds}
         found: set[str] = set()
         for session in sessions:

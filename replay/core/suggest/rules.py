@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from replay.core.detection.empty import EmptyTurn
 from replay.core.session.labels import LabelSet
 from replay.core.session.model import Session, Turn
+from replay.core.suggest.human import bare_continuation
 from replay.core.suggest.signals import Signals, read_signals
 
 LONG_SUMMARY_RATIO = 5.0
@@ -27,6 +28,10 @@ ABANDON_GAP = 600.0
 
 CONTEXT_COMMANDS = frozenset({"clear", "compact", "reset", "new"})
 """Slash commands that wipe or compress the context."""
+
+ABORT_QUICK = 30.0
+"""Seconds into a reply within which the person's stop reads as a reaction to the request
+(they saw it go wrong, or had more to say), not to a reply that hung."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +77,42 @@ def _long_silence(seconds: float | None, ratio: float) -> bool:
     return seconds is not None and seconds >= RESUMPTION_GAP and ratio >= RESUMPTION_RATIO
 
 
+def _act(s: Signals, kind: str) -> bool:
+    return s.act is not None and s.act.kind == kind
+
+
+def _reads(s: Signals, kind: str) -> bool:
+    return s.reading is not None and s.reading.kind == kind
+
+
+def _stopped_then_redirected(s: Signals) -> bool:
+    """The person stopped the reply soon after it began and then said something new: a
+    correction, an added detail, the same request again, a new direction."""
+    if not _is_assistant(s) or s.abort is None or s.next is None or not s.next.text:
+        return False
+    if s.open_for is not None and s.open_for > ABORT_QUICK:
+        return False
+    if s.next.after is not None and s.next.after >= RESUMPTION_GAP:
+        return False  # they came back much later: the stop was not about this request
+    return bare_continuation(s.next.text) is None
+
+
 RULES: tuple[Rule, ...] = (
+    # A prompt the harness never sent: no model heard it, so what it meant can only be read
+    # from what the person did next.
+    Rule("unsent-then-go-on",
+         "continue", "medium", lambda s: s.not_sent and _act(s, "go-on"),
+         "not sent to the model: aider drops an empty prompt; {act}, so the Enter meant go on"),
+    Rule("unsent-then-undo",
+         "reflect", "medium", lambda s: s.not_sent and _act(s, "undo"),
+         "not sent to the model: aider drops an empty prompt; {act}: a pause to look at the "
+         "change, then a step back"),
+    Rule("unsent-then-repeat",
+         "breakdown", "medium", lambda s: s.not_sent and s.repeat is not None,
+         "not sent to the model; the next request repeats {repeat_turn} ({similarity}% alike)"),
+    Rule("unsent",
+         "other", "medium", lambda s: s.not_sent,
+         "not sent to the model: aider drops an empty prompt, so nobody heard it; {act}"),
     Rule("compaction-part",
          "context-reset", "high", lambda s: s.compaction,
          "compaction part"),
@@ -101,9 +141,15 @@ RULES: tuple[Rule, ...] = (
     Rule("harness-output",
          "artifact", "medium", lambda s: _is_user(s) and s.harness is not None,
          "the harness's record of {harness}, not typed by the person"),
+    Rule("stopped-then-redirected",
+         "breakdown", "medium", _stopped_then_redirected,
+         "the person stopped the reply {abort_after} ({abort}); {then}: {redirect}"),
     Rule("error",
          "artifact", "high", lambda s: s.error is not None,
          "error: {error}"),
+    Rule("export-cut",
+         "artifact", "high", lambda s: _is_assistant(s) and s.export_cut,
+         "the last reply holds nothing: the file was saved while it was being written"),
     Rule("unfinished-last",
          "artifact", "high", lambda s: s.no_completion and s.position == "last",
          "last turn of the session; never completed (still being written when saved)"),
@@ -140,18 +186,24 @@ RULES: tuple[Rule, ...] = (
          "the person's next message reads “{reaction}”"),
     Rule("long-gap-before",
          "resumption", "medium", lambda s: _long_silence(s.gap_before, s.gap_before_ratio),
-         "gap before: {gap_before} ({gap_before_ratio}x the median gap)"),
+         "gap before: {gap_before} ({gap_before_ratio}x the median gap); {left_open}; {reading}"),
     Rule("plan-before",
          "approval", "medium", lambda s: _is_user(s) and s.ending is not None and s.ending.plan,
-         "the previous assistant turn states a plan; the person said nothing"),
+         "the previous assistant turn states a plan; the person said nothing; {reading}"),
     Rule("context-dump-next",
          "context-reset", "medium", lambda s: _is_user(s) and _long_summary(s),
          "the reply {summary_turn} is {summary_ratio}x the median length with {headings} "
          "headings: a context dump"),
+    Rule("reply-asks",
+         "other", "low", lambda s: _is_user(s) and _reads(s, "asks"),
+         "{reading}: the model found nothing in it to act on; {left_open}"),
     Rule("question-before",
          "approval", "low",
          lambda s: _is_user(s) and s.ending is not None and s.ending.question,
-         "the previous assistant turn asks a question; the person said nothing"),
+         "the previous assistant turn asks a question; the person said nothing; {reading}"),
+    Rule("reply-carries-on",
+         "continue", "medium", lambda s: _is_user(s) and _reads(s, "carries-on"),
+         "{reading}: the model took the silence as go on"),
     Rule("bare-go-on-next",
          "continue", "medium", lambda s: _is_user(s) and s.continue_word is not None,
          "the next user message is a bare “{continue_word}”"),
@@ -171,7 +223,7 @@ RULES: tuple[Rule, ...] = (
          "an assistant turn that shows no words and no reasoning"),
     Rule("user-blank",
          "continue", "low", _is_user,
-         "a user turn with nothing in it, read as a bare go-on"),
+         "a user turn with nothing in it, read as a bare go-on; {reading}"),
     Rule("fallback",
          "other", "low", lambda s: True,
          "no signal points anywhere"),
@@ -233,6 +285,7 @@ def suggest_from(signals: Signals, labels: Collection[str] | None = None) -> Sug
     if rule is None:
         return None
     facts = signals.facts()
-    reasons = [phrase.strip() for phrase in rule.because.format_map(facts).split(";")]
+    # Split the template, not the filled text: a quoted message may hold a ";" of its own.
+    reasons = [phrase.format_map(facts).strip() for phrase in rule.because.split(";")]
     return Suggestion(rule.label, rule.confidence, [reason for reason in reasons if reason],
                       rule.name)

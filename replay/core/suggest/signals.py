@@ -29,6 +29,17 @@ from replay.core.detection.empty import gap_before as _detect_gap_before
 from replay.core.session.harness import is_harness_text, wrapper_of
 from replay.core.session.model import MARKER_KINDS, Kind, Session, Turn, TurnColumns
 from replay.core.session.text import empty_wrapper_names, strip_empty_wrappers
+from replay.core.suggest.human import (
+    NextAct,
+    Reading,
+    bare_continuation,
+    export_cut,
+    next_act,
+    not_sent,
+    person_abort,
+    redirect_kind,
+    reply_reading,
+)
 
 WINDOW = 40
 """How many turns either side a neighbour signal looks at."""
@@ -451,19 +462,6 @@ def position(session: Session, index: int) -> str | None:
     return None
 
 
-_CONTINUE_WORDS = frozenset({
-    "continue", "go on", "keep going", "proceed", "ok", "okay", "go ahead", "carry on",
-    "resume", "next", "yes", "yes please", "go", "sure", "k", "please continue",
-    "continue please", "ok continue", "yes continue", "keep at it",
-})
-
-
-def bare_continuation(text: str) -> str | None:
-    """The continuation word when a whole message is only "continue", "go on", "ok"..."""
-    words = " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())
-    return words if words in _CONTINUE_WORDS else None
-
-
 def next_user_continues(session: Session, index: int) -> str | None:
     """The next user message's words when it is a bare continuation ("continue", "go on")."""
     following = _next_user(session, index)
@@ -724,6 +722,26 @@ class Signals:
     unfinished: bool = False
     """An assistant turn without a completion time (`no_completion` when the session records
     them)."""
+    not_sent: bool = False
+    """The harness never sent this prompt to the model (Aider drops empty input)."""
+    act: NextAct | None = None
+    """What the person did next, for a prompt nobody heard."""
+    reading: Reading | None = None
+    """How the next reply took an empty message the model received."""
+    abort: str | None = None
+    """The error of a reply the person stopped (`MessageAbortedError`, `KeyboardInterrupt`)."""
+    export_cut: bool = False
+    """The file was saved while this (last) reply was being written."""
+
+    @property
+    def left_open(self) -> str:
+        """What the agent left open just before, in words ("" when nothing)."""
+        ending = self.ending
+        if ending is None:
+            return ""
+        if ending.question:
+            return f"the agent's last words #{ending.index + 1} asked a question"
+        return f"the agent's last words #{ending.index + 1} stated a plan"
 
     def settled(self, stats: SessionStats) -> Signals:
         """These signals with the session-wide figures replaced by `stats`: a streamed scan
@@ -786,7 +804,21 @@ class Signals:
             "no_reply_events": (" · ".join(self.no_reply.events) or "nothing recorded"
                                 if self.no_reply else ""),
             "tools": ", ".join(self.tools[:3]) + (" …" if len(self.tools) > 3 else ""),
+            "act": self.act.describe() if self.act else "",
+            "act_text": self.act.text if self.act else "",
+            "left_open": self.left_open,
+            "reading": (f"the reply #{self.reading.index + 1} {_READ_AS[self.reading.kind]} "
+                        f"(“{self.reading.quote}”)") if self.reading else "",
+            "abort": self.abort or "",
+            "redirect": redirect_kind(self.next.text, self.repeat is not None)
+            if self.next else "",
+            "abort_after": (f"{format_duration(self.open_for)} in"
+                            if self.open_for is not None else "before it showed anything"),
         }
+
+
+_READ_AS = {"carries-on": "carries on with the work", "asks": "asks what was wanted",
+            "restarts": "starts over"}
 
 
 STALL_SECONDS = 600.0
@@ -842,4 +874,9 @@ def read_signals(session: Session, index: int, stats: SessionStats | None = None
         no_reply=(missing_reply(session, index)
                   if not is_empty(session.turns[index]) else None),
         unfinished=unfinished,
+        not_sent=not_sent(session, index),
+        act=next_act(session, index),
+        reading=reply_reading(session, index),
+        abort=person_abort(session, index),
+        export_cut=export_cut(session, index),
     )

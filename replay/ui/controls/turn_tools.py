@@ -26,7 +26,7 @@ class TurnTools(Concern):
         Binding("s", "sidechain", "Subagent", id="open-sidechain", show=False,
                 tooltip="Open a subagent started by this turn"),
         Binding("e", "export", "Export", id="export-csv",
-                tooltip="Export annotations to a CSV file in the current directory"),
+                tooltip="Export to CSV here: the rows of replay export --all-empty"),
     ]
 
     def action_raw(self) -> None:
@@ -74,14 +74,16 @@ class TurnTools(Concern):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False,
           description="Exporting annotations")
     def export_annotations(self, directory: Path) -> None:
-        """Write this reviewer's annotations (and unannotated empty turns) to a new CSV file."""
+        """Write the rows `replay export --all-empty` writes to a new CSV file (this
+        reviewer's alone in a blind review), and say which."""
         from replay.ui.export_file import export_name, export_session
 
         host = self.host
         session = host.session
         try:
-            target, count = export_session(session, host.store, host.labels, host.suggester,
-                                           directory, host.rules)
+            target, count, scope = export_session(
+                session, host.store, host.labels, host.suggester, directory, host.rules,
+                only_reviewer=host.blind)
         except OSError as error:
             self.app.call_from_thread(
                 self.notify, clean(f"Could not export to {directory}: {error.strerror or error}"),
@@ -90,5 +92,5 @@ class TurnTools(Concern):
         kept = "" if target.name == export_name(session) else \
             f"\n(an earlier {export_name(session)} is kept)"
         self.app.call_from_thread(
-            self.notify, clean(f"Exported {plural(count, 'row')} to {target}{kept}"),
+            self.notify, clean(f"Exported {plural(count, 'row')} to {target}{kept}\n({scope})"),
             title="Export", markup=False, timeout=8)

@@ -39,7 +39,7 @@ from replay.core.annotate.journal import JournalError
 from replay.core.detection.empty import DetectionRules, EmptyTurn, Suggester, describe_empty
 from replay.core.index.navigation import Navigator
 from replay.core.session.labels import LabelSet
-from replay.core.session.model import Session, Turn, turn_id
+from replay.core.session.model import Session, Turn, no_conversation, turn_id
 from replay.ui.banner import banner_text
 from replay.ui.controls.following import Following
 from replay.ui.controls.playback import Playback
@@ -319,8 +319,10 @@ class ReplayScreen(Screen[None]):
         self.show_status(annotated)
         self.query_one(Timeline).set_state(self.index, self.navigator.empty_indices, annotated)
         if not turns:
-            # An empty or cut-off file: say why there is nothing, as `scan` does.
-            warning = warning_line(self.session)
+            # An empty or cut-off file, or one of bookkeeping alone: say why there is
+            # nothing, as `scan` does (following, the turns may still come).
+            warning = warning_line(self.session) or (
+                None if self.following else no_conversation(self.session))
             self.current_turn.show_banner(
                 Text(f" no turns · {warning}" if warning else " (no turns yet)",
                      style="italic"), shown=True, empty=False)

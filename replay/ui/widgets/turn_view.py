@@ -18,7 +18,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from replay.core.detection.empty import gap_before
+from replay.core.detection.empty import describe_reasoning, gap_before
+from replay.core.session.harness import as_shown
 from replay.core.session.model import MARKER_KINDS, Kind, Part, Session, Turn
 from replay.ui.render import (
     clean,
@@ -135,6 +136,11 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
     if part.kind == Kind.TEXT:
         if not part.text.strip():
             return [_indent(Text(f"(blank text: {clean(repr(part.text[:60]))})", style=muted))]
+        harness = as_shown(part.text)
+        if harness is not None:
+            # A /command or its output, as the harness shows it (never the raw tags).
+            return [_indent(Text(clean(harness), style=Style(bold=True)
+                                 if not harness.startswith("⎿") else muted))]
         if part.synthetic and (compact or not expanded):
             label = f"◇ attachment · {part.text_length:,} chars (click or o opens)"
             return [_indent(Text(label, style=muted))]
@@ -151,8 +157,8 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
             folded.append(_indent(Text(f"… {more:,} more characters", style=muted)))
         return folded
     if part.kind == Kind.REASONING:
-        title = f"reasoning · {part.text_length:,} chars" if part.text_length else \
-            "reasoning (empty)"
+        # The evidence's words, so one block reads the same in the turn and beside it.
+        title = describe_reasoning(part.text_length, part.hidden)
         if compact or not expanded or not part.text:
             hint = "" if compact or not part.text else " (click or o opens)"
             return [_indent(Text(f"⋯ {title}{hint}", style=muted))]
