@@ -56,9 +56,73 @@ def add_timing(parser: argparse.ArgumentParser, when: str = "", verb: str = "rep
                              f"several records (default {DEFAULT_SETTLE:g})")
 
 
-def add_paths(parser: argparse.ArgumentParser) -> None:
-    """One or more PATHs, as `scan`, `report` and `review` take them."""
-    parser.add_argument("paths", nargs="+", metavar="PATH", help=PATHS_HELP)
+def add_paths(parser: argparse.ArgumentParser, local: bool = False) -> None:
+    """One or more PATHs, as `scan`, `report` and `review` take them; with `local`, also
+    `--local` (every session found on this machine), and then PATH may be left out."""
+    parser.add_argument("paths", nargs="*" if local else "+", metavar="PATH",
+                        help=PATHS_HELP + " (or session ids)" if local else PATHS_HELP)
+    if local:
+        parser.add_argument("--local", action="store_true",
+                            help="also every session found on this machine (Claude Code, "
+                                 "Codex, opencode, Gemini CLI: see `replay sessions`)")
+
+
+def settle_paths(args: argparse.Namespace) -> str | None:
+    """Turn the session ids among the PATHs of any command into the paths that hold them
+    (and `--local` into every discovered session's path); None when done, else the one
+    line saying why not (an id no session has, or a prefix several share).
+
+    Every command and the app go through this after parsing, so every PATH takes an id.
+    A path that exists always wins over an id; nothing is discovered unless needed.
+    `args.sessions` gets the discovered session of each path given as an id (by path).
+    """
+    paths = getattr(args, "paths", None)
+    path = getattr(args, "path", None)
+    texts = list(paths) if isinstance(paths, list) else [path] if isinstance(path, str) else []
+    args.sessions = {}
+    args.only = {}
+    if not texts and not getattr(args, "local", False):
+        return "give at least one PATH (or session id), or --local" \
+            if isinstance(paths, list) else None
+    if texts and all(_plainly_path(text) for text in texts) and not getattr(args, "local", False):
+        return None
+    from replay.core.discovery.resolve import SessionNotFound, resolve_paths
+
+    try:
+        resolved = resolve_paths(texts)
+    except SessionNotFound as error:
+        return str(error)
+    args.sessions = {text: session for text, session in resolved if session is not None}
+    for session in args.sessions.values():
+        if not session.entry.own_file:  # one session of a database: only that one is meant
+            args.only.setdefault(str(session.path), set()).add(session.entry.key)
+    settled = [text for text, _ in resolved]
+    if getattr(args, "local", False):
+        from replay.core.discovery.local import local_paths
+
+        found, problems = local_paths()
+        args.local_problems = problems
+        settled.extend(found)
+        if not settled:
+            from replay.core.discovery import looked_in
+
+            return f"--local: no sessions found on this machine (looked in {looked_in()})"
+    if isinstance(paths, list):
+        args.paths = list(dict.fromkeys(settled))
+    elif settled:
+        args.path = settled[0]
+    return None
+
+
+def _plainly_path(text: str) -> bool:
+    """True for text that needs no discovery: it exists, or cannot be an id."""
+    import os
+
+    if text == "-" or os.path.lexists(text):
+        return True  # the common case, decided without importing discovery
+    from replay.core.discovery.resolve import looks_like_id
+
+    return not looks_like_id(text)
 
 
 def add_format(parser: argparse.ArgumentParser, text: str = FORMAT_HELP) -> None:

@@ -15,16 +15,25 @@ from replay.arguments import (
     add_rules,
     add_theme,
     add_timing,
+    settle_paths,
 )
 from replay.commands import command_module, command_modules, command_names
 
 DESCRIPTION = """\
 Step through an AI coding-agent transcript, stop at every empty turn, see the turns
-before and after side by side, and record what each silence meant.
+before and after side by side, and record what each silence meant."""
 
-Formats (detected from the content): opencode export JSON, opencode storage directory and
-opencode.db, Claude Code JSONL (and project directories), Codex CLI rollouts, Gemini CLI
-sessions, Aider chat history, generic chat JSON/JSONL (OpenAI messages, ShareGPT)."""
+
+def formats_text() -> str:
+    """The transcript formats, from the reader registry: each `--format` name and what it
+    reads (shown only in the help: listing them imports every reader)."""
+    from replay.core.readers import all_readers
+
+    readers = sorted(all_readers(), key=lambda reader: reader.priority)
+    width = max(len(reader.name) for reader in readers)
+    lines = ["transcript formats (detected from the content; --format NAME skips detection):"]
+    lines += [f"  {reader.name:<{width}}  {reader.title}" for reader in readers]
+    return "\n".join(lines)
 
 
 def _command_epilog() -> str:
@@ -32,7 +41,13 @@ def _command_epilog() -> str:
     for name, module in command_modules().items():
         lines.append(f"  {name:<8} {module.HELP}")
     lines.append("")
-    lines.append("With no PATH, replay opens a bundled sample session.")
+    lines.append("With no PATH, replay lists every session it finds on this machine (Claude "
+                 "Code, Codex,")
+    lines.append("opencode, Gemini CLI in their standard folders; `replay sessions` prints "
+                 "the same list);")
+    lines.append("with none found, it opens a bundled sample session. Wherever a PATH is "
+                 "taken, a session")
+    lines.append("id from that list, or its first 6+ characters, works too.")
     return "\n".join(lines)
 
 
@@ -40,6 +55,7 @@ class _AppParser(argparse.ArgumentParser):
     """Lists the commands in its help, importing their modules only when help is shown."""
 
     def format_help(self) -> str:
+        self.description = f"{DESCRIPTION}\n\n{formats_text()}"
         self.epilog = _command_epilog()
         return super().format_help()
 
@@ -52,7 +68,8 @@ def app_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("path", nargs="?", metavar="PATH",
-                        help="session file, directory or database (default: bundled sample)")
+                        help="session file, directory or database, or a session id (default: the "
+                             "list of sessions found on this machine)")
     add_format(parser)
     parser.add_argument("--follow", action="store_true",
                         help="keep reading as the file grows; stop at new empty turns")
@@ -91,6 +108,20 @@ def _closed_pipe() -> int:
     return 0
 
 
+def _settled(args: argparse.Namespace) -> int | None:
+    """Session ids among the PATHs replaced by their paths (`settle_paths`); the exit status
+    after one line on stderr when that fails, else None."""
+    from replay.core.safe import escape_controls
+
+    problem = settle_paths(args)
+    if problem is not None:
+        print(f"replay: {escape_controls(problem)}", file=sys.stderr)
+        return 2
+    for line in getattr(args, "local_problems", ()):
+        print(f"replay: {escape_controls(line)}", file=sys.stderr)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `replay` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -98,8 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments and arguments[0] in command_names():
             name = arguments[0]
             args = command_parser(name).parse_args(arguments[1:])
+            problem = _settled(args)
+            if problem is not None:
+                return problem
             return int(command_module(name).run(args))
         args = app_parser().parse_args(arguments)
+        problem = _settled(args)
+        if problem is not None:
+            return problem
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -31,6 +31,23 @@ def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
     yield base
 
 
+DISCOVERY_OVERRIDES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME",
+                       "XDG_CONFIG_HOME")
+"""The variables by which the agents (and so discovery) move their folders."""
+
+
+@pytest.fixture(autouse=True)
+def empty_agent_home(tmp_path_factory: pytest.TempPathFactory,
+                     monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point session discovery at an empty home for every test: nothing reads the sessions
+    of the machine running the tests, and `replay` with no PATH opens the bundled sample."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for name in DISCOVERY_OVERRIDES:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
 def realdata(relative: str) -> Path:
     """A file of ../shared/realdata; the test is skipped if the folder is not beside the repo."""
     path = REALDATA / relative

@@ -54,20 +54,29 @@ def label_set_or_none(path: str | None) -> LabelSet | None:
 
 
 def load_or_none(
-    path: str | Path, format: str | None = None, progress: Progress | None = None
+    path: str | Path, format: str | None = None, progress: Progress | None = None,
+    only: set[str] | None = None,
 ) -> list[Session] | None:
     """Load sessions, or print the reader's one-line error and return None.
 
-    A pipe (`<(zcat x.gz)`, or `-` for standard input) is copied to a file first.
+    A pipe (`<(zcat x.gz)`, or `-` for standard input) is copied to a file first. `only`
+    keeps the sessions with these ids (one session of a database, named by its id).
     """
     source = _spooled_or_none(path)
     if source is None:
         return None
     try:
-        return load_sessions(source, format, progress)
+        sessions = load_sessions(source, format, progress)
     except ReaderError as error:
         say_error(named(str(error), source, path))
         return None
+    return [s for s in sessions if s.session_id in only] if only else sessions
+
+
+def named_only(args: object) -> set[str] | None:
+    """The ids of the sessions of `args.path` that were named by id (`settle_paths`)."""
+    only = getattr(args, "only", None) or {}
+    return only.get(str(getattr(args, "path", "")))
 
 
 def _spooled_or_none(path: str | Path) -> Path | None:

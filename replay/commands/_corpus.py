@@ -54,10 +54,13 @@ class CorpusScan:
 
     def reports(self, paths: Sequence[str], format: str | None = None,
                 rules: Mapping[str, Any] | None = None, jobs: int | None = None,
-                dask: str | None = None) -> Iterator[dict[str, Any]]:
+                dask: str | None = None, only: Mapping[str, set[str]] | None = None
+                ) -> Iterator[dict[str, Any]]:
         """The `scan --json` object of every session under the paths, in a stable order.
 
-        `rules` changes the default detection rules (`DetectionRules.with_options`).
+        `rules` changes the default detection rules (`DetectionRules.with_options`); `only`
+        keeps, of a path holding many sessions, those with these keys (a session id given
+        for one session of a database).
         """
         jobs = jobs or default_jobs()
         # More than one session likely: the workers start before the listing, which hands
@@ -68,7 +71,12 @@ class CorpusScan:
                 mapper = pool_mapper(pool, jobs)
                 tasks: list[SessionTask] = []
                 for path in paths:
-                    tasks.extend(self._plan(path, format, rules, mapper))
+                    planned = self._plan(path, format, rules, mapper)
+                    wanted = (only or {}).get(path)
+                    if wanted is not None:
+                        planned = [task for task in planned
+                                   if task.entry is not None and task.entry.key in wanted]
+                    tasks.extend(planned)
                 yield from self._results(tasks, run_tasks(tasks, jobs, dask, pool))
         except DaskMissing as error:
             say_error(str(error))

@@ -18,6 +18,7 @@ from replay.commands._common import (
     journal_refusal,
     label_set_or_none,
     load_or_none,
+    named_only,
     say_error,
     settings_or_defaults,
     stderr_progress,
@@ -54,7 +55,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "scripts that read plain UTF-8 (spreadsheets may then show "
                              "accented letters wrongly)")
     parser.add_argument("--as", dest="kind", choices=KINDS,
-                        help="output format (default: jsonl for a .jsonl file, else csv)")
+                        help="output kind: csv or jsonl rows, or md or html case studies "
+                             "(default: from the output file's suffix, else csv)")
     parser.add_argument("--all-empty", action="store_true",
                         help="also write a row for every empty turn nobody annotated")
     parser.add_argument("--missing-replies", action="store_true",
@@ -69,9 +71,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "--redact); stderr says how many of each")
     add_labels(parser, "TOML label set, for the label_title column and suggestions")
     add_reviewer(parser, "only this reviewer's annotations (default: every reviewer)")
-    add_format(parser, "md or html: write case studies (each empty turn with its labels and "
-                       "the turns around it); any other NAME: skip detection and read the "
-                       "session as this format")
+    # `--format md|html` (case studies) is still taken from scripts written before `--as`
+    # had them; the help names only the transcript format.
+    add_format(parser)
 
 
 def _kind(args: argparse.Namespace) -> str:
@@ -97,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     kind = _kind(args)
     reader_format = None if args.format in CASE_KINDS else args.format
-    sessions = load_or_none(args.path, reader_format, stderr_progress(str(args.path)))
+    sessions = load_or_none(args.path, reader_format, stderr_progress(str(args.path)),
+                            named_only(args))
     if sessions is None:
         return EXIT_BAD_INPUT
     suggester = suggester_for(labels)

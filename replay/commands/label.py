@@ -13,6 +13,7 @@ from replay.commands._common import (
     journal_refusal,
     label_set_or_none,
     load_or_none,
+    named_only,
     say_error,
     settings_or_defaults,
 )
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         known = ", ".join(labels.names)
         say_error(f"unknown label {escape_controls(args.label)!r}; labels: {known}")
         return EXIT_BAD_INPUT
-    sessions = load_or_none(args.path, args.format)
+    sessions = load_or_none(args.path, args.format, only=named_only(args))
     if sessions is None:
         return EXIT_BAD_INPUT
     if args.session is not None:

@@ -28,7 +28,7 @@ HELP = ("the corpus in numbers: sessions, turns and empty turns by format, role,
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the report arguments."""
-    add_paths(parser)
+    add_paths(parser, local=True)
     parser.add_argument("--annotations", metavar="FILE", action="append",
                         help="journal file or folder of journals to count labels and agreement "
                              "from (repeatable; default: each session's own journal)")
@@ -48,10 +48,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Scan the corpus, attach annotations, print the tables and maybe write the HTML."""
-    corpus = CorpusScan()
+    # Files --local found but cannot read were each said already: they count as skipped.
+    corpus = CorpusScan(skipped=len(getattr(args, "local_problems", ())))
     report = CorpusReport()
     rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
-    for scanned in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
+    for scanned in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask,
+                                 getattr(args, "only", None)):
         report.add(scanned)
     if not report.sessions and corpus.status != EXIT_OK:
         # Nothing could be read and each path has had its line: a table of zeros (or a

@@ -46,7 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the review arguments."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
-    add_paths(parser)
+    add_paths(parser, local=True)
     parser.add_argument("--sample", type=positive_int, metavar="N",
                         help="review a reproducible random sample of N empty turns")
     parser.add_argument("--seed", type=whole_number, default=0, metavar="S",

@@ -23,7 +23,7 @@ HELP = "list the empty turns of one or more sessions (a table, or JSON lines wit
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the scan arguments."""
-    add_paths(parser)
+    add_paths(parser, local=True)
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object per session per line")
     add_format(parser)
@@ -34,9 +34,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Scan every path; exit 2 if any could not be read (or nothing could), 1 if some file of a
     folder was skipped, after scanning the rest."""
-    corpus = CorpusScan()
+    # Files --local found but cannot read were each said already: they count as skipped.
+    corpus = CorpusScan(skipped=len(getattr(args, "local_problems", ())))
     rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
-    for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask):
+    for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask,
+                                 getattr(args, "only", None)):
         # Standard input was read into a file that is gone when replay exits: name `-`.
         report["path"] = corpus.given(report["path"])
         if args.json:

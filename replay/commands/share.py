@@ -16,6 +16,7 @@ from replay.commands._common import (
     journal_refusal,
     label_set_or_none,
     load_or_none,
+    named_only,
     say_error,
     settings_or_defaults,
     stderr_progress,
@@ -84,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     labels = label_set_or_none(args.labels or settings.labels)
     if labels is None:
         return EXIT_BAD_INPUT
-    sessions = load_or_none(args.path, args.format, stderr_progress(str(args.path)))
+    sessions = load_or_none(args.path, args.format, stderr_progress(str(args.path)),
+                            named_only(args))
     if sessions is None:
         return EXIT_BAD_INPUT
     if len(sessions) != 1:

@@ -18,6 +18,8 @@ docstring says what it holds.
 - `annotate`: the annotation journal, annotations, agreement, review queues.
 - `corpus`: many sessions at once: the headless scan, tasks, the process pool, the report.
 - `publish`: what leaves the machine: CSV/JSONL export, case studies, HTML reports.
+- `discovery`: the sessions every agent keeps on this machine, found in their standard
+  folders, counted by the corpus scan, opened by id; only the commands and the UI use it.
 """
 
 STAGES: tuple[str, ...] = (
@@ -30,6 +32,7 @@ STAGES: tuple[str, ...] = (
     "annotate",
     "corpus",
     "publish",
+    "discovery",
 )
 """The stage packages in the order a session passes through them."""
 

@@ -61,6 +61,7 @@ from replay.ui.screenshot import screenshot_command
 if TYPE_CHECKING:
     from textual.command import Provider
 
+    from replay.core.discovery.found import FoundSession
     from replay.ui.folder_follow import FolderFollowing
 
 FIRST_BATCH_TURNS = 24
@@ -98,6 +99,16 @@ class LaunchOptions:
     """Following: silence, while a reply is due, shown as a stall."""
     settle: float = DEFAULT_SETTLE
     """Following: quiet time that completes a user message written as several records."""
+    discover: bool = False
+    """No PATH was given: list every session found on this machine (found in a worker
+    while the app starts); with none found, read `path` (the sample) and say so."""
+    discovered: list[FoundSession] | None = None
+    """Sessions to list instead of reading `path`, or the one session a PATH named by id
+    (`chosen`)."""
+    chosen: bool = False
+    """True when `discovered` is the one session asked for by id: open it at once."""
+    header_note: str | None = None
+    """A note the header shows after the app's name (the sample standing in for none found)."""
     follow_roots: tuple[Path, ...] = ()
     """Following: folders whose sessions are all followed (`path` alone when it is a
     folder; the machine's session folders with discovery)."""
@@ -195,6 +206,11 @@ class ReplayApp(App[None]):
             self.notify(failure, title="Theme file not loaded", severity="error", markup=False)
         for problem in self.options.problems:
             self.notify(problem, title="Settings", severity="warning", markup=False)
+        if self.options.discover or self.options.discovered is not None:
+            from replay.ui.discovered import start
+
+            start(self)
+            return
         self.set_timer(0.3, self.show_loading_screen)
         self.load_source(self.options.path, self.options.format)
 
@@ -530,10 +546,18 @@ class ReplayApp(App[None]):
         except JournalError as error:
             self.notify(shown(str(error)), title="Annotations not loaded", severity="error",
                         markup=False, timeout=10)
-        screen = ReplayScreen(session, store, labels=self.options.labels,
-                              rules=self.options.rules, suggester=self.suggester,
-                              following=self.options.follow, indexing=loading,
-                              settings=self.settings)
+        if self.options.header_note:
+            from replay.ui.discovered import NotedReplayScreen
+
+            screen: ReplayScreen = NotedReplayScreen(
+                session, store, labels=self.options.labels, rules=self.options.rules,
+                suggester=self.suggester, following=self.options.follow, indexing=loading,
+                settings=self.settings, note=self.options.header_note)
+        else:
+            screen = ReplayScreen(session, store, labels=self.options.labels,
+                                  rules=self.options.rules, suggester=self.suggester,
+                                  following=self.options.follow, indexing=loading,
+                                  settings=self.settings)
         previous = self.replay_screen
         self.replay_screen = screen
         if isinstance(self.screen, LoadingScreen) or (replace and self.screen is previous):
@@ -628,8 +652,9 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              annotations: Path | None = None, labels: LabelSet = DEFAULT_LABELS,
              rules: DetectionRules | None = None, problems: list[str] | None = None,
              suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
-             settle: float = DEFAULT_SETTLE,
-             follow_roots: Iterable[Path] = ()) -> ReplayApp:
+             settle: float = DEFAULT_SETTLE, discovered: list[FoundSession] | None = None,
+             chosen: bool = False, header_note: str | None = None,
+             discover: bool = False, follow_roots: Iterable[Path] = ()) -> ReplayApp:
     """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
     from replay.resources import default_sample
 
@@ -638,6 +663,7 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         path=Path(path) if path is not None else default_sample(), format=format,
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
         rules=rules, problems=list(problems or []), stall=stall, settle=settle,
+        discover=discover, discovered=discovered, chosen=chosen, header_note=header_note,
         follow_roots=tuple(follow_roots),
     )
     return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

@@ -5,16 +5,30 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from replay.config import load_settings
 from replay.core.readers import ReaderError, detect_reader, get_reader
 from replay.core.readers.spool import STDIN, follow_refusal, named, spooled
 from replay.core.session.labels import DEFAULT_LABELS, LabelSetError, load_label_set
 
+if TYPE_CHECKING:
+    from replay.core.discovery.found import FoundSession
+
 
 def _fail(message: str) -> int:
     print(f"replay: {message}", file=sys.stderr)
     return 2
+
+
+def _chosen(args: argparse.Namespace) -> list[FoundSession]:
+    """The one session of a database a PATH named by id (to open it at once, not the whole
+    database's list); [] otherwise (a file named by id is simply that file)."""
+    named: dict[str, FoundSession] = getattr(args, "sessions", {}) or {}
+    session = next(iter(named.values()), None)
+    if session is not None and not session.entry.own_file and not args.follow:
+        return [session]
+    return []
 
 
 def launch(args: argparse.Namespace) -> int:
@@ -23,7 +37,9 @@ def launch(args: argparse.Namespace) -> int:
 
     loaded = load_settings()
     settings = loaded.settings
-    given = args.path or default_sample()
+    chosen = _chosen(args) if args.path is not None else []
+    # No PATH: the app lists the sessions it finds (the sample when there is none).
+    given: str | Path = chosen[0].path if chosen else args.path or default_sample()
     if str(given) == STDIN:
         return _fail("standard input: the app reads keys from it; give a file, or a pipe as "
                      "`replay <(command)`")
@@ -37,8 +53,9 @@ def launch(args: argparse.Namespace) -> int:
     # recognised as it is read.
     folder_follow = args.follow and path.is_dir()
     try:
-        reader = get_reader(args.format) if args.format else (
-            None if folder_follow else detect_reader(path))
+        reader = get_reader(args.format) if args.format else \
+            get_reader(chosen[0].format or "folder") if chosen else \
+            None if folder_follow else detect_reader(path)
     except ReaderError as error:
         return _fail(named(str(error), path, given))
     labels_path = args.labels or settings.labels
@@ -70,6 +87,7 @@ def launch(args: argparse.Namespace) -> int:
                    reviewer=args.reviewer,
                    annotations=Path(args.annotations) if args.annotations else None,
                    labels=labels, problems=loaded.problems, stall=args.stall,
-                   settle=args.settle)
+                   settle=args.settle, discovered=chosen or None, chosen=bool(chosen),
+                   discover=args.path is None and not args.follow)
     app.run()
     return app.return_code or 0

@@ -27,14 +27,8 @@ class QuitGuard:
 
     def screens_with_unsaved(self) -> list[ReplayScreen]:
         """Replay screens whose annotations are not all on disk, after one more try."""
-        app = self.app
-        # Screens a folder follow moved away from are no longer stacked: they count too.
-        screens = [screen for screen in [*app.left_screens, *app.screen_stack]
-                   if isinstance(screen, ReplayScreen)]
-        if app.replay_screen is not None and app.replay_screen not in screens:
-            screens.append(app.replay_screen)
         waiting = []
-        for screen in screens:
+        for screen in self.replay_screens():
             if not screen.store.unsaved:
                 continue
             try:
@@ -43,7 +37,30 @@ class QuitGuard:
                 waiting.append(screen)
         return waiting
 
+    def replay_screens(self) -> list[ReplayScreen]:
+        """Every replay screen of the app, the one on top too."""
+        app = self.app
+        # Screens a folder follow moved away from are no longer stacked: they count too.
+        screens = [screen for screen in [*app.left_screens, *app.screen_stack]
+                   if isinstance(screen, ReplayScreen)]
+        if app.replay_screen is not None and app.replay_screen not in screens:
+            screens.append(app.replay_screen)
+        return screens
+
     def quit(self) -> None:
+        """Quit, but ask first when drafts are not saved or annotations exist only in
+        memory (a second ctrl+q while asked quits)."""
+        from replay.ui.screens.drafts import DraftsScreen
+
+        drafts = [draft for screen in self.replay_screens()
+                  for draft in screen.annotation.unsaved_drafts()]
+        if drafts and not isinstance(self.app.screen, DraftsScreen | QuitScreen):
+            self.app.push_screen(DraftsScreen(drafts, "quit"),
+                                 lambda leave: self._quit_unsaved() if leave else None)
+            return
+        self._quit_unsaved()
+
+    def _quit_unsaved(self) -> None:
         """Quit, but ask first when annotations exist only in memory."""
         app = self.app
         waiting = self.screens_with_unsaved()

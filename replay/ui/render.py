@@ -112,28 +112,47 @@ def marker_line(part: Part) -> Text:
     return Text(f"· {clean(part.name or part.kind)} {clean(part.text)[:200]}".rstrip(), style="dim")
 
 
-def tool_body(part: Part) -> Text:
-    """Input and (folded) output of a tool call, as plain text."""
+def tool_body(part: Part, needle: str = "") -> Text:
+    """Input and (folded) output of a tool call, as plain text; a line holding `needle`
+    (a search, any case) that the fold would hide is shown with the lines around it."""
     body = Text()
     if part.input:
-        shown, hidden = fold(clean(part.input), 12)
         body.append("input\n", style="bold dim")
-        body.append(shown)
-        if hidden:
-            body.append(f"\n… {hidden:,} more lines", style="dim italic")
+        _append_folded(body, clean(part.input), 12, needle, "more lines")
     output = part.output if part.kind == Kind.TOOL_CALL else part.text
     if output:
-        shown, hidden = fold(clean(output))
         if body:
             body.append("\n")
         body.append("output\n", style="bold dim")
-        body.append(shown)
-        if hidden:
-            body.append(f"\n… {hidden:,} more lines folded (v shows the raw record)",
-                        style="dim italic")
+        _append_folded(body, clean(output), FOLD_LINES, needle,
+                       "more lines folded (v shows the raw record)")
     if part.shortened:
         body.append("\n… shortened in memory; v shows the raw record", style="dim italic")
     return body
+
+
+def _append_folded(body: Text, text: str, lines: int, needle: str, more: str) -> None:
+    """The first `lines` lines of `text`, then the first hidden line holding `needle` with
+    two lines either side, then how many lines are left out."""
+    shown, hidden = fold(text, lines)
+    body.append(shown)
+    if not hidden:
+        return
+    wanted = needle.lower()
+    all_lines = text.splitlines()
+    at = None
+    if wanted and wanted not in shown.lower():
+        at = next((i for i in range(lines, len(all_lines)) if wanted in all_lines[i].lower()),
+                  None)
+    if at is None:
+        body.append(f"\n… {hidden:,} {more}", style="dim italic")
+        return
+    start, end = max(lines, at - 2), min(len(all_lines), at + 3)
+    if start > lines:
+        body.append(f"\n… {start - lines:,} lines", style="dim italic")
+    body.append("\n" + "\n".join(all_lines[start:end]))
+    if end < len(all_lines):
+        body.append(f"\n… {len(all_lines) - end:,} {more}", style="dim italic")
 
 
 def summarize_tools(parts: list[Part]) -> str:

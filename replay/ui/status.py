@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from replay.core.session.text import plural
 from replay.ui.render import clean
 
 if TYPE_CHECKING:
@@ -21,10 +22,10 @@ def status_text(screen: ReplayScreen, annotated: set[int], width: int) -> Text:
     On a narrow terminal the session name gives way first, then the format and the app's
     name: position, play state, speed and the annotated count stay.
     """
-    state = _state(screen, annotated)
     # A prefix (the review queue's place) comes right after the app's name; the name and
     # format give way to it, so position, play state and counts stay in view.
     prefix = screen.status_prefix()
+    state = _state(screen, annotated, width - prefix.cell_len - 2)
     room = width - state.cell_len - prefix.cell_len - 1
     name = clean(screen.session.label)
     if len(name) > 40:
@@ -54,36 +55,59 @@ def status_text(screen: ReplayScreen, annotated: set[int], width: int) -> Text:
     return status
 
 
-def _state(screen: ReplayScreen, annotated: set[int]) -> Text:
-    """Position, play state, speed, counts, search match, filter, loading and following."""
+def _state(screen: ReplayScreen, annotated: set[int], width: int) -> Text:
+    """Position, play state, speed, counts, search match, filter, loading and following, in
+    `width` cells: when they do not fit, the least needed give way first (the speed, then
+    `following`, ...), never the position or `+N new turns (f)`."""
+    parts = _state_parts(screen, annotated)
+    while sum(part.cell_len for _, part in parts) > width and len(parts) > 1:
+        least = max(range(len(parts)), key=lambda at: (parts[at][0], at))
+        if parts[least][0] == 0:
+            break
+        del parts[least]
+    state = Text()
+    for _priority, part in parts:
+        state.append_text(part)
+    return state
+
+
+def _state_parts(screen: ReplayScreen, annotated: set[int]) -> list[tuple[int, Text]]:
+    """The parts of the state in the order shown, each with how soon it gives way (0:
+    never; the higher, the sooner)."""
     total = len(screen.session.turns)
     playback, live = screen.playback, screen.live
-    state = Text()
+    parts: list[tuple[int, Text]] = []
+
+    def add(priority: int, text: str, style: str = "") -> None:
+        parts.append((priority, Text(text, style=style)))
+
     plus = "+" if screen.at_placeholder else ""
-    state.append(f"turn {screen.index + 1:,}{plus} / {total:,}" if total else "no turns",
-                 style="bold")
+    add(0, f"turn {screen.index + 1:,}{plus} / {total:,}" if total else "no turns", "bold")
     if screen.paused_at_empty:
-        state.append(" · paused at empty turn", style="bold reverse")
+        add(2, " · paused at empty turn", "bold reverse")
     elif playback.playing:
-        state.append(" · ▶ playing", style="bold")
+        add(2, " · ▶ playing", "bold")
     else:
-        state.append(" · paused")
-    state.append(f" · {playback.speed:g}x")
+        add(2, " · paused")
+    add(9, f" · {playback.speed:g}x")
     empties = len(screen.navigator.empty_indices)
-    state.append(f" · {len(annotated)} / {empties} annotated")
+    add(4, f" · {len(annotated)} / {empties} annotated")
+    drafts = screen.annotation.draft_count()
+    if drafts:
+        add(3, f" · {plural(drafts, 'draft')} not saved", "bold reverse")
     match = screen.searching.position()
     if match is not None:
-        state.append(f" · match {match[0]:,} / {match[1]:,}", style="bold")
+        add(3, f" · match {match[0]:,} / {match[1]:,}", "bold")
     if playback.role_filter:
-        state.append(f" · {playback.role_filter} only")
+        add(5, f" · {playback.role_filter} only")
     if screen.indexing:
-        state.append(f" · indexing {screen.load_percent}%", style="italic")
+        add(6, f" · indexing {screen.load_percent}%", "italic")
     if screen.following:
-        state.append(" · following" if live.at_live_end else " · following (paused)")
+        add(7, " · following" if live.at_live_end else " · following (paused)")
         news = live.news_text()
         if news:
-            state.append(f" · {news}", style="bold reverse")
+            add(1, f" · {news}", "bold reverse")
         silence = live.silence_text()
         if silence:
-            state.append(f" · {silence}", style="bold reverse")
-    return state
+            add(1, f" · {silence}", "bold reverse")
+    return parts

@@ -41,7 +41,8 @@ def test_every_command_module_is_named_after_its_command() -> None:
     from replay.commands import command_module, command_names
 
     names = command_names()
-    assert names == ["agree", "export", "label", "report", "review", "scan", "share", "watch"]
+    assert names == ["agree", "export", "label", "report", "review", "scan", "sessions", "share",
+                     "watch"]
     assert all(command_module(name).NAME == name for name in names)
     help_text = app_parser().format_help()
     assert all(f"  {name} " in help_text for name in names)

@@ -51,7 +51,7 @@ def test_the_dom_holds_every_turn_and_marks_the_empty_ones(page: Path, browser: 
     empty = browser.eval("[...document.querySelectorAll('[data-empty]')]"
                          ".map(e => e.dataset.turn + ':' + e.dataset.empty)")
     assert empty == ["3:empty-wrapper", "7:blank-text", "10:empty-wrapper"]
-    banner = browser.eval("document.getElementById('7').querySelector('.banner').innerText")
+    banner = browser.eval("document.getElementById('7').querySelector('.banner').textContent")
     assert "EMPTY TURN 2 / 3" in banner and "gap before: 10 min" in banner
     assert "resumption" in banner and "<img src=x onerror=alert(1)> back later" in banner
     # Tool calls and reasoning are folded; the timeline has a mark per empty turn.
@@ -136,7 +136,7 @@ def test_nothing_is_fetched_and_the_transcript_runs_nothing(page: Path,
     assert browser.eval("document.querySelectorAll('img, iframe, object, embed').length") == 0
     assert browser.eval("[...document.querySelectorAll('a')].filter(a => "
                         "!a.getAttribute('href').startsWith('#')).length") == 0
-    text = browser.eval("document.getElementById('4').innerText")
+    text = browser.eval("document.getElementById('4').textContent")
     assert "<script>document.title='pwned by script'" in text
     assert "javascript:document.body.dataset.ran" in text
     assert "␛[ESC]]0;evil title[BEL]" in text
@@ -148,7 +148,7 @@ def test_without_scripts_the_page_is_the_whole_transcript(page: Path, tmp_path: 
         browser.open(page.as_uri())
         assert browser.eval("document.querySelectorAll('[data-turn]').length") == 12
         assert browser.eval("document.getElementById('player').hidden") is True
-        assert "Fixed: the temp file is now per test." in browser.eval("document.body.innerText")
+        assert "Fixed: the temp file is now per test." in browser.eval("document.body.textContent")
 
 
 def test_a_big_session_is_folded_and_says_so(tmp_path: Path, browser: Browser,
@@ -163,7 +163,7 @@ def test_a_big_session_is_folded_and_says_so(tmp_path: Path, browser: Browser,
     assert main(["share", str(source), "-o", str(out)]) == 0
     assert "large session: turns folded" in capsys.readouterr().err
     browser.open(out.as_uri())
-    notice = browser.eval("document.getElementById('notice').innerText")
+    notice = browser.eval("document.getElementById('notice').textContent")
     assert "every turn is folded" in notice and "longer than 20 characters is cut" in notice
     # Every turn with content is folded; the empty ones show their banner unfolded.
     assert browser.eval("document.querySelectorAll('details.fold').length") == 9
@@ -180,3 +180,11 @@ def test_screenshot_of_the_page(page: Path, browser: Browser, tmp_path: Path) ->
     browser.screenshot(png)
     assert png.stat().st_size > 10_000
     assert re.match(rb"\x89PNG", png.read_bytes()[:4])
+
+
+def test_autoplay_in_the_address_plays_to_the_first_empty_turn(page: Path,
+                                                              browser: Browser) -> None:
+    browser.open(page.as_uri() + "?autoplay&speed=16")
+    browser.wait_for("document.body.dataset.state === 'paused-empty'")
+    assert browser.eval("document.body.dataset.current") == "3"
+    assert browser.eval("document.body.dataset.speed") == "16"

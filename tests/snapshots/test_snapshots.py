@@ -23,6 +23,10 @@ def test_first_screen_paused_at_empty_turn(snap_compare: object, tmp_path: Path)
 
     async def run_before(pilot: object) -> None:
         await ready(pilot, app)
+        # "here is the first one not annotated" shows only when loading took over 0.5 s (a
+        # loaded machine).
+        app.clear_notifications()
+        await pilot.pause()  # type: ignore[attr-defined]
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)  # type: ignore[operator]
 
@@ -93,6 +97,7 @@ def test_session_picker(snap_compare: object, tmp_path: Path,
 
     async def run_before(pilot: object) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and bool(app.screen.query("DataTable"))
                          and app.screen.query_one("DataTable").row_count == 2)
 
     assert snap_compare(app, terminal_size=(100, 20), run_before=run_before)  # type: ignore[operator]

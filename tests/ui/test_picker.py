@@ -37,6 +37,7 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
     app = build_app(project)
     async with app.run_test(size=(140, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and bool(app.screen.query(DataTable))
                          and app.screen.query_one(DataTable).row_count == 3)
         picker = app.screen
         assert isinstance(picker, SessionPicker)
@@ -50,7 +51,8 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
         release.set()
         await pilot.press("escape")
         assert app.screen is picker
-        await wait_until(pilot, lambda: all(row.summary is not None for row in picker.rows))
+        await wait_until(pilot, lambda: all(row.summary is not None for row in picker.rows)
+                         and picker.drawn)
         await pilot.pause()
         assert "counting" not in str(picker.query_one("#picker-title").render())
         shown = {cells(table, row)[4]: int(cells(table, row)[1].replace(",", ""))
@@ -79,7 +81,8 @@ async def test_a_session_that_cannot_be_read_leaves_the_list_up(
     app = build_app(database)
     async with app.run_test(size=(140, 30), notifications=True) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and all(row.summary or row.error for row in app.screen.rows))
+                         and all(row.summary or row.error for row in app.screen.rows)
+                         and app.screen.drawn)
         picker = app.screen
         assert isinstance(picker, SessionPicker) and picker.rows[0].entry is not None
         assert picker.rows[0].entry.key == newest and picker.rows[0].error
@@ -124,7 +127,8 @@ async def test_files_that_cannot_be_read_are_listed_greyed_with_the_reason(
     app = build_app(project)
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and all(row.summary or row.problem for row in app.screen.rows))
+                         and all(row.summary or row.problem for row in app.screen.rows)
+                         and app.screen.drawn)
         picker = app.screen
         assert isinstance(picker, SessionPicker)
         table = picker.query_one(DataTable)
@@ -146,7 +150,8 @@ async def test_prose_beside_the_sessions_is_not_listed_but_a_broken_candidate_is
     app = build_app(_listable_folder(tmp_path))
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and all(row.summary or row.problem for row in app.screen.rows))
+                         and all(row.summary or row.problem for row in app.screen.rows)
+                         and bool(app.screen.query(DataTable)) and app.screen.drawn)
         table = app.screen.query_one(DataTable)
         shown = " | ".join(" ".join(cells(table, row)) for row in range(table.row_count))
         assert table.row_count == 4, shown
@@ -166,6 +171,7 @@ async def test_a_long_session_title_in_the_list_ends_with_an_ellipsis(tmp_path: 
     app = build_app(folder)
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and bool(app.screen.query(DataTable))
                          and app.screen.query_one(DataTable).row_count == 2)
         table = app.screen.query_one(DataTable)
         shown = {cells(table, row)[4] for row in range(table.row_count)}

@@ -30,6 +30,7 @@ async def test_undated_sessions_are_sorted_newest_first_once_counted(tmp_path: P
             summary = SessionSummary(label=name, started=starts[name], turns=2, empty=0,
                                      subagents=0, format="chat-json")
             picker.show_summary(entry, summary, None)
+        await wait_until(pilot, lambda: picker.drawn)
         await pilot.pause()
         table = picker.query_one(DataTable)
         labels = [str(table.get_row_at(row)[4]) for row in range(table.row_count)]

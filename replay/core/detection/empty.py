@@ -366,18 +366,20 @@ def _evidence_tools(session: Session, turn: Turn, rules: DetectionRules) -> list
     return [f"tools: {names}"]
 
 
+def records_completion(session: Session) -> bool:
+    """Some assistant turn of the session carries a completion time (then a missing one
+    means something)."""
+    turns = session.turns
+    if isinstance(turns, TurnColumns):
+        return any(turns.completed_at(index) is not None for index in range(len(turns))
+                   if turns.role_at(index) == "assistant")
+    return any(other.completed is not None for other in turns if other.role == "assistant")
+
+
 def _evidence_completion(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
     if turn.role != "assistant" or turn.completed is not None:
         return []
-    turns = session.turns
-    if isinstance(turns, TurnColumns):
-        records_completion = any(turns.completed_at(index) is not None
-                                 for index in range(len(turns))
-                                 if turns.role_at(index) == "assistant")
-    else:
-        records_completion = any(
-            other.completed is not None for other in turns if other.role == "assistant")
-    return [NO_COMPLETION] if records_completion else []
+    return [NO_COMPLETION] if records_completion(session) else []
 
 
 def _evidence_gap(session: Session, turn: Turn, rules: DetectionRules) -> list[str]:
@@ -584,9 +586,14 @@ def find_empty_turns(
     turns: Sequence[Turn] | None = None,
 ) -> list[EmptyTurn]:
     """Every empty turn of the session (or of `turns`, a slice of it), in order."""
+    # Whether the session records completions is asked once, not once per empty reply: a
+    # session with thousands of untimed empty replies (markdown histories) was quadratic.
     if turns is None:
         # (On a compact index the stops come from its columns: only those turns read back.)
-        return [describe_empty(session, session.turns[index], rules, suggester)
-                for index in stop_indices(session, rules)]
-    return [describe_empty(session, turn, rules, suggester)
-            for turn in turns if is_stop(session, turn.index, rules)]
+        stops = stop_indices(session, rules)
+        records = records_completion(session) if stops else None
+        return [describe_empty(session, session.turns[index], rules, suggester, records)
+                for index in stops]
+    chosen = [turn for turn in turns if is_stop(session, turn.index, rules)]
+    records = records_completion(session) if chosen else None
+    return [describe_empty(session, turn, rules, suggester, records) for turn in chosen]

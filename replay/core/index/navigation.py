@@ -12,7 +12,7 @@ from replay.core.detection.empty import (
     is_empty,
     is_stop,
 )
-from replay.core.session.model import Kind, Session, Turn, TurnColumns
+from replay.core.session.model import Kind, Part, Session, Turn, TurnColumns
 
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 """Playback speeds offered by + and -."""
@@ -24,16 +24,14 @@ FIXED_STEP = 1.0
 def turn_search_text(turn: Turn) -> str:
     """The text a search looks through: id, role, model and every part's words."""
     pieces = [turn.id, turn.role]
-    for part in turn.parts:
-        if part.text:
-            pieces.append(part.text)
-        if part.name:
-            pieces.append(part.name)
-        if part.input:
-            pieces.append(part.input)
-        if part.output:
-            pieces.append(part.output)
+    pieces.extend(text for part in turn.parts if (text := part_search_text(part)))
     return "\n".join(pieces)
+
+
+def part_search_text(part: Part) -> str:
+    """The words of one part a search looks through: its text, name, input and output."""
+    return "\n".join(piece for piece in (part.text, part.name, part.input, part.output)
+                     if piece)
 
 
 def first_text(turn: Turn) -> str:

@@ -310,6 +310,26 @@ def list_sessions(path: Path) -> list[SessionEntry]:
     return entries
 
 
+def session_rows(path: Path) -> list[dict[str, Any]]:
+    """Every session's own row (`id`, and of `title, slug, directory, version, parent_id,
+    project_id, time_created, time_updated` those the table has), oldest first, none read:
+    for a list of the sessions on this machine. Raises ReaderError."""
+    database = database_file(path)
+    if database is None:
+        raise UnreadablePath(f"{path}: no opencode.db in this directory")
+    try:
+        with _opened(database) as (connection, _immutable):
+            records = _session_rows(connection)
+            if "session" in _tables(connection) and \
+                    "time_updated" in _columns(connection, "session"):
+                updated = dict(connection.execute("SELECT id, time_updated FROM session"))
+                for record in records:
+                    record["time_updated"] = updated.get(record["id"])
+    except sqlite3.Error as error:
+        raise _problem(database, error) from None
+    return records
+
+
 def _read(path: Path, progress: Progress | None, only: str | None = None,
           newest: bool = False) -> list[Session]:
     database = database_file(path)

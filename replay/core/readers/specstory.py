@@ -131,6 +131,8 @@ class _Block:
     sidechain: bool = False
     lines: list[str] = field(default_factory=list)
     message_id: str | None = None
+    started: bool = False
+    """A line with something on it has been seen (a message id comment can only come first)."""
 
 
 class _Parts:
@@ -388,11 +390,13 @@ def parse_history(data: bytes, path: str) -> Session:
                     and title.group("when"):
                 started = title.group("when")
             continue
-        if block.message_id is None and not any(text.strip() for text in block.lines) \
-                and (found := _MESSAGE_ID.match(line)) is not None:
-            block.message_id = found.group("id")
-        else:
-            block.lines.append(line)
+        if not block.started and line.strip():
+            block.started = True
+            if (found := _MESSAGE_ID.match(line)) is not None:
+                block.message_id = found.group("id")  # right under the header, if anywhere
+                block.end = end
+                continue
+        block.lines.append(line)
         block.end = end
     if block is not None:
         blocks.append(block)

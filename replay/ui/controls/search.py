@@ -29,13 +29,15 @@ class Search(Concern):
         self._key: tuple[str, int, int] = ("", 0, 0)
         self._hits: list[int] = []
 
-    def hits(self) -> list[int]:
-        """The turns matching the search, found once per query and session state (a search
-        on a big session reads turns back from the file: `n` and the count share one pass)."""
+    def hits(self, query: str | None = None) -> list[int]:
+        """The turns matching the search (or `query`), found once per query and session
+        state (a search on a big session reads turns back from the file: the count while
+        typing, `n` and the header's count share one pass)."""
         host = self.host
-        key = (self.query_text, len(host.session.turns), host.generation)
+        query = self.query_text if query is None else query
+        key = (query, len(host.session.turns), host.generation)
         if self._key != key:
-            self._key, self._hits = key, host.navigator.matches(self.query_text)
+            self._key, self._hits = key, host.navigator.matches(query)
         return self._hits
 
     def position(self) -> tuple[int, int] | None:
@@ -54,14 +56,15 @@ class Search(Concern):
         return self.query_text if self.position() is not None else ""
 
     def action_search(self) -> None:
-        from replay.ui.screens.prompt import PromptScreen
+        from replay.ui.screens.search_prompt import SearchPrompt
 
         def search(answer: str | None) -> None:
             if answer:
                 self.query_text = answer
                 self.action_search_next(True)
 
-        self.app.push_screen(PromptScreen("Search", self.query_text), search)
+        self.app.push_screen(SearchPrompt(self.query_text, lambda query: len(self.hits(query)),
+                                          len(self.host.session.turns)), search)
 
     def action_search_next(self, forward: bool) -> None:
         if not self.query_text:

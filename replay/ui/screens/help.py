@@ -17,11 +17,14 @@ from replay.ui.keymap import effective_keys
 from replay.ui.literal import shown
 
 INTRO = (
-    "replay steps through a transcript turn by turn and stops by itself at every empty turn.\n"
-    "Before and After show the turns around the current one. At an empty turn, pick a label\n"
-    "with its number, add a note (tab) and a confidence (c), and press enter to save it:\n"
-    "it is on disk when the notification says so.\n"
+    "replay steps through a transcript turn by turn and stops by itself at every empty turn. "
+    "Before and After show the turns around the current one. At an empty turn, pick a label "
+    "with its number, add a note (tab) and a confidence (c), and press enter to save it: "
+    "it is on disk when the notification says so. A label or note not saved yet is kept as a "
+    "draft of its turn while you look elsewhere.\n"
 )
+"""One paragraph, wrapped to the width of the help (lines cut by hand broke mid-sentence
+on a narrow terminal)."""
 
 
 def bindings_table(bindings: list[Binding], keymap: dict[str, str],

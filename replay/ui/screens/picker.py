@@ -1,8 +1,10 @@
 """Choose one session of a multi-session source, newest first, with turn and empty counts.
 
-A listed source (a Claude Code project folder, an opencode database or storage folder)
-shows its sessions at once; their counts fill in as a worker reads them one by one and lets
-each go, so neither the wait nor the memory grows with the whole folder.
+A listed source (a Claude Code project folder, an opencode database or storage folder, or
+every session discovered on this machine) shows its sessions at once; their counts fill in
+as a worker reads them one by one and lets each go, so neither the wait nor the memory grows
+with the whole folder. `/` filters the rows by what is typed (title, project, id, agent,
+folder); `s` or a click on a header sorts by that column (again: the other way round).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Input, Static
 
 from replay.core.corpus.scan import SessionSummary, summarize
 from replay.core.detection.empty import DetectionRules
+from replay.core.discovery.found import FoundSession
 from replay.core.readers.base import Reader, SessionEntry
 from replay.core.session.model import Session
 from replay.core.session.text import one_line, plural
@@ -29,7 +33,11 @@ from replay.ui.messages import CountRequested, OpenEntryRequested, OpenSessionRe
 
 COLUMNS = ("started", "turns", "empty", "subagents", "session", "format", "folder")
 """Counts before the long session name: on a narrow terminal they stay in sight."""
+DISCOVERED_COLUMNS = ("written", "turns", "empty", "agent", "session", "project", "id")
+"""The columns of the list of every session found on this machine."""
 PENDING = Text("…", justify="right", style="dim")
+FLUSH_SECONDS = 0.2
+"""How often rows whose counts came in are redrawn."""
 
 
 @dataclass(slots=True)
@@ -44,6 +52,8 @@ class PickerRow:
     """Its counts, once known."""
     error: str | None = None
     """Why it could not be read, if it could not."""
+    found: FoundSession | None = None
+    """What discovery found out about it (agent, project, id), for a machine-wide list."""
 
     @property
     def problem(self) -> str | None:
@@ -97,8 +107,60 @@ def row_cells(row: PickerRow, format_name: str, root: str) -> tuple[Text, ...]:
             Text(one_line(shown(summary.label), 70)), Text(summary.format), _folder(row, root))
 
 
-SORTS = {"started": "start", "empty": "empty turns", "turns": "turns"}
-"""Columns the list sorts by (`s` cycles, a header click picks), newest or most first."""
+def _tail(text: str, width: int) -> str:
+    """The end of a long path (the project's own name), `…` in front."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def discovered_cells(row: PickerRow) -> tuple[Text, ...]:
+    """Written, turns, empty turns, agent, title, project and id of a discovered session."""
+    from replay.core.discovery import AGENT_TITLES
+
+    found = row.found
+    assert found is not None
+    summary = row.summary
+    dim = "dim" if row.problem else ""
+    written = Text(_when(found.newest or None).plain, style=dim)
+    agent = Text(AGENT_TITLES.get(found.agent, found.agent), style=dim)
+    project = Text(_tail(shown(found.project or ""), 40), style="dim")
+    ident = Text(shown(found.session_id or "")[:13], style="dim")
+    if row.problem:
+        reason = row.problem.removeprefix("skipped ").removeprefix(f"{found.path}: ")
+        name = Text(one_line(f"{shown(found.path.name)} · unreadable: {shown(reason)}", 70),
+                    style="dim italic")
+        return written, Text(""), Text(""), agent, name, project, ident
+    if summary is None:
+        label = found.title or found.session_id or found.path.name
+        return (written, PENDING, PENDING, agent, Text(one_line(shown(label), 70)), project,
+                ident)
+    label = found.title or summary.label
+    return (written, Text(f"{summary.turns:,}", justify="right"),
+            Text(str(summary.empty), justify="right", style="bold" if summary.empty else "dim"),
+            agent, Text(one_line(shown(label), 70)), project, ident)
+
+
+def row_text(row: PickerRow) -> str:
+    """Everything the filter looks in: title, project, id, agent, file and folder."""
+    parts = [row.summary.label if row.summary is not None else ""]
+    if row.found is not None:
+        from replay.core.discovery import AGENT_TITLES
+
+        found = row.found
+        parts += [found.title or "", found.project or "", found.session_id or "", found.agent,
+                  AGENT_TITLES.get(found.agent, ""), str(found.path)]
+    if row.entry is not None:
+        parts += [row.entry.title or "", row.entry.key, str(row.entry.path)]
+    if row.session is not None:
+        parts += [row.session.label, row.session.session_id or "", row.session.path]
+    return "\n".join(parts).casefold()
+
+
+SORTS = {"started": "recent start", "written": "recently written", "empty": "empty turns",
+         "turns": "turns", "subagents": "subagents", "session": "title", "agent": "agent",
+         "project": "project", "format": "format", "folder": "folder", "id": "id"}
+"""Columns the list sorts by (`s` cycles, a header click picks; again, the other way round)."""
+ASCENDING = frozenset({"session", "agent", "project", "format", "folder", "id"})
+"""Columns sorted A to Z first; the others newest or most first."""
 
 
 def _sort_value(cell: object) -> tuple[int, str | int]:
@@ -110,29 +172,49 @@ def _sort_value(cell: object) -> tuple[int, str | int]:
 
 
 class SessionPicker(Screen[None]):
-    """The list of sessions in a directory or database."""
+    """The list of sessions in a directory or database, or of every session found here."""
 
     BINDINGS = [
-        Binding("escape", "app.quit", "Quit", id="picker-quit"),
+        Binding("escape", "escape", "Quit", id="picker-quit",
+                tooltip="Clear the filter, or quit"),
         Binding("s", "sort", "Sort", id="picker-sort",
-                tooltip="Sort by start, by empty turns or by turns"),
+                tooltip="Sort by the next column (a header click sorts by it)"),
+        Binding("slash", "filter", "Filter", id="picker-filter",
+                tooltip="Type to show only the sessions whose title, project, id or agent "
+                        "holds the text"),
     ]
     DEFAULT_CSS = """
     SessionPicker > #picker-title { height: 1; padding: 0 1; background: $panel; }
     SessionPicker > DataTable { height: 1fr; }
+    SessionPicker > #picker-filter { display: none; height: 1; border: none; padding: 0 1; }
+    SessionPicker > #picker-filter.shown { display: block; }
     """
 
     def __init__(self, path: str, rows: list[PickerRow], rules: DetectionRules,
-                 reader: Reader | None = None) -> None:
+                 reader: Reader | None = None, *, heading: str | None = None) -> None:
         super().__init__()
-        self.rows = sorted(rows, key=lambda row: row.started or 0.0, reverse=True)
+        discovered = bool(rows) and all(row.found is not None for row in rows)
+        self.columns = DISCOVERED_COLUMNS if discovered else COLUMNS
+        """The columns shown: a folder's, or those of every session found here."""
+        newest = (lambda row: row.found.newest if row.found is not None else 0.0) \
+            if discovered else (lambda row: row.started or 0.0)
+        self.rows = sorted(rows, key=newest, reverse=True)
         """Newest first."""
         self.path = path
+        self.heading = heading
+        """What the title says the list is of (default: the sessions in `path`)."""
         self.rules = rules
         self.reader = reader
         """The reader of a listed source (None when every session was read already)."""
-        self.sorted_by = "started"
+        self.sorted_by = "written" if discovered else "started"
         """The column the list is sorted by."""
+        self.sort_reverse = True
+        """Highest, newest or last first."""
+        self.filter_text = ""
+        """What the shown rows must hold (casefolded), "" for all."""
+        self._dirty: set[int] = set()
+        """Rows whose counts came in and are not drawn yet."""
+        self._flush_timer: Timer | None = None
         self._number_of = {id(row.entry): number for number, row in enumerate(self.rows)
                            if row.entry is not None}
         self._waiting = sum(row.summary is None and row.problem is None for row in self.rows)
@@ -147,43 +229,108 @@ class SessionPicker(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="picker-title", markup=False)
+        yield Input(placeholder="filter: title, project, id or agent (enter keeps it, "
+                                "escape clears it)", id="picker-filter")
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for column in COLUMNS:
+        for column in self.columns:
             table.add_column(column, key=column)
-        for number, row in enumerate(self.rows):
-            table.add_row(*row_cells(row, self._format_name(row), self.path), key=str(number))
+        self._fill()
         table.focus()
 
+    def _cells(self, row: PickerRow) -> tuple[Text, ...]:
+        if row.found is not None and self.columns is DISCOVERED_COLUMNS:
+            return discovered_cells(row)
+        return row_cells(row, self._format_name(row), self.path)
+
+    def _fill(self) -> None:
+        """(Re)build the rows shown: those the filter keeps, in the current sort."""
+        table = self.query_one(DataTable)
+        table.clear()
+        needle = self.filter_text
+        for number, row in enumerate(self.rows):
+            if needle and needle not in row_text(row):
+                continue
+            table.add_row(*self._cells(row), key=str(number))
+        if self.sorted_by != self.columns[0] or not self.sort_reverse:
+            table.sort(self.sorted_by, key=_sort_value, reverse=self.sort_reverse)
+
     def _title(self) -> Text:
-        title = Text(f" {plural(len(self.rows), 'session')} in {shown(self.path)}")
+        what = self.heading or f"in {shown(self.path)}"
+        title = Text(f" {plural(len(self.rows), 'session')} {what}")
+        if self.filter_text:
+            try:
+                count = self.query_one(DataTable).row_count
+            except Exception:  # noqa: BLE001 - before mount: nothing filtered yet
+                count = len(self.rows)
+            title.append(f" · {count:,} shown for '{shown(self.filter_text)}'", style="bold")
         waiting = self._waiting
         if waiting:
             title.append(f" · counting turns, {len(self.rows) - waiting} / {len(self.rows)}",
                          style="italic")
-        if self.sorted_by != "started":
-            title.append(f" · most {SORTS[self.sorted_by]} first")
-        title.append(" · enter opens one · s sorts")
+        if self.sorted_by != self.columns[0] or not self.sort_reverse:
+            name = SORTS[self.sorted_by]
+            if self.sorted_by in ASCENDING:
+                title.append(f" · by {name}, {'Z to A' if self.sort_reverse else 'A to Z'}")
+            else:
+                title.append(f" · {'most' if self.sort_reverse else 'least'} {name} first")
+        title.append(" · enter opens one · / filters · s sorts")
         return title
 
+    def _retitle(self) -> None:
+        for title in self.query("#picker-title").results(Static):
+            title.update(self._title())
 
     def action_sort(self) -> None:
-        columns = list(SORTS)
-        self.sort_by(columns[(columns.index(self.sorted_by) + 1) % len(columns)])
+        columns = [column for column in SORTS if column in self.columns]
+        following = columns[(columns.index(self.sorted_by) + 1) % len(columns)] \
+            if self.sorted_by in columns else columns[0]
+        self.sort_by(following)
 
-    def sort_by(self, column: str) -> None:
-        """Sort by a column, highest first; rows still being counted go last."""
+    def sort_by(self, column: str, reverse: bool | None = None) -> None:
+        """Sort by a column: numbers and times highest first, names A to Z (`reverse`
+        overrides); rows still being counted go last."""
         self.sorted_by = column
-        self.query_one(DataTable).sort(column, key=_sort_value, reverse=True)
-        self.query_one("#picker-title", Static).update(self._title())
+        self.sort_reverse = column not in ASCENDING if reverse is None else reverse
+        for table in self.query(DataTable).results(DataTable):
+            table.sort(column, key=_sort_value, reverse=self.sort_reverse)
+        self._retitle()
 
     @on(DataTable.HeaderSelected)
     def sort_by_header(self, event: DataTable.HeaderSelected) -> None:
-        if str(event.column_key.value) in SORTS:
-            self.sort_by(str(event.column_key.value))
+        column = str(event.column_key.value)
+        if column in SORTS:
+            # The column it is sorted by already: the other way round.
+            self.sort_by(column, not self.sort_reverse if column == self.sorted_by else None)
+
+    def action_filter(self) -> None:
+        """Show the filter line and type into it."""
+        field = self.query_one("#picker-filter", Input)
+        field.add_class("shown")
+        field.focus()
+
+    def action_escape(self) -> None:
+        """Clear the filter (and hide it) when there is one; else quit."""
+        field = self.query_one("#picker-filter", Input)
+        if field.has_class("shown") or self.filter_text:
+            field.value = ""
+            field.remove_class("shown")
+            self.query_one(DataTable).focus()
+            return
+        self.run_action("app.quit")
+
+    @on(Input.Changed, "#picker-filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip().casefold()
+        self._fill()
+        self._retitle()
+
+    @on(Input.Submitted, "#picker-filter")
+    def filter_kept(self) -> None:
+        self.query_one(DataTable).focus()
 
     def _format_name(self, row: PickerRow) -> str:
         if row.session is not None:
@@ -209,15 +356,35 @@ class SessionPicker(Screen[None]):
         if row.summary is None and row.problem is None:
             self._waiting -= 1
         row.summary, row.error = summary, error
-        table = self.query_one(DataTable)
-        for column, cell in zip(COLUMNS, row_cells(row, self._format_name(row), self.path),
-                                strict=True):
-            table.update_cell(str(number), column, cell, update_width=True)
-        self.query_one("#picker-title", Static).update(self._title())
+        # Counts arrive one by one, fast for small sessions: the rows are redrawn a few
+        # times a second, not once per count, so the list stays quick to filter and move in.
+        self._dirty.add(number)
+        if self._flush_timer is None:
+            self._flush_timer = self.set_timer(FLUSH_SECONDS, self._flush)
+
+    @property
+    def drawn(self) -> bool:
+        """True when every count that came in is on screen."""
+        return not self._dirty
+
+    def _flush(self) -> None:
+        """Draw the rows whose counts came in since the last time."""
+        self._flush_timer = None
+        tables = self.query(DataTable)
+        if not tables:
+            return  # not composed yet: the rows are drawn from `self.rows` when it is
+        table = tables.first()
+        dirty, self._dirty = self._dirty, set()
+        for number in sorted(dirty):
+            if str(number) in table.rows:  # not filtered out
+                row = self.rows[number]
+                for column, cell in zip(self.columns, self._cells(row), strict=True):
+                    table.update_cell(str(number), column, cell, update_width=True)
+        self._retitle()
         if not self._waiting:
             # Every count is in, and with them the start of sessions a glance could not
             # date: sort once more, so the list is newest first without pressing s.
-            self.sort_by(self.sorted_by)
+            self.sort_by(self.sorted_by, self.sort_reverse)
 
     @on(DataTable.RowSelected)
     def open_selected(self, event: DataTable.RowSelected) -> None:

@@ -43,7 +43,7 @@ from replay.core.session.model import Session, Turn, no_conversation, turn_id
 from replay.ui.banner import banner_text
 from replay.ui.controls.following import Following
 from replay.ui.controls.playback import Playback
-from replay.ui.controls.routing import routed
+from replay.ui.controls.routing import ROUTE, routed
 from replay.ui.controls.search import Search
 from replay.ui.controls.turn_tools import TurnTools
 from replay.ui.empty_reports import EmptyReports
@@ -75,10 +75,13 @@ STOP_BINDINGS: list[BindingType] = [
             tooltip="Jump to the next empty turn without an annotation"),
     Binding("colon,ctrl+g", "goto", "Go to", id="goto-turn", show=False,
             tooltip="Go to a turn by number or id"),
-    Binding("escape", "back", "Back", id="back", show=False,
+    Binding("escape", "back", "Back", id="back",
             tooltip="Leave the note field, or go back to the session list"),
 ]
 """The screen's own keys: the stops it moves between, and back."""
+SCREEN_ACTIONS = frozenset({ROUTE, "next_empty", "previous_empty", "next_unannotated", "goto",
+                            "back"})
+"""Every action the screen's bindings run (its own and, routed, its owners')."""
 
 OWNERS: dict[str, type[Widget]] = {
     "playback": Playback, "search": Search, "following": Following, "tools": TurnTools,
@@ -92,7 +95,7 @@ KEY_ORDER = (
     "wider-context", "narrower-context", "goto-turn", "search", "search-next",
     "search-previous", "role-filter", "raw-record", "copy-turn", "toggle-unfold",
     "open-sidechain", "commit-annotation", "edit-note", "cycle-confidence", "switch-context",
-    "overrule-reason", "undo-annotation", "export-csv", "live-end", "back",
+    "overrule-reason", "undo-annotation", "discard-draft", "export-csv", "live-end", "back",
 )
 """The order the footer and the help list the keys in (the label keys come last)."""
 
@@ -110,7 +113,8 @@ def screen_bindings() -> list[BindingType]:
             elif binding.id:
                 by_id[binding.id] = binding
     missing = set(by_id) - set(KEY_ORDER)
-    assert not missing, f"bindings missing from KEY_ORDER: {sorted(missing)}"
+    if missing:
+        raise RuntimeError(f"bindings missing from KEY_ORDER: {sorted(missing)}")
     return [by_id[key] for key in KEY_ORDER] + labels
 
 
@@ -253,6 +257,20 @@ class ReplayScreen(Screen[None]):
         # time, full height, and let `|` switch.
         self.panes.fold(narrow and short)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Typing a note, a key either goes into the note or would act behind the reviewer's
+        # back: only saving and leaving the field are offered (the footer offered `/ Search`
+        # while `/` went into the note).
+        if isinstance(self.focused, Input):
+            return (action == ROUTE and parameters == ("annotation", "commit")) \
+                or action == "back" or action not in SCREEN_ACTIONS
+        if action == "back":
+            # Offered (in the footer too) only when a screen below this one is where escape
+            # goes back to (the session list, or the session that started this subagent).
+            stack = self.app.screen_stack
+            return self in stack and stack.index(self) > 1
+        return True
+
     async def action_route(self, owner: str, action: str) -> None:
         """Run a routed binding's action on its owner (see `replay.ui.controls.routing`)."""
         await self.app.run_action(action, self.query_one(f"#{owner}"))
@@ -326,7 +344,7 @@ class ReplayScreen(Screen[None]):
             self.current_turn.show_banner(
                 Text(f" no turns · {warning}" if warning else " (no turns yet)",
                      style="italic"), shown=True, empty=False)
-            self.annotation.at_stop(None, self.store)
+            self.annotation.at_stop(None, None, self.store)
             return
         turn = turns[self.index]
         empty = self.empty_turn(self.index)
@@ -348,7 +366,9 @@ class ReplayScreen(Screen[None]):
             self.empty_turn(turn.index) if self.at_placeholder else None, self.following,
             self.searching.marked()))
         self.panes.show_around(self.session, self.navigator, self.index, self.at_placeholder)
-        self.annotation.at_stop(empty, self.store, blind=self.blind,
+        # The stop as the annotation bar keeps its draft.
+        stop = (self.store.session_id, self.stop_id(self.index))
+        self.annotation.at_stop(stop, empty, self.store, blind=self.blind,
                                 others=self.others.get(turn.id))
 
     def watch_index(self) -> None:
@@ -358,15 +378,26 @@ class ReplayScreen(Screen[None]):
         self.live.moved_to(self.index, len(self.session.turns) - 1)
         self.show()
 
-    def load_bar(self) -> None:
-        """Put the current stop's saved annotation (or nothing) into the annotation bar."""
-        saved = self.store.get(self.stop_id(self.index)) if self.session.turns else None
-        self.annotation.load(saved)
+    def load_bar(self, *, keep: bool = True) -> None:
+        """Put the current stop's draft, or its saved annotation (or nothing), into the
+        annotation bar; the last stop's draft is kept unless not `keep`."""
+        if not self.session.turns:
+            self.annotation.load(None, None, keep=keep)
+            return
+        stop = self.stop_id(self.index)
+        self.annotation.load((self.store.session_id, stop), self.store.get(stop), keep=keep)
 
     @on(AnnotationBar.Saved)
-    def show_saved(self, event: AnnotationBar.Saved) -> None:
+    @on(AnnotationBar.DraftsCounted)
+    def show_annotation_news(self, event: AnnotationBar.Saved | AnnotationBar.DraftsCounted
+                             ) -> None:
+        """A save redraws everything (the count, the timeline's marks); a draft made or
+        dropped, the header's count."""
         event.stop()
-        self.show()
+        if isinstance(event, AnnotationBar.Saved):
+            self.show()
+        else:
+            self.show_status()
 
     @on(AnnotationBar.Undone)
     def show_undone(self, event: AnnotationBar.Undone) -> None:
@@ -375,7 +406,7 @@ class ReplayScreen(Screen[None]):
         self.go(index if 0 <= index < len(self.session.turns) else self.index)
         # Already on that turn, `go` does not reload the bar: the removed note stayed in the
         # field, and enter saved it again.
-        self.load_bar()
+        self.load_bar(keep=False)
         self.show()
 
     # ---------------------------------------------------------------- moving
@@ -464,7 +495,14 @@ class ReplayScreen(Screen[None]):
         if isinstance(self.focused, Input):
             self.set_focus(None)
         elif len(self.app.screen_stack) > 2:
-            self.app.pop_screen()
+            drafts = self.annotation.unsaved_drafts()
+            if not drafts:
+                self.app.pop_screen()
+                return
+            from replay.ui.screens.drafts import DraftsScreen
+
+            self.app.push_screen(DraftsScreen(drafts, "go back"),
+                                 lambda leave: self.app.pop_screen() if leave else None)
 
     def on_key(self, event: events.Key) -> None:
         """Label keys that are not digits (a custom label set may use letters)."""

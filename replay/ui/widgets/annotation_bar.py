@@ -25,6 +25,7 @@ from replay.core.annotate.annotations import (
 from replay.core.annotate.journal import JournalError
 from replay.core.detection.empty import EmptyTurn
 from replay.core.session.labels import LabelSet
+from replay.ui.drafts import Draft, DraftKey, Drafts
 from replay.ui.literal import shown
 from replay.ui.render import clean
 from replay.ui.repaint import update_static
@@ -124,6 +125,8 @@ class AnnotationBar(Vertical):
                 tooltip="Say why the label differs from the suggestion (cycles the reasons)"),
         Binding("z,ctrl+z", "undo", "Undo", id="undo-annotation", show=False,
                 tooltip="Undo the last annotation saved in this session"),
+        Binding("x", "discard_draft", "Discard draft", id="discard-draft", show=False,
+                tooltip="Forget the label picked and the note typed here since the last save"),
     ] + [
         Binding(key, f"pick_label('{key}')", f"Label {key}", id=f"pick-label-{key}", show=False,
                 tooltip=f"Pick the label whose key is {key}")
@@ -136,6 +139,12 @@ class AnnotationBar(Vertical):
 
         annotation: Annotation | None
         """What was saved; None when the journal refused it."""
+
+    @dataclass
+    class DraftsCounted(Message):
+        """How many stops hold a draft changed (the header counts them)."""
+
+        count: int
 
     @dataclass
     class Undone(Message):
@@ -161,6 +170,13 @@ class AnnotationBar(Vertical):
         """Blind review: the suggestion and others' labels stay hidden until a save."""
         self.others: dict[str, str] = {}
         """Other reviewers' labels of this turn (label by reviewer)."""
+        self.drafts = Drafts()
+        """What was picked or typed at other stops and not saved, kept until saved or
+        discarded."""
+        self._key: DraftKey | None = None
+        """The stop the bar holds the label, note and confidence of."""
+        self._state_text = Text()
+        self._drafts_counted = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="annotation-suggestion", markup=False)
@@ -174,16 +190,61 @@ class AnnotationBar(Vertical):
 
     # ---------------------------------------------------------------- state
 
-    def load(self, saved: Annotation | None) -> None:
-        """Start over for another stop: its saved annotation (or nothing), nothing picked."""
+    def load(self, key: DraftKey | None, saved: Annotation | None, *,
+             keep: bool = True) -> None:
+        """Start over for another stop (`key`): its draft if it has one, else its saved
+        annotation (or nothing), with nothing picked. What the last stop held unsaved is
+        kept as its draft (`keep`), or dropped (an undo puts back what was saved)."""
+        if keep:
+            self._keep_draft()
+        else:
+            self.drafts.drop(key)
+        self._key = key
+        draft = self.drafts.get(key)
+        if draft is not None:
+            self.pending_label, self.confidence = draft.label, draft.confidence
+            self.overrule = draft.overrule
+            self.set_note(draft.note)
+            return
         self.pending_label = None
         self.confidence = saved.confidence if saved is not None else "medium"
         self.overrule = saved.overrule if saved is not None else ""
         self.set_note(saved.note if saved is not None else "")
 
-    def at_stop(self, empty: EmptyTurn | None, store: AnnotationStore, *, blind: bool = False,
-                others: dict[str, str] | None = None) -> None:
-        """Show the bar for an empty turn, or hide it (`empty` None) away from a stop."""
+    def _draft_here(self) -> Draft | None:
+        """What the bar holds for its stop now, as a draft (None away from a stop)."""
+        if self.empty is None or self._key is None:
+            return None
+        name = f"#{self.empty.index + 1}{'+' if self.empty.is_placeholder else ''}"
+        return Draft(name, self.pending_label, self.note, self.confidence, self.overrule)
+
+    def _keep_draft(self) -> None:
+        draft = self._draft_here()
+        if draft is not None and self._key is not None:
+            self.drafts.keep(self._key, draft, self._saved())
+
+    def draft_count(self) -> int:
+        """How many stops hold a draft, this one counted as it is now."""
+        keys = {key for key, _draft in self.drafts.items()}
+        here = self._draft_here()
+        if here is not None and self._key is not None:
+            if here.differs_from(self._saved()):
+                keys.add(self._key)
+            else:
+                keys.discard(self._key)
+        return len(keys)
+
+    def unsaved_drafts(self) -> list[Draft]:
+        """Every stop's draft, this one's as it is now: what leaving the screen would lose."""
+        self._keep_draft()
+        return [draft for _key, draft in self.drafts.items()]
+
+    def at_stop(self, key: DraftKey | None, empty: EmptyTurn | None, store: AnnotationStore,
+                *, blind: bool = False, others: dict[str, str] | None = None) -> None:
+        """Show the bar for the empty turn at stop `key`, or hide it (`empty` None) away from
+        a stop; a stop the bar does not hold yet is loaded first (see `load`)."""
+        if key != self._key:
+            self.load(key, store.get(empty.id) if empty is not None else None)
         self.empty, self.store, self.blind = empty, store, blind
         self.others = others or {}
         self.display = empty is not None
@@ -204,6 +265,29 @@ class AnnotationBar(Vertical):
         unsaved = any(item.turn_id == empty.id for item in self.store.unsaved)
         self.show(empty, pending, self.confidence, saved, unsaved, blind=self.blind,
                   others=self.others, overrule=self.overrule)
+        self._show_draft_state()
+
+    def _show_draft_state(self) -> None:
+        """Say on the state line when what is picked or typed here is not saved (and tell
+        the screen when the count of drafts changed)."""
+        count = self.draft_count()
+        if count != self._drafts_counted:
+            self._drafts_counted = count
+            self.post_message(self.DraftsCounted(count))
+        draft = self._draft_here()
+        if draft is None or not draft.differs_from(self._saved()):
+            return
+        state = self.query_one("#annotation-state", Static)
+        line = Text()
+        line.append("draft", style="bold reverse")
+        line.append(" enter saves, x discards · ", style="bold")
+        line.append_text(self._state_text)
+        update_static(state, line)
+
+    @on(Input.Changed, "#annotation-note")
+    def note_typed(self) -> None:
+        if self.empty is not None:
+            self._draw()
 
     def show(self, empty: EmptyTurn, pending: str | None, confidence: str,
              saved: Annotation | None, unsaved: bool, *, blind: bool = False,
@@ -268,6 +352,7 @@ class AnnotationBar(Vertical):
                 state.append("  NOT WRITTEN TO DISK: see notification", style="bold red")
         else:
             state.append("not annotated yet", style="dim")
+        self._state_text = state
         update_static(self.query_one("#annotation-state", Static), state)
 
     def set_note(self, note: str) -> None:
@@ -365,7 +450,20 @@ class AnnotationBar(Vertical):
             self.notify(f"Saved {clean(annotation.label)} for {name}.{said}", timeout=3,
                         markup=False)
         self.pending_label = None
+        self.drafts.drop(self._key)
         self.post_message(self.Saved(annotation))
+
+    def action_discard_draft(self) -> None:
+        if self.empty is None:
+            return
+        draft = self._draft_here()
+        saved = self._saved()
+        if draft is None or not draft.differs_from(saved):
+            self.notify("Nothing unsaved here to discard.", timeout=2)
+            return
+        self.load(self._key, saved, keep=False)
+        self._draw()
+        self.notify(f"Draft of {draft.name} discarded.", timeout=2, markup=False)
 
     def action_undo(self) -> None:
         if self.store is None:

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from replay.core.detection.empty import EmptyTurn
-from replay.core.index.navigation import Navigator
+from replay.core.index.navigation import Navigator, part_search_text
 from replay.core.session.model import Session, Turn
 from replay.ui.repaint import update_static
 from replay.ui.widgets.turn_view import TurnLines
@@ -75,11 +75,25 @@ class CurrentTurn(Vertical):
                                                       live=shown.following))])
             return
         index = shown.turn.index
+        matched = self._matched_parts(shown)
         pane.show_turns(
             shown.session, [index], compact=False,
             is_empty=lambda _: shown.empty and shown.navigator.is_empty_turn_at(index),
-            expanded=lambda part: self.expanded != (part in self.unfolded), full=True,
-            keep_scroll=keep_scroll, highlight=shown.highlight)
+            expanded=lambda part: (self.expanded or part in matched) != (part in self.unfolded),
+            full=True, keep_scroll=keep_scroll, highlight=shown.highlight)
+        if matched and not keep_scroll:
+            # The match may sit in a part far down the turn: show it.
+            pane.call_after_refresh(pane.scroll_to_text, shown.highlight)
+
+    def _matched_parts(self, shown: Shown) -> set[int]:
+        """The parts of the turn holding the search match: they are shown unfolded (a match
+        in a folded tool call was invisible)."""
+        if not shown.highlight:
+            return set()
+        needle = shown.highlight.casefold()
+        parts = shown.session.full_parts(shown.turn)
+        return {at for at, part in enumerate(parts)
+                if needle in part_search_text(part).casefold()}
 
     def _redraw(self) -> None:
         if self._shown is not None:

@@ -84,11 +84,11 @@ Block = tuple[int | None, RenderableType]
 
 def turn_blocks(session: Session, turn: Turn, *, compact: bool, empty: bool,
                 parts: Sequence[Part], expanded: bool | Callable[[int], bool],
-                variables: Mapping[str, str]) -> list[Block]:
+                variables: Mapping[str, str], needle: str = "") -> list[Block]:
     """One turn as blocks: heading, then its parts; compact folds tools into one line.
 
     `expanded` unfolds tool calls, reasoning and attachments: all of them, or those whose
-    part index it accepts.
+    part index it accepts; an unfolded tool call shows the lines holding `needle`.
     """
     role_style = theme_style(variables, "turn-empty" if empty else
                              ROLE_VARIABLES.get(turn.role, "turn-system"))
@@ -112,7 +112,7 @@ def turn_blocks(session: Session, turn: Turn, *, compact: bool, empty: bool,
             continue
         flush_tools()
         unfold = expanded(index) if callable(expanded) else expanded
-        shown = _part(part, compact=compact, expanded=unfold, muted=muted)
+        shown = _part(part, compact=compact, expanded=unfold, muted=muted, needle=needle)
         blocks.append((index, Group(*shown) if len(shown) > 1 else shown[0]))
     flush_tools()
     return blocks
@@ -132,7 +132,8 @@ def _long_prose(text: str, muted: Style) -> list[RenderableType]:
             _indent(Text(f"… {more} (click or o shows it all)", style=muted))]
 
 
-def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[RenderableType]:
+def _part(part: Part, *, compact: bool, expanded: bool, muted: Style,
+          needle: str = "") -> list[RenderableType]:
     if part.kind == Kind.TEXT:
         if not part.text.strip():
             return [_indent(Text(f"(blank text: {clean(repr(part.text[:60]))})", style=muted))]
@@ -167,7 +168,7 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style) -> list[Re
         if not expanded:
             return [_indent(Text(f"▶ ⚙ {tool_title(part)}", style=Style(bold=True)))]
         return [_indent(Text(f"▼ ⚙ {tool_title(part)}", style=Style(bold=True))),
-                _indent(tool_body(part), 3)]
+                _indent(tool_body(part, needle), 3)]
     return [_indent(marker_line(part))]
 
 
@@ -251,7 +252,8 @@ class TurnLines(ScrollView, can_focus=False):
             if blocks:
                 blocks.append((None, Text("")))
             blocks.extend(turn_blocks(session, turn, compact=compact, empty=is_empty(index),
-                                      parts=parts, expanded=expanded, variables=variables))
+                                      parts=parts, expanded=expanded, variables=variables,
+                                      needle=self._highlight))
         if compact:
             # Nothing to click in a compact pane: one renderable renders faster than many.
             blocks = [(None, Group(*(renderable for _, renderable in blocks)))]
@@ -273,6 +275,16 @@ class TurnLines(ScrollView, can_focus=False):
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
         else:
             self.scroll_home(animate=False, immediate=True)
+
+    def scroll_to_text(self, needle: str) -> None:
+        """Scroll so that the first line holding `needle` (any case) is in view."""
+        wanted = needle.lower()
+        height = self.scrollable_content_region.height
+        for at, line in enumerate(self._lines):
+            if wanted in "".join(segment.text for segment in line).lower():
+                if not self.scroll_y <= at < self.scroll_y + height:
+                    self.scroll_to(y=max(0, at - 1), animate=False, immediate=True, force=True)
+                return
 
     @property
     def plain_text(self) -> str:

@@ -1,0 +1,236 @@
+"""The machine-wide session list: first screen and full counts on a generated home.
+
+`python bench/bench_sessions.py [--sessions 2000] [--counts] [--rounds 3]`
+
+Generates (once, kept in bench/out/, git-ignored) a home holding `--sessions` sessions spread
+evenly over the four agents, each made from the real files of ../shared/realdata by repeating
+their records under fresh ids (about 1 MB a session: 2,000 sessions are about 2 GB):
+Claude Code project folders, Codex rollouts by date, one opencode.db, Gemini CLI chats. Then,
+in the same run, it measures headless (Textual's test driver, 160x45):
+
+1. **first screen** of `replay` with no PATH (discovery included) until the list's rows
+   are on screen; baseline: today's one-folder picker on a folder holding the same files
+   (hard links) and the same database, until its rows are on screen.
+2. **usable while counting**: with counts still coming in, `/` and a filter typed: the time
+   until the filtered rows show (and how many counts were in by then).
+3. with `--counts`: **full counts**, until every row of the list has its turns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sqlite3
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+REALDATA = REPO.parent / "shared" / "realdata"
+OUT = REPO / "bench" / "out"
+
+CLAUDE = ["claude-code/claude-code-log__test_data__real_projects__-Users-dain-workspace-"
+          "JSSoundRecorder__7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl",
+          "claude-code/claude-code-log__test_data__real_projects__-Users-dain-workspace-"
+          "claude-code-log-sample__fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl"]
+CODEX = "codex/localpush__src-tauri__tests__fixtures__codex__2026-02-23__raw__sessions__" \
+    "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"
+GEMINI = "gemini-cli/codemie-code__tests__integration__metrics__fixtures__gemini__" \
+    "session-2025-12-01T21-45-5b959dae.json"
+OPENCODE = "opencode/dark-factory__docs__chats__opencode__session__silent-panda__" \
+    "ses_39b3d0892ffeaCoiaHPszzRI8d.json"
+
+
+def generate(home: Path, count: int) -> None:
+    """The home, made once per size."""
+    per = count // 4
+    claude_lines = b"".join((REALDATA / name).read_bytes() for name in CLAUDE)
+    old_ids = [b"7acd37a8-2745-4b58-a8a9-46164b22ad9e", b"fe869ecb-c176-478f-9734-7e4b8ef12cff"]
+    for number in range(per):
+        new = str(uuid.uuid4())
+        data = claude_lines
+        for old in old_ids:
+            data = data.replace(old, new.encode())
+        folder = home / ".claude" / "projects" / f"-home-me-project-{number % 25}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{new}.jsonl").write_bytes(data)
+    codex = (REALDATA / CODEX).read_bytes()
+    for number in range(per):
+        new = str(uuid.uuid4())
+        day = home / ".codex" / "sessions" / "2026" / "11" / f"{1 + number % 28:02d}"
+        day.mkdir(parents=True, exist_ok=True)
+        data = codex.replace(b"019c8a59-e9dd-71f0-9ae3-4079fe9726a9", new.encode())
+        (day / f"rollout-2026-11-{1 + number % 28:02d}T12-00-00-{new}.jsonl").write_bytes(data)
+    gemini = orjson.loads((REALDATA / GEMINI).read_bytes())
+    for number in range(per):
+        new = str(uuid.uuid4())
+        messages = [{**message, "id": f"{message.get('id')}-{copy}"}
+                    for copy in range(11) for message in gemini["messages"]]
+        document = {**gemini, "sessionId": new, "messages": messages}
+        chats = home / ".gemini" / "tmp" / f"project-{number % 25}" / "chats"
+        chats.mkdir(parents=True, exist_ok=True)
+        (chats / f"session-2025-12-01T21-45-{new[:8]}.json").write_bytes(orjson.dumps(document))
+    _opencode(home / ".local" / "share" / "opencode" / "opencode.db", per)
+
+
+def _opencode(path: Path, count: int) -> None:
+    from tests.core.test_opencode import SCHEMA, without
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = orjson.loads((REALDATA / OPENCODE).read_bytes())
+    info = document["info"]
+    connection = sqlite3.connect(path)
+    connection.executescript(SCHEMA)
+    for number in range(count):
+        session = f"{info['id']}{number:05d}"
+        connection.execute("INSERT INTO session VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)",
+                           (session, info["projectID"], info["slug"], info["directory"],
+                            f"{info['title']} #{number}", info["version"],
+                            info["time"]["created"] + number, info["time"]["updated"] + number))
+        for message in document["messages"]:
+            mi = message["info"]
+            message_id = f"{mi['id']}{number:05d}"
+            created = mi["time"]["created"]
+            connection.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                               (message_id, session, created, created,
+                                without(mi, "id", "sessionID").decode()))
+            for part in message["parts"]:
+                connection.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                                   (f"{part['id']}{number:05d}", message_id, session, created,
+                                    created, without(part, "id", "sessionID",
+                                                     "messageID").decode()))
+    connection.commit()
+    connection.close()
+
+
+def one_folder(home: Path, folder: Path, count: int) -> None:
+    """Today's fastest picker: one Claude Code project folder of `count` session files
+    (hard links to the home's Claude Code sessions, each under a name of its own)."""
+    if folder.exists():
+        return
+    folder.mkdir(parents=True)
+    sessions = sorted((home / ".claude" / "projects").glob("*/*.jsonl"))
+    for number in range(count):
+        os.link(sessions[number % len(sessions)], folder / f"{uuid.uuid4()}.jsonl")
+
+
+def size_of(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+async def measure(app_factory, filter_text: str, counts: bool) -> dict[str, float]:  # noqa: ANN001
+    from textual.widgets import DataTable
+
+    from replay.ui.screens.picker import SessionPicker
+
+    started = time.perf_counter()
+    app = app_factory()
+    figures: dict[str, float] = {}
+    async with app.run_test(size=(160, 45)):
+        def picker() -> SessionPicker | None:
+            screen = app.screen
+            return screen if isinstance(screen, SessionPicker) else None
+
+        def rows() -> int:
+            shown = picker()
+            if shown is None or not shown.is_mounted:
+                return 0
+            tables = shown.query(DataTable)
+            return tables.first().row_count if tables else 0
+
+        # Polled with plain sleeps: the driver's own pause waits for the app to be idle,
+        # which it is not while counts keep arriving.
+        while not rows():
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(1 / 60)  # the next frame paints them
+        figures["first screen s"] = time.perf_counter() - started
+        shown = picker()
+        table = shown.query_one(DataTable)
+        figures["rows"] = table.row_count
+        before = table.row_count
+        figures["counted at first screen"] = before - shown._waiting
+        from textual.widgets import Input
+
+        typed = time.perf_counter()
+        shown.action_filter()
+        shown.query_one("#picker-filter", Input).value = filter_text
+        while table.row_count == before and time.perf_counter() - typed < 30:
+            await asyncio.sleep(0.005)
+        figures["filter while counting s"] = time.perf_counter() - typed
+        figures["counts in when filtered"] = len(shown.rows) - shown._waiting
+        shown.query_one("#picker-filter", Input).value = ""
+        if counts:
+            while shown._waiting:
+                await asyncio.sleep(0.1)
+            figures["full counts s"] = time.perf_counter() - started
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--counts", action="store_true", help="also wait for every count")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="measured runs of each (after one warm-up run each)")
+    args = parser.parse_args()
+    home = OUT / f"home-{args.sessions}"
+    if not home.exists():
+        began = time.perf_counter()
+        generate(home, args.sessions)
+        print(f"generated {home} in {time.perf_counter() - began:.0f} s")
+    folder = OUT / f"folder-{args.sessions}"
+    one_folder(home, folder, args.sessions)
+    print(f"home: {args.sessions:,} sessions, {size_of(home) / 1e9:.2f} GB; load: "
+          f"{os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    os.environ["HOME"] = str(home)
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME"):
+        os.environ.pop(name, None)
+    from replay.config import Settings
+    from replay.resources import default_sample
+    from replay.ui.app import make_app
+
+    settings = Settings(animations=False)
+
+    def machine():  # noqa: ANN202
+        # As `replay` with no PATH builds it: discovery runs in the app's worker.
+        return make_app(default_sample(), settings=settings, discover=True)
+
+    def baseline():  # noqa: ANN202
+        return make_app(folder, settings=settings)
+
+    import statistics
+
+    runs: dict[str, list[dict[str, float]]] = {"one-folder picker (today)": [],
+                                               "machine-wide list": []}
+    factories = {"one-folder picker (today)": baseline, "machine-wide list": machine}
+    # Alternated, the first of each thrown away: the first app of a process pays for
+    # imports and stylesheet parsing that every later one finds done.
+    for round_number in range(args.rounds + 1):
+        for name, factory in factories.items():
+            figures = asyncio.run(measure(factory, "-3", args.counts and round_number == 1))
+            if round_number:
+                runs[name].append(figures)
+    for name, figures in runs.items():
+        first = [f["first screen s"] for f in figures]
+        typed = [f["filter while counting s"] for f in figures]
+        line = (f"{name}: first screen median {statistics.median(first):.2f} s "
+                f"(min {min(first):.2f}, {len(first)} runs), rows {int(figures[0]['rows'])}, "
+                f"filter while counting median {statistics.median(typed):.2f} s "
+                f"(counts in then: {int(figures[0]['counts in when filtered'])})")
+        if "full counts s" in figures[0]:
+            line += f", full counts {figures[0]['full counts s']:.0f} s"
+        print(line)
+    ratio = statistics.median(f["first screen s"] for f in runs["machine-wide list"]) / \
+        statistics.median(f["first screen s"] for f in runs["one-folder picker (today)"])
+    print(f"first screen ratio (machine-wide / one folder, medians): {ratio:.2f}x "
+          "(target <= 1.5x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

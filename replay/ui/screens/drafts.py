@@ -1,0 +1,57 @@
+"""Asked before leaving a replay screen (quitting, or back to the session list) while
+labels picked or notes typed at some stops are not saved."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from replay.ui.drafts import Draft
+from replay.ui.literal import literal
+
+SHOWN = 8
+"""Drafts listed by name; more are counted."""
+
+
+class DraftsScreen(ModalScreen[bool]):
+    """Leave anyway (True, the drafts are lost) or stay (False) to save them."""
+
+    DEFAULT_CSS = """
+    DraftsScreen { align: center middle; background: $background 50%; }
+    DraftsScreen > Vertical { width: 72; max-width: 100%; height: auto; padding: 1 2;
+                              border: thick $warning; background: $surface; }
+    DraftsScreen #drafts-choices { margin-top: 1; text-style: bold; }
+    """
+    BINDINGS = [
+        Binding("q", "answer(True)", "Leave anyway", id="drafts-leave",
+                tooltip="Leave; the drafts are lost"),
+        Binding("escape", "answer(False)", "Stay", id="drafts-stay",
+                tooltip="Stay, to save the drafts (enter at each)"),
+    ]
+
+    def __init__(self, drafts: list[Draft], leaving: str) -> None:
+        super().__init__()
+        self.drafts = drafts
+        """The drafts that leaving would lose."""
+        self.leaving = leaving
+        """What the reviewer asked for: `quit`, or `go back to the session list`."""
+
+    def compose(self) -> ComposeResult:
+        listed = "\n".join(f"  {draft.describe()}" for draft in self.drafts[:SHOWN])
+        more = len(self.drafts) - SHOWN
+        if more > 0:
+            listed += f"\n  … and {more} more"
+        with Vertical() as box:
+            box.border_title = "Drafts not saved"
+            yield Static(literal(
+                f"{len(self.drafts)} stop(s) hold a label or a note that is not saved:\n"
+                f"{listed}"))
+            yield Static(literal(f"escape  stay (enter at a stop saves its draft)\n"
+                                 f"q       {self.leaving} anyway: the drafts are lost"),
+                         id="drafts-choices")
+
+    def action_answer(self, leave: bool) -> None:
+        self.dismiss(leave)

@@ -1,0 +1,90 @@
+"""A label picked and a note typed but not saved survive moving away, and leaving the
+screen with drafts asks first (#23 item 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay.ui.screens.drafts import DraftsScreen
+from replay.ui.screens.replay_screen import ReplayScreen
+from tests.ui.conftest import build_app, ready, wait_until
+from tests.ui.screen import screen_text
+
+
+def screen_of(app: object) -> ReplayScreen:
+    screen = app.replay_screen  # type: ignore[attr-defined]
+    assert isinstance(screen, ReplayScreen)
+    return screen
+
+
+async def test_a_draft_survives_going_away_and_coming_back(chat_file: Path,
+                                                           tmp_path: Path) -> None:
+    app = build_app(chat_file, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        assert screen.index == 9
+        await pilot.press("2", "tab", *"draft note")
+        await pilot.pause()
+        assert "draft enter saves" in screen_text(app)
+        assert "1 draft not saved" in screen_text(app).splitlines()[0]  # at once, not on a move
+        await pilot.press("escape", "right_square_bracket")
+        await pilot.pause()
+        assert screen.index == 20 and screen.annotation.note == ""
+        assert "1 draft not saved" in screen_text(app)
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert screen.index == 9
+        assert screen.annotation.pending_label == "approval"
+        assert screen.annotation.note == "draft note"
+        assert "draft enter saves" in screen_text(app) and "draft note" in screen_text(app)
+        assert screen.store.get("m009") is None  # kept, not saved behind the reviewer's back
+        await pilot.press("enter")
+        await pilot.pause()
+        saved = screen.store.get("m009")
+        assert saved is not None and (saved.label, saved.note) == ("approval", "draft note")
+        text = screen_text(app)
+        assert "draft enter saves" not in text and "draft not saved" not in text
+
+
+async def test_x_discards_the_draft_here(chat_file: Path, tmp_path: Path) -> None:
+    app = build_app(chat_file, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("3", "tab", *"not this", "escape", "x")
+        await pilot.pause()
+        assert screen.annotation.note == "" and screen.annotation.pending_label is None
+        assert "draft enter saves" not in screen_text(app)
+        await pilot.press("right_square_bracket", "left_square_bracket")
+        await pilot.pause()
+        assert screen.annotation.note == "" and screen.annotation.draft_count() == 0
+
+
+async def test_quitting_with_a_draft_asks_and_can_stay(chat_file: Path,
+                                                       tmp_path: Path) -> None:
+    app = build_app(chat_file, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("2", "tab", *"draft note", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, DraftsScreen) and app.is_running
+        assert '#10 approval, note "draft note"' in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and screen.annotation.note == "draft note"
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, DraftsScreen)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: not app.is_running)
+
+
+async def test_quitting_with_nothing_unsaved_does_not_ask(chat_file: Path,
+                                                          tmp_path: Path) -> None:
+    app = build_app(chat_file, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("2", "tab", *"saved note", "enter", "ctrl+q")
+        await wait_until(pilot, lambda: not app.is_running)
