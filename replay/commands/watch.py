@@ -67,9 +67,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the watch arguments."""
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("path", metavar="PATH",
+    parser.add_argument("path", metavar="PATH", nargs="?",
                         help="session file, folder of sessions or database (the file may still "
                              "be empty)")
+    # Its own dest: `--local` of the other commands turns into the sessions found, this one
+    # into the folders they are written in (sessions started later included).
+    parser.add_argument("--local", dest="watch_local", action="store_true",
+                        help="follow every session folder found on this machine (Claude Code, "
+                             "Codex, opencode, Gemini CLI: see `replay sessions`)")
     parser.add_argument("--from-start", action="store_true",
                         help="also print the empty turns already there")
     add_format(parser)
@@ -168,10 +173,30 @@ def watch_folders(roots: list[Path], args: argparse.Namespace, rules: DetectionR
     return EXIT_OK
 
 
+def _watch_local(args: argparse.Namespace, rules: DetectionRules) -> int:
+    """`watch --local`: every folder the machine's agents write sessions in (and PATH)."""
+    from replay.core.discovery import discovery_roots, looked_in
+
+    roots = discovery_roots()
+    if args.path is not None:
+        roots.insert(0, Path(args.path))
+    if not roots:
+        say_error(f"--local: no session folder found on this machine (looked in {looked_in()})")
+        return EXIT_BAD_INPUT
+    return watch_folders(roots, args, rules)
+
+
 def run(args: argparse.Namespace) -> int:
     """Follow until SIGINT or SIGTERM; exit 2 for a path or format that cannot be read."""
     from replay.watching import follow_forever
 
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
+                                       missing_replies=args.missing_replies)
+    if args.watch_local:
+        return _watch_local(args, rules)
+    if args.path is None:
+        say_error("give a PATH (a session file, a folder or a database), or --local")
+        return EXIT_BAD_INPUT
     refusal = follow_refusal(args.path)
     if refusal:
         say_error(refusal)
@@ -181,8 +206,6 @@ def run(args: argparse.Namespace) -> int:
     if missing or not (path.is_dir() or path.is_file()):
         say_error(f"{path}: {missing or 'not a file or folder that can be followed'}")
         return EXIT_BAD_INPUT
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
-                                       missing_replies=args.missing_replies)
     if path.is_dir() and args.session is None:
         return watch_folders([path], args, rules)
     try:

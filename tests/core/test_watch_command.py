@@ -386,8 +386,10 @@ def _wait_until_folder_watched(watch: Watch, folder: Path) -> None:
     """Return once the watcher reports a session started after it began (a probe file)."""
     deadline = time.monotonic() + WAIT_SECONDS
     number = 0
+    probes: list[str] = []
     while True:
         probe = folder / f"probe-{number}.jsonl"
+        probes.append(str(probe))
         # Ends with a local command's output: nothing is due, so no probe ever stalls.
         probe.write_bytes(user_line(0, "   ")
                           + user_line(1, "<local-command-stdout>ok</local-command-stdout>"))
@@ -397,8 +399,12 @@ def _wait_until_folder_watched(watch: Watch, folder: Path) -> None:
         except AssertionError:
             assert time.monotonic() < deadline, "replay watch never printed a probe"
             number += 1
-    # Probes written before the first walk are old sessions: never printed.
-    assert line["path"] == str(probe) and line["id"] == "u-0"
+    # Probes written before the first walk are old sessions: never printed; any written
+    # after it is printed once.
+    assert line["path"] in probes and line["id"] == "u-0"
+    later = probes[probes.index(str(line["path"])) + 1:]
+    for line in watch.lines(len(later)):
+        assert line["path"] in later
 
 
 def test_watching_a_folder_follows_a_session_started_later(
@@ -482,3 +488,41 @@ def test_watching_codex_sessions_follows_a_new_days_folder(
     time.sleep(4.0)  # the task is complete: nothing is due, no stall however long
     code, rest, err = watch.stop()
     assert (code, rest, err) == (0, b"", b"")
+
+
+def test_watch_local_follows_the_folders_of_every_agent(
+    tmp_path: Path, watch_processes: list[Watch]
+) -> None:
+    from tests.core.test_follow import CODEX_META, _codex, _codex_prompt
+
+    home = Path(os.environ["HOME"])  # the empty home every test discovers in
+    projects = home / ".claude" / "projects"
+    (projects / "-work-app").mkdir(parents=True)
+    sessions = home / ".codex" / "sessions"
+    sessions.mkdir(parents=True)
+    watch = Watch("--local", "--stall", "30")
+    watch_processes.append(watch)
+    _wait_until_folder_watched(watch, projects / "-work-app")
+    # A session of another agent, in a day folder that does not exist yet.
+    day = sessions / "2026" / "12" / "01"
+    day.mkdir(parents=True)
+    rollout = day / "rollout-2026-12-01T00-00-05-019e1625-2222-76c0-80ab-3724b5ddb799.jsonl"
+    _append(rollout, CODEX_META, _codex_prompt("go"),
+            _codex("response_item", {"type": "reasoning", "summary": []}),
+            _codex("event_msg", {"type": "task_complete", "last_agent_message": None}))
+    (line,) = watch.lines(1)
+    assert (line["path"], line["reason"]) == (str(rollout), "reasoning-only")
+    code, rest, err = watch.stop()
+    assert (code, rest, err) == (0, b"", b"")
+
+
+def test_watch_without_path_or_local_is_one_line(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "replay", "watch"], capture_output=True,
+                            cwd=REPO, timeout=30)
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr == b"replay: give a PATH (a session file, a folder or a database), " \
+        b"or --local\n"
+    empty = subprocess.run([sys.executable, "-m", "replay", "watch", "--local"],
+                           capture_output=True, cwd=REPO, timeout=30)
+    assert empty.returncode == 2 and empty.stderr.startswith(
+        b"replay: --local: no session folder found on this machine (looked in ")

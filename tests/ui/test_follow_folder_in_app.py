@@ -193,3 +193,31 @@ async def test_silent_for_counts_from_the_last_write_and_never_after_the_end(
             # Silent since the file was last written, long before following began.
             assert screen.live.silent_since == OLD
             assert "silent for" in str(screen.status_text())
+
+
+async def test_follow_local_follows_the_machines_session_folders(
+        tmp_path: Path, quick_move: None) -> None:
+    from replay.core.discovery import discovery_roots
+
+    home = Path(os.environ["HOME"])  # the empty home every test discovers in
+    project = home / ".claude" / "projects" / "-work-app"
+    project.mkdir(parents=True)
+    _session_file(project, "current", SESSION_ID, cc_user(0, "hello"))
+    roots = discovery_roots()
+    assert roots == [home / ".claude" / "projects"]
+    app = build_app(roots[0], follow=True, stall=30.0, follow_roots=roots)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await ready(pilot, app)
+        assert app.replay_screen is not None
+        assert app.replay_screen.session.session_id == SESSION_ID
+
+
+def test_local_without_follow_is_one_line() -> None:
+    result = subprocess.run([sys.executable, "-m", "replay", "--local"], capture_output=True,
+                            cwd=REPO, timeout=30)
+    assert result.returncode == 2
+    assert result.stderr.startswith(b"replay: --local goes with --follow here")
+    empty = subprocess.run([sys.executable, "-m", "replay", "--follow", "--local"],
+                           capture_output=True, cwd=REPO, timeout=30)
+    assert empty.returncode == 2 and empty.stderr.startswith(
+        b"replay: --local: no session folder found on this machine (looked in ")
