@@ -173,16 +173,16 @@ def main() -> int:
 
     corpus = str(folder)
     commands: dict[str, tuple[list[str] | None, bool, str | None]] = {
-        "scan-1": (["scan", "--json", "--jobs", "1", corpus], True, None),
-        "scan-2": (["scan", "--json", "--jobs", "2", corpus], True, None),
-        "one": (["scan", "--json", "--jobs", "1", str(biggest)], False, None),
+        "scan-1": (["scan", "--json", "--no-cache", "--jobs", "1", corpus], True, None),
+        "scan-2": (["scan", "--json", "--no-cache", "--jobs", "2", corpus], True, None),
+        "one": (["scan", "--json", "--no-cache", "--jobs", "1", str(biggest)], False, None),
     }
     if not args.no_report:
-        commands["report-1"] = (["report", "--jobs", "1", corpus], False, None)
-        commands["report-2"] = (["report", "--jobs", "2", corpus], False, None)
+        commands["report-1"] = (["report", "--no-cache", "--jobs", "1", corpus], False, None)
+        commands["report-2"] = (["report", "--no-cache", "--jobs", "2", corpus], False, None)
     if not args.no_dask:
-        commands["dask-2"] = (["scan", "--json", "--dask", "local", "--jobs", "2", corpus],
-                              True, None)
+        commands["dask-2"] = (["scan", "--json", "--no-cache", "--dask", "local", "--jobs", "2",
+                               corpus], True, None)
         commands["cluster"] = (None, False, CLUSTER)
     runs: dict[str, list[Run]] = {name: [] for name in commands}
     names = list(commands)

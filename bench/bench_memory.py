@@ -181,8 +181,8 @@ def main() -> int:
             while handle.read(1 << 24):
                 pass
         base = measure([python, "-c", BASELINE, str(path)])
-        json = measure([python, "-m", "replay", "scan", "--json", str(path)])
-        table = measure([python, "-m", "replay", "scan", str(path)])
+        json = measure([python, "-m", "replay", "scan", "--json", "--no-cache", str(path)])
+        table = measure([python, "-m", "replay", "scan", "--no-cache", str(path)])
         print(f"{name}: {path.name}, {size / 1e6:.1f} MB")
         for label, run in (("baseline (orjson loop)", base), ("scan --json", json),
                            ("scan (table)", table)):

@@ -315,7 +315,7 @@ def main() -> int:
 
     python = sys.executable
     baseline = [python, "-c", BASELINE, str(path)]
-    scan = [python, "-m", "replay", "scan", "--json", str(path)]
+    scan = [python, "-m", "replay", "scan", "--json", "--no-cache", str(path)]
     base_runs: list[Run] = []
     scan_runs: list[Run] = []
     for _ in range(args.repeat):

@@ -28,6 +28,7 @@ def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("REPLAY_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("REPLAY_CONFIG_FILE", str(base / "config" / "config.toml"))
     monkeypatch.setenv("REPLAY_SPOOL_DIR", str(base / "pipes"))
+    monkeypatch.setenv("REPLAY_CACHE_DIR", str(base / "cache"))
     yield base
 
 

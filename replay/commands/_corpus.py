@@ -11,6 +11,7 @@ from typing import Any
 
 from replay.arguments import positive_int
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, EXIT_SKIPPED, say_error
+from replay.core.corpus.cache import ScanCache, cached_results, stamped_file
 from replay.core.corpus.pool import (
     LOCAL,
     DaskMissing,
@@ -36,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "one on this machine, or the scheduler's address "
                              "(tcp://host:8786); needs the extra replay[dask], which also lets "
                              "PATH be an fsspec URL (s3://bucket/sessions/)")
+    parser.add_argument("--no-cache", dest="cache", action="store_false",
+                        help="read every session again, neither using nor updating the scan "
+                             "cache (results of unchanged files, kept in the user cache "
+                             "directory)")
 
 
 @dataclass(slots=True)
@@ -54,13 +59,14 @@ class CorpusScan:
 
     def reports(self, paths: Sequence[str], format: str | None = None,
                 rules: Mapping[str, Any] | None = None, jobs: int | None = None,
-                dask: str | None = None, only: Mapping[str, set[str]] | None = None
-                ) -> Iterator[dict[str, Any]]:
+                dask: str | None = None, only: Mapping[str, set[str]] | None = None,
+                cache: bool = True) -> Iterator[dict[str, Any]]:
         """The `scan --json` object of every session under the paths, in a stable order.
 
         `rules` changes the default detection rules (`DetectionRules.with_options`); `only`
         keeps, of a path holding many sessions, those with these keys (a session id given
-        for one session of a database).
+        for one session of a database). With `cache`, sessions whose file is unchanged since
+        a scan kept them are not read again (`replay.core.corpus.cache`).
         """
         jobs = jobs or default_jobs()
         # More than one session likely: the workers start before the listing, which hands
@@ -77,7 +83,19 @@ class CorpusScan:
                         planned = [task for task in planned
                                    if task.entry is not None and task.entry.key in wanted]
                     tasks.extend(planned)
-                yield from self._results(tasks, run_tasks(tasks, jobs, dask, pool))
+
+                def run(todo: Sequence[SessionTask]) -> Iterator[TaskResult]:
+                    return run_tasks(todo, jobs, dask, pool)
+
+                if not cache:
+                    yield from self._results(tasks, run(tasks))
+                    return
+                with ScanCache(warn=say_error) as kept:
+                    yield from self._results(tasks, cached_results(tasks, run, kept))
+                    given = set(self._renames.values())  # read from a pipe: nothing kept
+                    kept.forget_missing([path for path in paths
+                                         if path not in given and not is_url(path)],
+                                        {str(stamped_file(task)) for task in tasks})
         except DaskMissing as error:
             say_error(str(error))
             self.status = EXIT_BAD_INPUT

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     report = CorpusReport()
     rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
     for scanned in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask,
-                                 getattr(args, "only", None)):
+                                 getattr(args, "only", None), args.cache):
         report.add(scanned)
     if not report.sessions and corpus.status != EXIT_OK:
         # Nothing could be read and each path has had its line: a table of zeros (or a

@@ -70,6 +70,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print the queue, one JSON line per empty turn, instead of "
                              "opening the app")
+    parser.add_argument("--no-cache", dest="cache", action="store_false",
+                        help="read every session to build the queue, neither using nor "
+                             "updating the scan cache")
 
 
 def _check(args: argparse.Namespace, labels: LabelSet) -> str | None:
@@ -118,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     rules = DEFAULT_RULES.with_options(tool_only_is_empty=tool_only,
                                        missing_replies=missing_replies)
     if args.json:
-        return _print_queue(paths, filters, rules, labels)
+        return _print_queue(paths, filters, rules, labels, args.cache)
     if args.theme:
         settings = replace(settings, theme=args.theme)
     if args.blind:
@@ -126,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     from replay.ui.review import ReviewOptions, make_review_app
 
     app = make_review_app(
-        ReviewOptions(paths, definition, filters, restart=args.restart),
+        ReviewOptions(paths, definition, filters, restart=args.restart, cache=args.cache),
         settings=settings, reviewer=reviewer,
         annotations=Path(args.annotations) if args.annotations else None,
         labels=labels, rules=rules, problems=loaded.problems)
@@ -135,8 +138,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_queue(paths: list[Path], filters: QueueFilters, rules: object,
-                 labels: LabelSet) -> int:
+                 labels: LabelSet, cache: bool = True) -> int:
     from replay.core.annotate.queue_sources import SourceProblem
+    from replay.core.corpus.queue_cache import queue_memo
     from replay.core.detection.empty import DetectionRules
     from replay.core.suggest import suggester_for
 
@@ -148,7 +152,9 @@ def _print_queue(paths: list[Path], filters: QueueFilters, rules: object,
         if found.fatal:
             fatal.append(found.message)
 
-    indexed = list(index_corpus(paths, filters.format, rules, suggester_for(labels), problem))
+    with queue_memo(cache, rules, labels, say_error) as memo:
+        indexed = list(index_corpus(paths, filters.format, rules, suggester_for(labels),
+                                    problem, memo))
     queue = build_queue(indexed, filters)
     write_queue(queue)
     return EXIT_BAD_INPUT if fatal else EXIT_OK

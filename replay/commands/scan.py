@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     corpus = CorpusScan(skipped=len(getattr(args, "local_problems", ())))
     rules = {"tool_only_is_empty": args.tool_only, "missing_replies": args.missing_replies}
     for report in corpus.reports(args.paths, args.format, rules, args.jobs, args.dask,
-                                 getattr(args, "only", None)):
+                                 getattr(args, "only", None), args.cache):
         # Standard input was read into a file that is gone when replay exits: name `-`.
         report["path"] = corpus.given(report["path"])
         if args.json:

@@ -62,6 +62,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", metavar="DATE", type=since_date,
                         help="only sessions written since DATE (2026-11-30, 2026-11-30T14:00, "
                              "or an age: 3d, 12h, 2w)")
+    parser.add_argument("--no-cache", dest="cache", action="store_false",
+                        help="count every session again, neither using nor updating the scan "
+                             "cache that scan, report and review share")
     parser.add_argument("--jobs", "-j", type=positive_int, metavar="N", default=None,
                         help="sessions counted at once, one process each (default: the "
                              f"number of cores, {default_jobs()} here)")
@@ -82,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         what = "no sessions found" if not found.sessions else "no session matches"
         say_error(f"{what} (looked in {found.looked_in})")
         return EXIT_OK
-    rows = _counted(sessions, args.jobs or default_jobs())
+    rows = _counted(sessions, args.jobs or default_jobs(), args.cache)
     progress = stderr_progress("counting turns")
     if progress is not None and not args.json:
         rows = _reporting(rows, len(sessions), progress)
@@ -102,12 +105,14 @@ def _reporting(rows: Any, total: int, progress: Any) -> Any:
         yield row
 
 
-def _counted(sessions: list[Any], jobs: int) -> Any:
-    """Each session's `--json` object, counted by the scan `replay scan` runs."""
+def _counted(sessions: list[Any], jobs: int, cache: bool = True) -> Any:
+    """Each session's `--json` object, counted by the scan `replay scan` runs (through the
+    scan cache unless `cache` is False)."""
     from replay.core.discovery.counts import scan_found
 
     with local_pool(min(jobs, len(sessions))) as pool:
-        for session, result in scan_found(sessions, jobs=min(jobs, len(sessions)), pool=pool):
+        for session, result in scan_found(sessions, jobs=min(jobs, len(sessions)), pool=pool,
+                                          cache=cache, warn=say_error):
             yield row_of(session, result)
 
 

@@ -38,3 +38,12 @@ def spool_dir() -> Path:
     if override:
         return Path(override)
     return Path(tempfile.gettempdir()) / f"replay-{os.getuid()}-pipes"
+
+
+def cache_dir() -> Path:
+    """Where replay keeps what it can always compute again (the scan cache);
+    `REPLAY_CACHE_DIR` overrides it."""
+    override = os.environ.get("REPLAY_CACHE_DIR")
+    if override:
+        return Path(override)
+    return platformdirs.user_cache_path(APP_NAME, appauthor=False)

@@ -25,13 +25,17 @@ from replay.core.annotate.queue_position import (
 )
 from replay.core.annotate.queue_sources import SourceProblem, read_ref
 from replay.core.annotate.review_queue import (
+    AnnotatedReader,
+    QueueEntry,
     QueueFilters,
+    QueueSession,
     ReviewQueue,
     build_queue,
     index_corpus,
     load_annotated,
     resolve_position,
 )
+from replay.core.corpus.queue_cache import queue_memo
 from replay.core.detection.empty import DetectionRules, Suggester
 from replay.core.readers import ReaderError
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
@@ -44,6 +48,7 @@ from replay.ui.app import (
     lazy_suggester,
     settings_and_rules,
 )
+from replay.ui.repaint import update_static
 from replay.ui.screens.replay_screen import ReplayScreen
 
 KEEP_AROUND = 1
@@ -66,6 +71,8 @@ class ReviewOptions:
     """Forget the saved position and start at the first unannotated turn."""
     prefetch: bool = True
     """Read the next session ahead of the reviewer (off only to measure what it saves)."""
+    cache: bool = True
+    """Take the queue entries of unchanged session files from the scan cache."""
 
 
 @dataclass
@@ -78,10 +85,27 @@ class QueueIndexing(Message):
 
 @dataclass
 class QueueBuilt(Message):
-    """Every session was read once and let go: the queue is known."""
+    """Every session was read once and let go: the queue is known (a sample: drawn)."""
 
     queue: ReviewQueue
     annotated: dict[int, set[str]]
+    sessions_read: int
+    problems: list[str]
+
+
+@dataclass
+class QueueGrew(Message):
+    """The next session with turns to review was read: its place in a growing queue."""
+
+    session: QueueSession
+    entries: list[QueueEntry]
+    annotated: set[str]
+
+
+@dataclass
+class QueueDone(Message):
+    """The last session of a growing queue was read."""
+
     sessions_read: int
     problems: list[str]
 
@@ -196,20 +220,35 @@ class QueueScreen(ReplayScreen):
         if queue is None:
             return status
         position, exact = self.queue_place()
-        total = len(queue)
+        # While sessions are still being read the totals are those so far: "7+".
+        more = "" if queue.complete else "+"
+        total = f"{len(queue):,}{more}"
         if position is None:
-            where = f" · empty turn – / {total:,}"
+            where = f" · empty turn – / {total}"
         elif exact:
-            where = f" · empty turn {position + 1:,} / {total:,}"
+            where = f" · empty turn {position + 1:,} / {total}"
         elif queue.entries[position].index > self.index:
-            where = f" · before empty turn {position + 1:,} / {total:,}"
+            where = f" · before empty turn {position + 1:,} / {total}"
         else:
-            where = f" · after empty turn {position + 1:,} / {total:,}"
+            where = f" · after empty turn {position + 1:,} / {total}"
         status.append(where, style="bold")
-        status.append(f" · session {self.number + 1:,} / {len(queue.sessions):,}",
+        status.append(f" · session {self.number + 1:,} / {len(queue.sessions):,}{more}",
                       style="bold")
-        status.append(f" · {app.annotated_count():,} / {total:,} labelled")
+        narrow = self.is_mounted and self.app.size.width < 120
+        if queue.complete:
+            status.append(f" · {app.annotated_count():,} / {total} labelled")
+        elif narrow:
+            # Room for the place and the play state: the count comes back once all is read.
+            status.append(" · reading…", style="italic")
+        else:
+            status.append(f" · {app.annotated_count():,} / {total} labelled")
+            status.append(f" · reading sessions ({app.sessions_read:,} read)", style="italic")
         return status
+
+    def queue_changed(self) -> None:
+        """The queue grew or is now complete: the header's totals follow."""
+        if self.is_mounted:
+            update_static(self.query_one("#status", Static), self.status_text())
 
     def show(self) -> None:
         self.review_app.sync_annotated(self.number, self.store.annotated_ids)
@@ -240,7 +279,9 @@ class QueueScreen(ReplayScreen):
             return
         position = queue.next_after(self.number, self.index)
         if position is None:
-            self.notify("This is the last empty turn of the queue.", timeout=2)
+            self.notify("This is the last empty turn of the queue." if queue.complete else
+                        "This is the last empty turn read so far; more sessions are still "
+                        "being read.", timeout=2, markup=False)
             return
         self._go_entry(position)
 
@@ -281,7 +322,9 @@ class QueueScreen(ReplayScreen):
             return
         following = queue.entries_of(self.number + 1)
         if not following:
-            self.notify("End of the review queue.", timeout=3)
+            self.notify("End of the review queue." if queue.complete else
+                        "End of the sessions read so far; more are still being read.",
+                        timeout=3, markup=False)
             return
         entry = queue.entries[following.start]
         # Start a few turns before the empty turn: the lead-up plays, then it pauses there.
@@ -309,10 +352,15 @@ class ReviewApp(ReplayApp):
         """The queue session on screen."""
         self.read_at: dict[int, float] = {}
         """When each queued session was last read (monotonic seconds; for the bench)."""
+        self.sessions_read = 0
+        """Sessions of the corpus read so far to build the queue."""
         self._reading: set[int] = set()
         self._pending: tuple[int, int, bool] | None = None
         self._saved: int | None = None
         self._backwards = False
+        self._started = False
+        self._looked_up = False
+        self._resume: QueuePosition | None = None
 
     @property
     def reviewer(self) -> str:
@@ -332,7 +380,9 @@ class ReviewApp(ReplayApp):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False,
           description="Building the review queue")
     def load_source(self, path: Path, format: str | None) -> None:
-        """Read every session once, keeping only its empty turns; then build the queue."""
+        """Read every session once, keeping only its empty turns. Without a sample each
+        session's turns join the queue as soon as it is read, so the first screen does not
+        wait for the rest of the corpus; a sample is drawn once every session is known."""
         from replay.core.suggest import suggester_for
 
         problems: list[str] = []
@@ -340,57 +390,128 @@ class ReviewApp(ReplayApp):
         def problem(found: SourceProblem) -> None:
             problems.append(found.message)
 
+        filters = self.review.filters
+        journal = str(self.options.annotations) if self.options.annotations else None
+        growing = filters.sample is None
+        annotated = AnnotatedReader(self.reviewer, journal)
         indexed = []
-        empty = 0
+        read = empty = 0
         last = time.monotonic()
-        for summary, entries in index_corpus(self.review.paths, self.review.filters.format,
-                                             self.options.rules,
-                                             suggester_for(self.options.labels), problem):
-            indexed.append((summary, entries))
-            empty += len(entries)
-            if time.monotonic() - last > 0.1:
-                self.post_message(QueueIndexing(len(indexed), empty))
-                last = time.monotonic()
-        queue = build_queue(indexed, self.review.filters)
-        annotated, journal_problems = load_annotated(
-            queue, self.reviewer,
-            str(self.options.annotations) if self.options.annotations else None)
-        self.post_message(QueueBuilt(queue, annotated, len(indexed),
-                                     problems + journal_problems))
+        with queue_memo(self.review.cache, self.options.rules, self.options.labels,
+                        problems.append) as memo:
+            for summary, entries in index_corpus(self.review.paths, filters.format,
+                                                 self.options.rules,
+                                                 suggester_for(self.options.labels), problem,
+                                                 memo):
+                read += 1
+                empty += len(entries)
+                if growing:
+                    kept = [entry for entry in entries if filters.keeps(entry, summary)]
+                    if kept:
+                        self.post_message(QueueGrew(summary, kept, annotated.of(summary)))
+                else:
+                    indexed.append((summary, entries))
+                if time.monotonic() - last > 0.1 or (growing and read == 1):
+                    self.post_message(QueueIndexing(read, empty))
+                    last = time.monotonic()
+        if growing:
+            self.post_message(QueueIndexing(read, empty))
+            self.post_message(QueueDone(read, problems + annotated.problems))
+            return
+        queue = build_queue(indexed, filters)
+        found, journal_problems = load_annotated(queue, self.reviewer, journal)
+        self.post_message(QueueBuilt(queue, found, read, problems + journal_problems))
 
     @on(QueueIndexing)
     def show_indexing(self, event: QueueIndexing) -> None:
+        self.sessions_read = event.sessions
         if isinstance(self.screen, IndexingScreen):
             self.screen.query_one("#indexing-count", Static).update(
                 f"{event.sessions:,} sessions read, {event.empty:,} empty turns so far")
+        elif isinstance(self.screen, QueueScreen):
+            self.screen.queue_changed()
 
     @on(QueueBuilt)
     def start_queue(self, event: QueueBuilt) -> None:
-        for problem in event.problems[:5]:
-            self.notify(problem, title="Not read", severity="warning", markup=False, timeout=8)
+        self._say_problems(event.problems)
         if not event.queue.entries:
-            status = 2 if event.sessions_read == 0 else 0
-            what = "no session could be read" if event.sessions_read == 0 else \
-                f"no empty turn to review in {plural(event.sessions_read, 'session')}"
-            detail = f" ({event.problems[0]})" if event.sessions_read == 0 and event.problems \
-                else " with these filters" if self._filtered() else ""
-            self.exit(return_code=status, message=f"replay: {what}{detail}")
+            self._exit_empty(event.sessions_read, event.problems)
             return
         self.queue = event.queue
         self.annotated = event.annotated
-        definition = self.review.definition
-        saved = None if self.review.restart else load_position(definition)
-        if self.review.restart:
-            forget_position(definition)
+        self._start()
+
+    @on(QueueGrew)
+    def grow_queue(self, event: QueueGrew) -> None:
+        if self.queue is None:
+            self.queue = ReviewQueue([], [], complete=False)
+        number = self.queue.extend(event.session, event.entries)
+        self.annotated[number] = event.annotated
+        if not self._started:
+            self._start()
+            return
+        if isinstance(self.screen, QueueScreen):
+            self.screen.queue_changed()
+        if self.review.prefetch and self.current is not None and number == self.current + 1 \
+                and number not in self.cache and number not in self._reading:
+            self._read(number)  # the session after the one on screen: read it ahead now
+
+    @on(QueueDone)
+    def finish_queue(self, event: QueueDone) -> None:
+        self.sessions_read = event.sessions_read
+        self._say_problems(event.problems)
+        if self.queue is None or not self.queue.entries:
+            self._exit_empty(event.sessions_read, event.problems)
+            return
+        self.queue.complete = True
+        if not self._started:
+            self._start()
+        queued = next((s for s in self.screen_stack if isinstance(s, QueueScreen)), None)
+        if queued is not None:
+            queued.queue_changed()
+
+    def _say_problems(self, problems: list[str]) -> None:
+        for problem in problems[:5]:
+            self.notify(problem, title="Not read", severity="warning", markup=False, timeout=8)
+
+    def _exit_empty(self, sessions_read: int, problems: list[str]) -> None:
+        status = 2 if sessions_read == 0 else 0
+        what = "no session could be read" if sessions_read == 0 else \
+            f"no empty turn to review in {plural(sessions_read, 'session')}"
+        detail = f" ({problems[0]})" if sessions_read == 0 and problems \
+            else " with these filters" if self._filtered() else ""
+        self.exit(return_code=status, message=f"replay: {what}{detail}")
+
+    def _start(self) -> None:
+        """Open the queue at the saved place, else at the first turn not annotated, as soon
+        as the queue read so far holds it (a growing queue may have to wait for more)."""
+        queue = self.queue
+        assert queue is not None
+        if not self._looked_up:
+            self._looked_up = True
+            if self.review.restart:
+                forget_position(self.review.definition)
+            else:
+                self._resume = load_position(self.review.definition)
         position: int | None = None
+        saved = self._resume
         if saved is not None:
-            position = resolve_position(event.queue, saved.session, saved.turn_id, saved.ordinal)
+            known = next((number for number, session in enumerate(queue.sessions)
+                          if session.ref.name == saved.session), None)
+            found = None if known is None else queue.position_of_turn(known, saved.turn_id)
+            if found is None and not queue.complete:
+                return  # its session may not be read yet
+            position = found if found is not None else resolve_position(
+                queue, saved.session, saved.turn_id, saved.ordinal)
             if position is not None:
-                self.notify(f"Resumed at empty turn {position + 1:,} / {len(event.queue):,}, "
-                            "where you stopped. u goes to the next one not annotated.",
-                            timeout=5, markup=False)
+                self.notify(f"Resumed at empty turn {position + 1:,} / {len(queue):,}"
+                            f"{'' if queue.complete else '+'}, where you stopped. u goes to "
+                            "the next one not annotated.", timeout=5, markup=False)
         if position is None:
-            position = event.queue.next_unannotated(len(event.queue) - 1, self.is_annotated)
+            position = queue.first_unannotated(self.is_annotated)
+            if position is None and not queue.complete:
+                return  # every turn so far is annotated: wait for the next sessions
+        self._started = True
         self.open_position(position or 0)
 
     def _filtered(self) -> bool:

@@ -260,3 +260,28 @@ def test_titles_and_projects_are_text_not_markup(home, capsys, monkeypatch) -> N
     line = next(line for line in out.splitlines() if "abcdef12" in line)
     assert "[/] [link=x]list[int]" in line and "\x1b" not in line and "\x07" not in line
     assert "[bold]" in line and "\u202e" not in line and "<U+202E>" in line
+
+
+def test_sessions_reads_an_unchanged_session_once_through_the_scan_cache(  # type: ignore[no-untyped-def]
+        home, capsys, monkeypatch) -> None:
+    import replay.core.discovery.counts as counts
+
+    # The cache keeps no file written in the last seconds (it may still be growing).
+    for path in home.root.rglob("*"):
+        if path.is_file():
+            os.utime(path, (1_700_000_000, 1_700_000_000))
+    read: list[int] = []
+    real = counts.run_tasks
+
+    def counting(tasks, *args, **kwargs):  # type: ignore[no-untyped-def]
+        read.append(len(tasks))
+        return real(tasks, *args, **kwargs)
+
+    monkeypatch.setattr(counts, "run_tasks", counting)
+    status, first, err = run(["sessions", "--json", "--jobs", "1"], capsys)
+    assert status == 0, err
+    assert sum(read) == len(first.splitlines()) == 10
+    status, second, _ = run(["sessions", "--json", "--jobs", "1"], capsys)
+    assert second == first and sum(read) == 10  # nothing read again
+    status, third, _ = run(["sessions", "--json", "--jobs", "1", "--no-cache"], capsys)
+    assert third == first and sum(read) == 20

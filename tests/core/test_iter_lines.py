@@ -48,6 +48,26 @@ def test_records_offsets_and_numbers_do_not_depend_on_read_sizes(
         assert list(iter_lines(io.BytesIO(data), final=final)) == expected(data, final)
 
 
+blank_led = st.lists(st.one_of(st.binary(max_size=20).filter(lambda b: b"\n" not in b),
+                               st.sampled_from([b"", b" ", b"\t{}", b" x ", b"\x0b", b"{}"])),
+                     max_size=30)
+
+
+@given(lines=st.one_of(lines, blank_led), trailing=st.booleans(), first=st.integers(1, 50),
+       most=st.integers(1, 200), final=st.booleans(), bom=st.booleans())
+def test_views_are_the_same_records_as_copies(
+        lines: list[bytes], trailing: bool, first: int, most: int, final: bool,
+        bom: bool) -> None:
+    # What a scan reads (memoryviews into the chunk) is what every other reader reads.
+    data = (b"\xef\xbb\xbf" if bom else b"") + b"\n".join(lines) + (b"\n" if trailing else b"")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(base, "FIRST_CHUNK_BYTES", first)
+        patch.setattr(base, "CHUNK_BYTES", max(first, most))
+        viewed = [(bytes(line), offset, number) for line, offset, number
+                  in iter_lines(io.BytesIO(data), final=final, views=True)]
+    assert viewed == expected(data, final)
+
+
 def test_a_line_many_times_the_first_read_comes_whole() -> None:
     data = b'{"a": "' + b"y" * (5 * base.FIRST_CHUNK_BYTES) + b'"}\n{"b": 1}\n'
     records = list(iter_lines(io.BytesIO(data)))

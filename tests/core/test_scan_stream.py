@@ -48,6 +48,25 @@ def test_real_sessions_scan_the_same_streamed(path: Path) -> None:
     _same_as_whole(path, tool_only=True, missing=True)
 
 
+def test_real_records_repeated_scan_the_same_streamed(tmp_path: Path) -> None:
+    # bench/guard.py's real-shaped file, small: the real sessions' records again and again
+    # with fresh ids, one session long enough for the window to let turns go many times.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("realshaped", REPO / "bench" / "realshaped.py")
+    assert spec is not None and spec.loader is not None
+    realshaped = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(realshaped)
+    if not REALDATA.is_dir():
+        pytest.skip("../shared/realdata is not beside the repository")
+    path = tmp_path / "realshaped.jsonl"
+    realshaped.write(path, 12_000_000, REALDATA / "claude-code")
+    report = _same_as_whole(path)
+    assert len(report.session.turns) > 2 * (LOOK_BACK + LOOK_AHEAD)
+    assert len(report.empty_turns) >= 8 and report.session.skipped == 0
+    _same_as_whole(path, tool_only=True, missing=True)
+
+
 def _long_session(path: Path, turns: int, seed: int) -> None:
     """Tiny Claude Code records with empty turns in every kind of neighbourhood: repeated
     prompts, bare go-ons, long silences, plans and questions, thinking-only replies."""
@@ -127,3 +146,32 @@ def test_a_turn_let_go_is_an_error_not_a_wrong_answer() -> None:
         window[5]
     with pytest.raises(IndexError):
         window[2:8]
+
+
+def test_a_scan_reads_no_subagent_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The report leaves subagent sessions out, so their files are not read for it.
+    from replay.core.readers import claude_code
+
+    session_id = "0b7d2c1e-6a4f-4c3b-8e2d-9f1a5b6c7d80"
+    main_file = tmp_path / f"{session_id}.jsonl"
+    main_file.write_bytes((REPO / "sample_sessions" / "refactor.claude-code.jsonl").read_bytes())
+    nested = tmp_path / session_id / "subagents"
+    nested.mkdir(parents=True)
+    (nested / "agent-a1.jsonl").write_bytes(orjson.dumps({
+        "type": "user", "uuid": "s1", "sessionId": session_id, "isSidechain": True,
+        "timestamp": "2026-03-01T10:00:00.000Z", "message": {"role": "user", "content": "hi"}
+    }) + b"\n")
+    read: list[str] = []
+    real = claude_code._read_file
+
+    def counted(path: Path, *args: Any) -> Any:
+        read.append(path.name)
+        return real(path, *args)
+
+    monkeypatch.setattr(claude_code, "_read_file", counted)
+    assert len(load_sessions(main_file)[0].sidechains) == 1 and "agent-a1.jsonl" in read
+    read.clear()
+    streamed = scan_file(detect_reader(main_file), main_file)
+    assert read == [] and streamed.session.sidechains == []
+    whole = scan_session(load_sessions(main_file)[0], DEFAULT_RULES, default_suggester())
+    assert _full(streamed) == _full(whole)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import gc
 import weakref
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from replay.core.session.model import Kind, Part, Session, Turn
 from replay.core.suggest import signals as sig
 
@@ -407,3 +410,13 @@ def test_navigator_drops_a_missing_reply_once_the_reply_arrives() -> None:
                      time=1_000_020.0, completed=1_000_025.0))
     assert navigator.refresh() == []
     assert navigator.empty_indices == []
+
+
+@given(st.lists(st.one_of(st.integers(-10**6, 10**6), st.floats(0, 1e6)), min_size=1))
+def test_the_session_median_is_the_statistics_median(values: list[float]) -> None:
+    import statistics
+
+    from replay.core.suggest.signals import _median
+
+    found, expected = _median(values), statistics.median(values)
+    assert found == expected and type(found) is type(expected)

@@ -94,9 +94,13 @@ async def test_a_session_that_cannot_be_read_leaves_the_list_up(
 
 
 async def test_s_sorts_by_empty_turns_then_turns_and_enter_opens_the_row_shown(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import replay.ui.screens.picker as picker_module
     from tests.core.test_opencode import TURNS, build_database
 
+    # Counts that came in but wait for the next redraw are sorted as counts, not as "…"
+    # (seen under load: the redraw came after the key).
+    monkeypatch.setattr(picker_module, "FLUSH_SECONDS", 60.0)
     database = build_database(tmp_path / "opencode.db", list(TURNS))
     sessions = load_sessions(database)
     app = build_app(database)

@@ -17,7 +17,7 @@ from replay.core.readers import (
 )
 from replay.core.session.model import Session
 
-__all__ = ["SessionRef", "SourceProblem", "iter_sessions", "read_ref"]
+__all__ = ["SessionRef", "SourceProblem", "iter_refs", "iter_sessions", "read_ref"]
 
 WHOLE_PREFIX = "#"
 """Key prefix of a session known only by its position in a file read whole (chat datasets)."""
@@ -94,18 +94,40 @@ def iter_sessions(
         format: only this format, or None for every one.
         problem: told about each path or session that cannot be read.
     """
+    for ref, read in iter_refs(paths, format, problem):
+        session = read()
+        if session is not None:
+            yield ref, session
+
+
+Read = Callable[[], "Session | None"]
+"""Reads a session found by `iter_refs` (None when it cannot be read: told as a problem)."""
+
+
+def iter_refs(
+    paths: list[Path], format: str | None = None,
+    problem: Callable[[SourceProblem], None] | None = None,
+) -> Iterator[tuple[SessionRef, Read]]:
+    """`iter_sessions`, each session with a function that reads it instead of the session: a
+    caller that already knows a session (a cache of its queue entries) need not read it. A
+    session listed in a source is read only when asked; one of a file read whole was read
+    already."""
     seen: set[str] = set()
     for path in paths:
-        for ref, session in _sessions_of(path, format, problem):
+        for ref, read in _sessions_of(path, format, problem):
             if ref.name in seen:
                 continue
             seen.add(ref.name)
-            yield ref, session
+            yield ref, read
+
+
+def _ready(session: Session) -> Read:
+    return lambda: session
 
 
 def _sessions_of(
     path: Path, format: str | None, problem: Callable[[SourceProblem], None] | None
-) -> Iterator[tuple[SessionRef, Session]]:
+) -> Iterator[tuple[SessionRef, Read]]:
     def report(message: str, fatal: bool = False) -> None:
         if problem is not None:
             problem(SourceProblem(message, fatal))
@@ -133,7 +155,8 @@ def _sessions_of(
             return
         if len(sessions) == 1 and reader.builder is not None:
             # A line file of one session: read again as its own file (progressively).
-            yield SessionRef(_real(path), reader.name, path.name, own_file=True), sessions[0]
+            yield SessionRef(_real(path), reader.name, path.name, own_file=True), \
+                _ready(sessions[0])
             return
         # A folder read whole holds sessions of several files: each is referred to by its
         # own file and its position there, so it is read again without the others.
@@ -145,16 +168,19 @@ def _sessions_of(
             if format is not None and session.format != format:
                 continue
             yield SessionRef(own, session.format or reader.name,
-                             f"{WHOLE_PREFIX}{position}"), session
+                             f"{WHOLE_PREFIX}{position}"), _ready(session)
         return
     ordered = sorted(entries, key=lambda e: (e.started is None, e.started or 0.0, e.key))
     for entry in ordered:
         entry_format = entry.format or reader.name
         if format is not None and entry_format != format:
             continue
-        try:
-            session = read_entry(reader, entry)
-        except ReaderError as error:
-            report(str(error))
-            continue
-        yield SessionRef(_real(entry.path), entry_format, entry.key, entry.own_file), session
+
+        def read(entry: SessionEntry = entry) -> Session | None:
+            try:
+                return read_entry(reader, entry)
+            except ReaderError as error:
+                report(str(error))
+                return None
+
+        yield SessionRef(_real(entry.path), entry_format, entry.key, entry.own_file), read

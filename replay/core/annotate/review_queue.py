@@ -8,15 +8,18 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from replay.core.annotate.annotations import default_journal_path, session_identity
-from replay.core.annotate.queue_sources import SessionRef, SourceProblem, iter_sessions
+from replay.core.annotate.queue_sources import SessionRef, SourceProblem, iter_refs
 from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, Suggester, find_empty_turns
 from replay.core.session.model import Session
 
 __all__ = [
+    "AnnotatedReader",
     "QueueEntry",
     "QueueFilters",
+    "QueueMemo",
     "QueueSession",
     "ReviewQueue",
     "allocate",
@@ -100,6 +103,9 @@ class ReviewQueue:
     """Sessions holding at least one entry, in queue order."""
     entries: list[QueueEntry]
     """Every entry, ordered by (session, index)."""
+    complete: bool = True
+    """False while sessions are still being read and added (`extend`): the queue so far is
+    its final beginning, more may follow."""
     _keys: list[tuple[int, int]] = field(init=False, default_factory=list)
     _by_turn: dict[tuple[int, str], int] = field(init=False, default_factory=dict)
 
@@ -112,6 +118,23 @@ class ReviewQueue:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def extend(self, session: QueueSession, entries: Sequence[QueueEntry]) -> int:
+        """Add the next session and its entries (any `session` number; ordered by index) at
+        the end of a growing queue; returns the session's number in the queue."""
+        number = len(self.sessions)
+        self.sessions.append(session)
+        for entry in sorted(entries, key=lambda e: e.index):
+            self._by_turn[(number, entry.turn_id)] = len(self.entries)
+            self._keys.append((number, entry.index))
+            self.entries.append(QueueEntry(number, entry.index, entry.turn_id, entry.role,
+                                           entry.reason, entry.suggestion))
+        return number
+
+    def first_unannotated(self, annotated: Callable[[QueueEntry], bool]) -> int | None:
+        """The first entry `annotated` says is not annotated (no wrapping round)."""
+        return next((position for position, entry in enumerate(self.entries)
+                     if not annotated(entry)), None)
 
     def position_of(self, session: int, index: int) -> int | None:
         """The queue position of the entry at this turn, or None when it is not in the queue."""
@@ -248,25 +271,39 @@ def load_annotated(
 ) -> tuple[dict[int, set[str]], list[str]]:
     """The turn ids this reviewer has annotated, by queue session, read from each session's
     journal (or the one `journal` for all); plus a line per journal that could not be read."""
-    from replay.core.annotate.annotations import annotations_from_records
-    from replay.core.annotate.journal import Journal, JournalError
+    reading = AnnotatedReader(reviewer, journal)
+    annotated = {number: reading.of(session) for number, session in enumerate(queue.sessions)}
+    return annotated, reading.problems
 
-    annotated: dict[int, set[str]] = {}
-    problems: list[str] = []
-    records_by_path: dict[str, list[dict[str, object]]] = {}
-    for number, session in enumerate(queue.sessions):
-        path = journal or session.journal
-        if path not in records_by_path:
+
+class AnnotatedReader:
+    """Reads the turn ids a reviewer annotated, session by session (a queue that grows asks
+    for each session as it is added); each journal is read once."""
+
+    def __init__(self, reviewer: str, journal: str | None = None) -> None:
+        self.reviewer = reviewer
+        self.journal = journal
+        """One journal for every session, else each session's own."""
+        self.problems: list[str] = []
+        """A line per journal that could not be read."""
+        self._records: dict[str, list[dict[str, object]]] = {}
+
+    def of(self, session: QueueSession) -> set[str]:
+        """The annotated turn ids of one queue session."""
+        from replay.core.annotate.annotations import annotations_from_records
+        from replay.core.annotate.journal import Journal, JournalError
+
+        path = self.journal or session.journal
+        if path not in self._records:
             try:
-                records_by_path[path] = Journal(path).load().records if os.path.exists(path) \
+                self._records[path] = Journal(path).load().records if os.path.exists(path) \
                     else []
             except JournalError as error:
-                problems.append(str(error))
-                records_by_path[path] = []
-        notes = annotations_from_records(records_by_path[path], session_id=session.identity,
-                                         reviewer=reviewer)
-        annotated[number] = {note.turn_id for note in notes}
-    return annotated, problems
+                self.problems.append(str(error))
+                self._records[path] = []
+        notes = annotations_from_records(self._records[path], session_id=session.identity,
+                                         reviewer=self.reviewer)
+        return {note.turn_id for note in notes}
 
 
 def resolve_position(queue: ReviewQueue, session_name: str, turn_id: str,
@@ -284,10 +321,33 @@ def resolve_position(queue: ReviewQueue, session_name: str, turn_id: str,
     return max(0, min(len(queue.entries) - 1, ordinal))
 
 
+class QueueMemo(Protocol):
+    """What a queue already knows of a session file (`corpus.cache.QueueMemo`: kept between
+    runs while the file is unchanged)."""
+
+    def known(self, ref: SessionRef) -> tuple[QueueSession, list[QueueEntry]] | None:
+        """The session's summary and entries, when they are known; else None."""
+
+    def keep(self, ref: SessionRef, indexed: tuple[QueueSession, list[QueueEntry]]) -> None:
+        """Remember what was just read of a session `known` did not know."""
+
+
 def index_corpus(
     paths: list[Path], format: str | None = None, rules: DetectionRules = DEFAULT_RULES,
     suggester: Suggester | None = None, problem: Callable[[SourceProblem], None] | None = None,
+    memo: QueueMemo | None = None,
 ) -> Iterator[tuple[QueueSession, list[QueueEntry]]]:
-    """Each session under the paths, read, indexed and let go, one at a time."""
-    for ref, session in iter_sessions(paths, format, problem):
-        yield index_session(ref, session, rules, suggester)
+    """Each session under the paths, read, indexed and let go, one at a time (a session the
+    `memo` knows is not read; one it does not is kept there once read)."""
+    for ref, read in iter_refs(paths, format, problem):
+        found = memo.known(ref) if memo is not None else None
+        if found is not None:
+            yield found
+            continue
+        session = read()
+        if session is None:
+            continue
+        indexed = index_session(ref, session, rules, suggester)
+        if memo is not None:
+            memo.keep(ref, indexed)
+        yield indexed

@@ -18,7 +18,9 @@ from replay.core.detection.empty import (
     Suggester,
     describe_empty,
     find_empty_turns,
+    is_empty,
     is_stop,
+    missing_reply,
 )
 from replay.core.readers.base import EMPTY_FILE, Progress, Reader, UnreadablePath, iter_lines
 from replay.core.safe import json_path
@@ -201,9 +203,11 @@ class _WindowScan:
         end = len(window) if final else len(window) - LOOK_AHEAD
         if self._next >= end:
             return
-        while self._next < end:
-            self._judge(window[self._next])
-            self._next += 1
+        # The window's own list, not `window[i]`: this runs once per turn.
+        kept, base, judge = window._turns, window._base, self._judge
+        for position in range(self._next, end):
+            judge(kept[position - base])
+        self._next = end
         window.forget_before(self._next - LOOK_BACK)
 
     def _judge(self, turn: Turn) -> None:
@@ -211,7 +215,9 @@ class _WindowScan:
         if self.prompt is None and turn.role == "user" and turn.index < PROMPT_TURNS:
             self.prompt = first_prompt([turn])
         session, rules = self.session, self.rules
-        if not is_stop(session, turn.index, rules):
+        # `is_stop` on a window (never a compact index), without asking which kind it is.
+        if not is_empty(turn, rules) and not (
+                rules.missing_replies and missing_reply(session, turn.index) is not None):
             return
         # Built as a whole-session scan builds it; the suggestion and the completion evidence
         # wait for the session-wide figures (`finish`).
@@ -247,6 +253,9 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
     """
     assert reader.builder is not None and reader.windowed
     builder = reader.builder(str(path))
+    lean = getattr(builder, "for_scan", None)
+    if lean is not None:
+        lean()
     scan = _WindowScan(builder.session, rules, suggest)
     try:
         total = os.path.getsize(path)
@@ -263,7 +272,8 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
         fed = False
         with handle:
             # `read_line_session`'s loop, with the judging and collecting added.
-            for line, offset, lineno in iter_lines(handle):
+            views = getattr(builder, "takes_views", False)
+            for line, offset, lineno in iter_lines(handle, views=views):
                 fed = True
                 feed(line, offset, lineno)
                 if not lineno & _BATCH_MASK:
@@ -276,9 +286,10 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
         session = builder.session
         if not fed:
             session.warn(EMPTY_FILE, skipped=False)
-        if reader.complete is not None:
-            session = reader.complete(path, builder)
-            # Subagent sessions are not part of the report: let them go at once.
+        complete = reader.complete_alone or reader.complete
+        if complete is not None:
+            # Subagent sessions are not part of the report: not read (or let go at once).
+            session = complete(path, builder)
             session.sidechains = []
         empties = scan.finish()
     finally:

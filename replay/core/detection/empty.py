@@ -64,7 +64,12 @@ def is_empty(turn: Turn, rules: DetectionRules = DEFAULT_RULES) -> bool:
     """True when the turn has no visible content under the rules."""
     if turn.role not in rules.roles:
         return False
-    if not any(is_visible(part, rules) for part in turn.parts):
+    visible, text = rules.visible_kinds, Kind.TEXT
+    for part in turn.parts:  # `is_visible`, inline: a scan asks this of every turn
+        kind = part.kind
+        if kind in visible and (kind != text or not is_blank(part.text)):
+            break
+    else:
         return True
     return rules.tool_only_is_empty and turn.role == "assistant" and _tool_only(turn, rules)
 

@@ -111,6 +111,9 @@ class Reader:
     complete: Callable[[Path, LineBuilder], Session] | None = None
     """For line-based formats: what `read` adds after the builder has seen every line
     (sidechains in other files, facts from the file name); None when nothing."""
+    complete_alone: Callable[[Path, LineBuilder], Session] | None = None
+    """`complete` without the sidechains, for a scan, which reports none of them (reading a
+    session's subagent files for nothing); None when `complete` reads no other file."""
     read_session: Callable[[Path, str | None], Session | None] | None = None
     """For sources holding many sessions: read only the one with this id, or the newest one
     for None (None when there is no such session), so following one session never reads
@@ -142,10 +145,13 @@ class Reader:
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_BLANK = b" \t\n\r\x0b\x0c"
+"""The bytes `bytes.strip` removes."""
 
 
 def iter_lines(
-    handle: BinaryIO, start: int = 0, lineno: int = 0, *, final: bool = True
+    handle: BinaryIO, start: int = 0, lineno: int = 0, *, final: bool = True,
+    views: bool = False,
 ) -> Iterator[tuple[bytes, int, int]]:
     """Yield (record, offset, lineno) for each line from byte `start`, line end removed.
 
@@ -154,7 +160,17 @@ def iter_lines(
     `final=False` a trailing line without a line end is held back (a writer may be
     mid-record); with `final=True` it is yielded too. `lineno` is the number of lines before
     `start`; yielded line numbers are 1-based. Blank lines are skipped but counted.
+
+    `views=True` yields lines as memoryviews into one reused read buffer, not as copies
+    (for a consumer that only decodes each line before asking for the next, as a scan does:
+    allocating every chunk, joining it to the last one's tail and splitting it into bytes
+    objects cost more than finding the line ends). A view is valid only until the next line
+    is asked for. A file with a byte-order mark or a carriage return is read the copying way
+    from there on.
     """
+    if views:
+        yield from _iter_views(handle, start, lineno, final)
+        return
     handle.seek(start)
     offset = start
     pending = b""
@@ -203,6 +219,53 @@ def iter_lines(
         pending, offset = pending[len(BOM):], len(BOM)
     if final and pending.strip(b" \t\r\n\x0b\x0c"):
         yield pending.rstrip(b"\r"), offset, lineno + 1
+
+
+def _iter_views(handle: BinaryIO, start: int, lineno: int,
+                final: bool) -> Iterator[tuple[bytes, int, int]]:
+    """`iter_lines(views=True)`: LF-ended lines as views into one buffer, read into."""
+    handle.seek(start)
+    if start == 0 and BOM.startswith(handle.read(len(BOM)) or b"-"):
+        yield from iter_lines(handle, 0, lineno, final=final)  # a BOM, or a file that short
+        return
+    handle.seek(start)
+    offset = start
+    """File offset of the buffer's first byte."""
+    buffer = bytearray(FIRST_CHUNK_BYTES)
+    filled = 0
+    """Bytes at the buffer's start carried over: the beginning of a line not ended yet."""
+    while True:
+        if filled == len(buffer) or len(buffer) < CHUNK_BYTES:
+            # Bigger reads as the file goes on, and room for a line longer than the buffer
+            # (a new buffer: views into the old one may still be held, so it is not resized).
+            bigger = bytearray(max(min(len(buffer) * 2, CHUNK_BYTES), 2 * filled))
+            bigger[:filled] = buffer[:filled]
+            buffer = bigger
+        view = memoryview(buffer)
+        count = handle.readinto(view[filled:])
+        if not count:
+            break
+        end = filled + count
+        find = buffer.find
+        if find(b"\r", 0, end) >= 0:
+            # Carriage returns: line ends of another kind, read the copying way from here.
+            yield from iter_lines(handle, offset, lineno, final=final)
+            return
+        done = 0
+        while (stop := find(b"\n", done, end)) >= 0:
+            lineno += 1
+            # Not blank: a record starts with `{`; a line starting with white space is
+            # looked at whole.
+            if stop > done and (buffer[done] not in _BLANK or buffer[done:stop].strip()):
+                yield view[done:stop], offset + done, lineno  # type: ignore[misc]
+            done = stop + 1
+        # The unfinished line moves to the front (same size: allowed with views held).
+        filled = end - done
+        buffer[:filled] = buffer[done:end]
+        offset += done
+    rest = bytes(buffer[:filled])
+    if final and rest.strip(b" \t\r\n\x0b\x0c"):
+        yield rest, offset, lineno + 1
 
 
 def read_line_session(

@@ -466,6 +466,12 @@ def complete(path: Path, builder: LineBuilder) -> Session:
     return _attach_agents(path, _finish_file(path, builder))
 
 
+def complete_alone(path: Path, builder: LineBuilder) -> Session:
+    """`complete` without reading the subagent files: the file-name facts only."""
+    assert isinstance(builder, ClaudeCodeBuilder)
+    return _finish_file(path, builder).session
+
+
 def _attach_agents(path: Path, main: _Read) -> Session:
     files = subagent_files(path, main.session.session_id)
     _link(main, [_read_or_note(file) for file in files])
@@ -580,6 +586,7 @@ READER = Reader(
     windowed=True,
     index_turns=index_turns,
     complete=complete,
+    complete_alone=complete_alone,
     list_sessions=list_sessions,
     maps_listing=True,
     priority=20,

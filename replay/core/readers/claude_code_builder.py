@@ -134,6 +134,10 @@ class ClaudeCodeBuilder:
             most `SIDE_PREVIEW_CHARS`); None keeps everything whole.
     """
 
+    takes_views = True
+    """`feed` takes a memoryview as well as bytes (it only decodes the line): a scan hands it
+    views into the chunk read instead of a copy of each line (`iter_lines(views=True)`)."""
+
     def __init__(self, path: str, limit: int | None = PREVIEW_CHARS) -> None:
         self.session = Session(path=path, format=NAME)
         self.session.loader = partial(load_full_parts, path)
@@ -157,6 +161,13 @@ class ClaudeCodeBuilder:
         self.turn_index: TurnIndex | None = None
         """Set when the session's turns are a `TurnIndex`: told of every turn changed after
         it was added, so its columns follow."""
+        self._tool_text = True
+
+    def for_scan(self) -> None:
+        """Build turns for a scan, which never shows them: tool calls and results keep their
+        names, ids and status but no input or output text (nothing a scan reports reads it;
+        previewing every payload was a fifth of the builder's time)."""
+        self._tool_text = False
 
     # -- reading records -------------------------------------------------------------------
 
@@ -198,13 +209,14 @@ class ClaudeCodeBuilder:
         """A title record: one the person set beats the generated one, which beats a summary
         (summaries at the top of a file may describe an earlier session); the latest of a
         kind wins, except summaries, where the first does."""
+        rank = TITLE_RECORDS[kind]
+        if rank < self._title_rank or (kind == "summary" and rank == self._title_rank):
+            return  # (known before decoding: a long file has thousands of summaries)
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             return
-        rank = TITLE_RECORDS[kind]
-        if not isinstance(record, dict) or rank < self._title_rank or (
-                kind == "summary" and rank == self._title_rank):
+        if not isinstance(record, dict):
             return
         for key in TITLE_KEYS:
             value = record.get(key)
@@ -254,7 +266,7 @@ class ClaudeCodeBuilder:
     def _input(self, raw: msgspec.Raw) -> tuple[str | None, bool]:
         data = memoryview(raw)
         size = data.nbytes
-        if size == 0:
+        if size == 0 or not self._tool_text:
             return None, False
         limit = self._side_limit
         if limit is None or size <= limit:
@@ -451,8 +463,10 @@ class ClaudeCodeBuilder:
             output, cut = (full, False) if limit is None or len(full) <= limit \
                 else shorten(full, limit)
             part.output = output or ""
-        else:
+        elif self._tool_text:
             part.output, cut = self._output(block.content)
+        else:
+            cut = False
         if cut:
             part.shortened = True
         return turn

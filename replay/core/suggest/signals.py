@@ -9,9 +9,10 @@ session alive.
 from __future__ import annotations
 
 import re
-import statistics
 import weakref
 from array import array
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
@@ -105,7 +106,10 @@ class StatsTally:
             self._previous = turn.time
         if turn.role == "assistant":
             self._records_completion = self._records_completion or turn.completed is not None
-            chars = _text_chars(turn)
+            chars = 0
+            for part in turn.parts:  # `_text_chars`, inline: this runs once per turn
+                if part.kind == Kind.TEXT:
+                    chars += part.length if part.length >= 0 else len(part.text)
             if chars:
                 self._lengths.append(chars)
 
@@ -126,10 +130,18 @@ class StatsTally:
         """The figures of the turns counted so far."""
         return SessionStats(
             turns=self.turns,
-            median_gap=statistics.median(self._gaps) if self._gaps else None,
-            median_text=statistics.median(self._lengths) if self._lengths else None,
+            median_gap=_median(self._gaps) if self._gaps else None,
+            median_text=_median(self._lengths) if self._lengths else None,
             records_completion=self._records_completion,
         )
+
+
+def _median(values: Iterable[float]) -> float:
+    """`statistics.median`, as it computes it (importing `statistics` costs every start of
+    replay a few milliseconds, for this one function)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def _compute_stats(session: Session) -> SessionStats:
@@ -199,14 +211,19 @@ def similarity(first: str, second: str, floor: float = 0.0) -> float:
         return 0.0
     # Words, not characters: two unrelated sentences share many letters but few words.
     words_a, words_b = _WORD.findall(a), _WORD.findall(b)
-    union = set(words_a) | set(words_b)
-    jaccard = len(set(words_a) & set(words_b)) / len(union) if union else 0.0
+    set_a, set_b = set(words_a), set(words_b)
+    union = set_a | set_b
+    jaccard = len(set_a & set_b) / len(union) if union else 0.0
     if jaccard >= 1.0:
         return jaccard
-    matcher = SequenceMatcher(None, words_a, words_b, autojunk=False)
-    bound = matcher.quick_ratio()
+    # `SequenceMatcher.quick_ratio` (twice the words the two share, counted with repeats,
+    # over both lengths) without building the matcher: most pairs stop here.
+    length = len(words_a) + len(words_b)
+    bound = 2.0 * sum((Counter(words_a) & Counter(words_b)).values()) / length if length \
+        else 1.0
     if bound <= jaccard or bound < floor:
         return jaccard
+    matcher = SequenceMatcher(None, words_a, words_b, autojunk=False)
     return max(matcher.ratio(), jaccard)
 
 

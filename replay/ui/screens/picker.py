@@ -295,6 +295,9 @@ class SessionPicker(Screen[None]):
         overrides); rows still being counted go last."""
         self.sorted_by = column
         self.sort_reverse = column not in ASCENDING if reverse is None else reverse
+        # The table sorts what it shows: counts that came in but wait for the next redraw
+        # would sort as "still counting".
+        self._draw_dirty()
         for table in self.query(DataTable).results(DataTable):
             table.sort(column, key=_sort_value, reverse=self.sort_reverse)
         self._retitle()
@@ -370,9 +373,20 @@ class SessionPicker(Screen[None]):
     def _flush(self) -> None:
         """Draw the rows whose counts came in since the last time."""
         self._flush_timer = None
+        if not self._draw_dirty():
+            return
+        self._retitle()
+        if not self._waiting:
+            # Every count is in, and with them the start of sessions a glance could not
+            # date: sort once more, so the list is newest first without pressing s.
+            self.sort_by(self.sorted_by, self.sort_reverse)
+
+    def _draw_dirty(self) -> bool:
+        """Draw the rows whose counts came in and are not on screen yet; False when the
+        table is not composed (its rows are drawn from `self.rows` when it is)."""
         tables = self.query(DataTable)
         if not tables:
-            return  # not composed yet: the rows are drawn from `self.rows` when it is
+            return False
         table = tables.first()
         dirty, self._dirty = self._dirty, set()
         for number in sorted(dirty):
@@ -380,11 +394,7 @@ class SessionPicker(Screen[None]):
                 row = self.rows[number]
                 for column, cell in zip(self.columns, self._cells(row), strict=True):
                     table.update_cell(str(number), column, cell, update_width=True)
-        self._retitle()
-        if not self._waiting:
-            # Every count is in, and with them the start of sessions a glance could not
-            # date: sort once more, so the list is newest first without pressing s.
-            self.sort_by(self.sorted_by, self.sort_reverse)
+        return True
 
     @on(DataTable.RowSelected)
     def open_selected(self, event: DataTable.RowSelected) -> None:

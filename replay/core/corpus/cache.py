@@ -1,0 +1,393 @@
+"""The scan cache: each session file's `scan --json` objects, kept until the file changes.
+
+A second `scan`, `report`, `review` or session list of an unchanged corpus reads one SQLite
+file instead of every session again. A result is used only while everything it was computed
+from is unchanged: the file (path, size, modification time in nanoseconds, inode and device),
+the task (the path as given, the listed session, the format, the detection rules) and
+replay's own code (`code_stamp`: its version and the size and time of each of its modules,
+so an edited checkout never reads results of the code it replaced).
+
+One SQLite file in the user cache directory (`paths.cache_dir`), in WAL mode: readers never
+wait for a writer, results are written one transaction per batch, and a process killed
+mid-write leaves the last whole transaction behind. A file that is not a database, or one
+that breaks while in use, is set aside (renamed `.broken`) with one warning and a new one is
+started; a cache that cannot be opened at all is skipped, never fatal. Only the process that
+plans a corpus touches the cache (workers only scan), and only results without an error are
+kept (an unreadable file may be readable next time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay.core import paths
+from replay.core.corpus.tasks import SessionTask, TaskResult, is_url
+
+CACHE_NAME = "scan-cache.sqlite3"
+"""The cache's file name in `paths.cache_dir()`."""
+
+SCHEMA = 1
+"""`PRAGMA user_version` of the tables below; another number starts a new cache."""
+
+BATCH = 64
+"""Results written per transaction (and at the end of a run)."""
+
+RACY_SECONDS = 2.0
+"""A file changed this recently is not cached: a write within the same timestamp tick and
+size could otherwise go unseen (file times are coarser than writes on some file systems)."""
+
+BUSY_MS = 5000
+"""How long a process waits for another one's write to finish before giving up."""
+
+Warn = Callable[[str], None]
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS results (
+    task TEXT PRIMARY KEY,   -- hash of the task: source as given, entry, format, rules
+    path BLOB NOT NULL,      -- the file whose stamp the result is valid for (its bytes)
+    stamp TEXT NOT NULL,     -- device, inode, size and mtime_ns of that file
+    code TEXT NOT NULL,      -- code_stamp() of the replay that computed it
+    reports BLOB NOT NULL    -- the scan --json objects, as JSON
+);
+CREATE INDEX IF NOT EXISTS results_path ON results (path);
+"""
+
+
+def cache_path() -> Path:
+    """Where the scan cache lives."""
+    return paths.cache_dir() / CACHE_NAME
+
+
+_CODE: str | None = None
+
+
+def code_stamp() -> str:
+    """replay's version and the size and modification time of each of its modules."""
+    global _CODE
+    if _CODE is None:
+        import replay
+
+        package = Path(replay.__file__).parent
+        digest = hashlib.blake2b(replay.__version__.encode(), digest_size=16)
+        for folder, folders, files in os.walk(package):
+            folders[:] = sorted(name for name in folders if name != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    status = os.stat(os.path.join(folder, name))
+                    digest.update(f"{folder[len(str(package)):]}/{name}:{status.st_size}:"
+                                  f"{status.st_mtime_ns};".encode())
+        _CODE = digest.hexdigest()
+    return _CODE
+
+
+def task_key(task: SessionTask) -> str:
+    """A task's identity in the cache (the same for the same work, whatever the process)."""
+    entry = task.entry
+    # `repr` keeps any file name apart, undecodable bytes (surrogate escapes) too.
+    identity = repr((task.source, task.format, entry.key if entry else None,
+                     str(entry.path) if entry else None, task.rules, task.required))
+    return hashlib.blake2b(identity.encode("utf-8", "backslashreplace"),
+                           digest_size=20).hexdigest()
+
+
+def stamped_file(task: SessionTask) -> Path | None:
+    """The one local file a task's result depends on, or None when it cannot be cached (a
+    URL, a session kept in a folder of many files)."""
+    if is_url(task.source):
+        return None
+    entry = task.entry
+    path = entry.path if entry is not None and entry.own_file else Path(task.source)
+    # A pipe's copy is named after its content and written anew each time: not worth a row.
+    return None if path.parent == paths.spool_dir() else path
+
+
+def file_stamp(path: Path, now: float | None = None) -> str | None:
+    """The stamp of a regular file, or None when it is not one (or changed too recently to
+    trust its stamp: `RACY_SECONDS`)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(status.st_mode):
+        return None
+    if (now if now is not None else time.time()) - status.st_mtime < RACY_SECONDS:
+        return None
+    return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}"
+
+
+class CacheBroken(Exception):
+    """The cache file is unusable; it has been set aside."""
+
+
+@dataclass
+class ScanCache:
+    """An open scan cache. Use as a context manager; every method is safe to call after a
+    failure (the cache then just finds nothing)."""
+
+    location: Path = field(default_factory=cache_path)
+    warn: Warn | None = None
+    """Told once, in one line, when the cache file was set aside."""
+    _db: sqlite3.Connection | None = None
+    _pending: list[tuple[str, bytes, str, str, bytes]] = field(default_factory=list)
+    _warned: bool = False
+
+    def __enter__(self) -> ScanCache:
+        self.open()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- opening -----------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open (or create) the cache; a broken file is set aside and a new one started."""
+        try:
+            self._db = self._connect()
+        except sqlite3.Error as error:
+            self._db = None  # locked for too long: no cache this run
+            if _broken(error):
+                self._set_aside(error)
+                try:
+                    self._db = self._connect()
+                except (sqlite3.Error, OSError):
+                    self._db = None
+        except OSError:
+            self._db = None  # no cache directory, read-only file system: no cache
+
+    def _connect(self) -> sqlite3.Connection:
+        self.location.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.location, timeout=BUSY_MS / 1000, isolation_level=None,
+                             check_same_thread=False)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+            if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+                raise sqlite3.OperationalError("WAL mode refused")
+            db.execute("PRAGMA synchronous = NORMAL")
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+                with _transaction(db):
+                    if db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA:
+                        return db  # another process made it meanwhile
+                    db.execute("DROP TABLE IF EXISTS results")
+                    # (not `executescript`, which commits first)
+                    for statement in filter(str.strip, _TABLES.split(";")):
+                        db.execute(statement)
+                    db.execute(f"PRAGMA user_version = {SCHEMA}")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _set_aside(self, error: BaseException) -> None:
+        """Move a broken cache file out of the way (with its WAL files), saying so once."""
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+            self._db = None
+        broken = self.location.with_name(self.location.name + ".broken")
+        try:
+            if self.location.exists():
+                os.replace(self.location, broken)
+            for suffix in ("-wal", "-shm"):
+                Path(f"{self.location}{suffix}").unlink(missing_ok=True)
+        except OSError:
+            pass
+        if self.warn is not None and not self._warned:
+            self._warned = True
+            self.warn(f"the scan cache {self.location} could not be read ({error}); set it "
+                      f"aside as {broken.name} and started a new one")
+
+    def _failed(self, error: sqlite3.Error) -> None:
+        """A failure while in use: a corrupt file is set aside, anything else (a lock held
+        too long) only disables the cache for this run."""
+        self._pending.clear()
+        if _broken(error):
+            self._set_aside(error)
+        elif self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def close(self) -> None:
+        """Write what is pending and close."""
+        self.flush()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def usable(self) -> bool:
+        """False when there is no cache this run (it could not be opened)."""
+        return self._db is not None
+
+    # -- use ---------------------------------------------------------------------------------
+
+    def lookup(self, task: SessionTask, stamp: str) -> list[dict[str, Any]] | None:
+        """The task's reports when they were computed from a file with this stamp by this
+        code, else None."""
+        reports = self.lookup_key(task_key(task), stamp)
+        return reports if isinstance(reports, list) else None
+
+    def store(self, task: SessionTask, path: Path, stamp: str,
+              reports: list[dict[str, Any]]) -> None:
+        """Keep a task's reports (written with the next batch)."""
+        self.store_key(task_key(task), path, stamp, reports)
+
+    def lookup_key(self, key: str, stamp: str) -> Any:
+        """The JSON value kept under `key` for a file with this stamp, by this code; None
+        when there is none."""
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT stamp, code, reports FROM results WHERE task = ?",
+                                   (key,)).fetchone()
+        except sqlite3.Error as error:
+            self._failed(error)
+            return None
+        if row is None or row[0] != stamp or row[1] != code_stamp():
+            return None
+        try:
+            return orjson.loads(row[2])
+        except orjson.JSONDecodeError:
+            return None
+
+    def store_key(self, key: str, path: Path, stamp: str, value: Any) -> None:
+        """Keep a JSON value computed from the file at `path` with this stamp (written with
+        the next batch); `key` names the work, as `task_key` does."""
+        if self._db is None:
+            return
+        try:
+            data = orjson.dumps(value)
+        except TypeError:
+            return  # text orjson cannot write (never from a reader's report): not kept
+        self._pending.append((key, os.fsencode(path), stamp, code_stamp(), data))
+        if len(self._pending) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pending results in one transaction."""
+        if self._db is None or not self._pending:
+            self._pending.clear()
+            return
+        rows, self._pending = self._pending, []
+        try:
+            with _transaction(self._db):
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO results (task, path, stamp, code, reports) "
+                    "VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error as error:
+            self._failed(error)
+
+    def forget_missing(self, roots: Iterable[str], seen: set[str]) -> int:
+        """Drop the results of files under `roots` (folders or files as given) that are gone;
+        `seen` are paths found this run (not looked at again). Returns the rows dropped."""
+        if self._db is None:
+            return 0
+        gone: list[bytes] = []
+        known = {os.fsencode(path) for path in seen}
+        try:
+            for root in map(os.fsencode, roots):
+                prefix = root.rstrip(os.sep.encode()) + os.sep.encode()
+                for (path,) in self._db.execute(
+                        "SELECT DISTINCT path FROM results WHERE path = ? OR "
+                        "substr(path, 1, ?) = ?", (root, len(prefix), prefix)):
+                    if path not in known and not os.path.lexists(path):
+                        gone.append(path)
+            if gone:
+                with _transaction(self._db):
+                    self._db.executemany("DELETE FROM results WHERE path = ?",
+                                         [(path,) for path in gone])
+        except sqlite3.Error as error:
+            self._failed(error)
+            return 0
+        return len(gone)
+
+
+def _broken(error: sqlite3.Error) -> bool:
+    """True when the error says the file itself is bad (not a database, corrupt), not that
+    it is busy."""
+    name = getattr(error, "sqlite_errorname", "")
+    return name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or type(error) is sqlite3.DatabaseError
+
+
+class _transaction:
+    """BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error) on an autocommit connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def cached_results(tasks: Sequence[SessionTask], run: Callable[[Sequence[SessionTask]],
+                   Iterator[TaskResult]], cache: ScanCache | None) -> Iterator[TaskResult]:
+    """Each task's result in task order: from the cache when its file is unchanged, else
+    from `run` (given only the tasks the cache lacks, in order), whose results are kept.
+
+    With `cache` None (`--no-cache`) this is `run(tasks)`.
+    """
+    if cache is None or not cache.usable:
+        yield from run(tasks)
+        return
+    now = time.time()
+    found: list[list[dict[str, Any]] | None] = []
+    stamps: list[tuple[Path, str] | None] = []
+    for task in tasks:
+        path = stamped_file(task)
+        stamp = file_stamp(path, now) if path is not None else None
+        stamps.append((path, stamp) if path is not None and stamp is not None else None)
+        found.append(cache.lookup(task, stamp) if stamp is not None else None)
+    missing = [task for task, reports in zip(tasks, found, strict=True) if reports is None]
+    computed = run(missing) if missing else iter(())
+    try:
+        for task, reports, stamped in zip(tasks, found, stamps, strict=True):
+            if reports is not None:
+                yield TaskResult(reports=reports)
+                continue
+            result = next(computed)
+            if result.error is None and stamped is not None:
+                cache.store(task, stamped[0], stamped[1], result.reports)
+            yield result
+    finally:
+        cache.flush()
+
+
+def scan_cached(path: str | Path, format: str | None = None,
+                rules: dict[str, Any] | None = None, jobs: int = 1,
+                use_cache: bool = True) -> Iterator[TaskResult]:
+    """Every session under `path` (a file or folder) as `scan --json` objects, one
+    `TaskResult` per session task in `plan` order, through the cache unless `use_cache` is
+    False: the one call a session list needs (each report has the session's turns, title,
+    id, format and empty turns).
+
+    Raises:
+        ReaderError: the path cannot be read or its format is not recognised.
+    """
+    from replay.core.corpus.pool import local_pool, pool_mapper, run_tasks
+    from replay.core.corpus.tasks import plan
+
+    with local_pool(jobs) as pool:
+        tasks = plan(path, format, rules, pool_mapper(pool, jobs))
+        if not use_cache:
+            yield from run_tasks(tasks, jobs, None, pool)
+            return
+        with ScanCache() as cache:
+            yield from cached_results(tasks, lambda todo: run_tasks(todo, jobs, None, pool),
+                                      cache)
+            cache.forget_missing([str(path)], {str(stamped_file(task)) for task in tasks})
+
