@@ -11,13 +11,21 @@ Run: `python bench/bench_watch.py [--events 100] [--duration 30] [--rate 1000] [
    are the empty turns printed against those written, the lag between the last write and
    its line, and the growth of the watch process's resident memory.
 3. Idle: CPU time the watch process uses over `--idle` seconds with no change at all.
-4. A reply still being written: a thinking line, `--think-pause` seconds of nothing, then
-   the text of the same message, `--think-rounds` times, followed at once by `replay watch`
+4. A reply still being written: a thinking line, `--think-pause` seconds of nothing but
+   bookkeeping (a queue operation, an attachment and a progress record half-way), then the
+   text of the same message, `--think-rounds` times, followed at once by `replay watch`
    and by the app (`--follow`, headless, sampled every 50 ms): false empty turns printed and
    false stops must both be zero.
 5. Stalls: `replay watch --stall S` on a session whose last line is a prompt with no reply;
    from the moment the threshold passes (last write + S) to the `stalled` line, over
    `--stalls` silences (target: within 1 s).
+6. A folder: `replay watch DIR --stall S` on a project folder holding `--folder-sessions`
+   finished sessions; `--folder-events` new session files are started while it watches
+   (half written whole at once, half with the reply's last line written 0.3 s later), each
+   ending with an empty reply; from the write that completes it to its `empty` line
+   (target p95 <= 0.5 s), and the `stalled` lines printed for the finished sessions, old
+   and new, over S + 3 s of silence at the end (target 0). `--only folder` runs only this,
+   `--only think` only section 4.
 """
 
 from __future__ import annotations
@@ -234,9 +242,18 @@ def main() -> int:
     parser.add_argument("--think-rounds", type=int, default=2)
     parser.add_argument("--stall", type=float, default=2.0)
     parser.add_argument("--stalls", type=int, default=5)
+    parser.add_argument("--folder-sessions", type=int, default=50)
+    parser.add_argument("--folder-events", type=int, default=40)
+    parser.add_argument("--only", choices=["folder", "think"], default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as folder:
         base = Path(folder)
+        if args.only == "folder":
+            folder_case(base / "project", args)
+            return 0
+        if args.only == "think":
+            think_case(base, args)
+            return 0
 
         print(f"1. latency, write -> printed line, {args.events} events")
         target = base / f"{SESSION}.jsonl"
@@ -315,20 +332,132 @@ def main() -> int:
               f"({100 * idle_cpu / args.idle:.2f}% of one core; clock tick {1000 / TICKS:.0f} ms)")
         stop(process)
 
-        print(f"4. a reply still being written: thinking, {args.think_pause:g} s of nothing, "
-              f"then its text; {args.think_rounds} rounds")
-        false_reports, false_stops, samples = thinking_pauses(
-            base / f"think-{SESSION}.jsonl", args.think_pause, args.think_rounds)
-        print(f"   replay watch: {false_reports} false empty turns printed (target 0)")
-        print(f"   app --follow: {false_stops} false stops over {samples:,} samples "
-              f"(target 0)")
+        think_case(base, args)
 
         print(f"5. stalls, --stall {args.stall:g}, {args.stalls} silences")
         delays = stall_delays(base / f"stall-{SESSION}.jsonl", args.stall, args.stalls)
         print(f"   threshold -> stalled line: p50 {percentile(delays, 0.5) * 1000:.0f} ms, "
               f"max {max(delays) * 1000:.0f} ms "
               f"(target <= 1000 ms: {'met' if max(delays) <= 1.0 else 'MISSED'})")
+        folder_case(base / "project", args)
     return 0
+
+
+def finished_session(session_id: str, n: int, *, exits: bool) -> bytes:
+    """A session that is over: a prompt, its reply with a stop reason, maybe `/exit`."""
+    lines = [record("user", n, f"request {n}"),
+             record("assistant", n, [{"type": "thinking", "thinking": "t", "signature": "s"}],
+                    f"msg_{n}"),
+             finished_reply(n, "Done.")]
+    if exits:
+        lines += [record("user", n + 1, "<command-name>/exit</command-name>"),
+                  record("user", n + 2, "<local-command-stdout>See ya!</local-command-stdout>")]
+    return b"".join(lines).replace(SESSION.encode(), session_id.encode())
+
+
+def finished_reply(n: int, text: str) -> bytes:
+    """The last line of a reply, with the stop reason Claude Code writes on it."""
+    return orjson.dumps({"type": "assistant", "sessionId": SESSION, "uuid": f"a-{n}-end",
+                         "parentUuid": None, "timestamp": "2026-03-01T10:00:00.000Z",
+                         "message": {"role": "assistant", "id": f"msg_{n}", "model": "bench",
+                                     "stop_reason": "end_turn",
+                                     "content": [{"type": "text", "text": text}]}}) + b"\n"
+
+
+def folder_case(project: Path, args: argparse.Namespace) -> None:
+    """Section 6: new sessions in a watched folder of finished ones."""
+    print(f"6. a folder of {args.folder_sessions} finished sessions, --stall {args.stall:g}; "
+          f"{args.folder_events} new session files started while watching")
+    project.mkdir(parents=True)
+    for n in range(args.folder_sessions):
+        sid = f"00000000-0000-4000-8000-{n:012d}"
+        (project / f"{sid}.jsonl").write_bytes(finished_session(sid, n, exits=n % 2 == 0))
+    process = subprocess.Popen([sys.executable, "-m", "replay", "watch", str(project),
+                                "--stall", str(args.stall)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    lines = Lines(process)
+    probe = 0
+    while True:  # files there before its first walk are old: probe with new ones until one prints
+        probe += 1
+        (project / f"probe-{probe}.jsonl").write_bytes(
+            record("user", 0, "   ") + record("user", 1, "<local-command-stdout>ok"
+                                                     "</local-command-stdout>"))
+        line = lines.next(1.0)
+        if line is not None:
+            break
+    stalls = 0
+    whole: list[float] = []
+    later: list[float] = []
+    try:
+        for n in range(args.folder_events):
+            sid = f"11111111-0000-4000-8000-{n:012d}"
+            target = project / f"{sid}.jsonl"
+            head = finished_session(sid, 100 + n, exits=False).splitlines(keepends=True)[:2]
+            last = finished_reply(100 + n, "").replace(SESSION.encode(), sid.encode())
+            if n % 2 == 0:
+                started = time.perf_counter()
+                target.write_bytes(b"".join(head) + last)
+                bucket = whole
+            else:
+                target.write_bytes(b"".join(head))
+                time.sleep(0.3)
+                started = time.perf_counter()
+                append(target, last)
+                bucket = later
+            while True:
+                line = lines.next(10.0)
+                assert line is not None, "no empty line for a new session"
+                event = orjson.loads(line)
+                if event["event"] == "stalled":
+                    stalls += 1
+                    continue
+                if event["event"] == "empty" and event["id"] == f"msg_{100 + n}":
+                    bucket.append(time.perf_counter() - started)
+                    break
+            time.sleep(0.1)
+        # Every session is finished now: a silence longer than --stall must print nothing.
+        silence = args.stall + 3
+        cpu_start = cpu_seconds(process.pid)
+        until = time.monotonic() + silence
+        while (left := until - time.monotonic()) > 0:
+            line = lines.next(left)
+            if line is not None and orjson.loads(line)["event"] == "stalled":
+                stalls += 1
+        idle_cpu = cpu_seconds(process.pid) - cpu_start
+    finally:
+        stop(process)
+    both = whole + later
+    for name, values in (("file written whole", whole), ("last line later", later),
+                         ("all", both)):
+        print(f"   {name:<18} p50 {percentile(values, 0.5) * 1000:7.1f} ms   "
+              f"p95 {percentile(values, 0.95) * 1000:7.1f} ms   "
+              f"max {max(values) * 1000:7.1f} ms")
+    print(f"   target p95 <= 500 ms: {'met' if percentile(both, 0.95) <= 0.5 else 'MISSED'}; "
+          f"stalled lines for finished sessions: {stalls} (target 0)")
+    print(f"   idle CPU with {args.folder_sessions + args.folder_events} sessions in the folder: "
+          f"{idle_cpu * 1000:.0f} ms over {silence:g} s ({100 * idle_cpu / silence:.1f}% of one "
+          "core: a walk of the folder every 2 s, and ticks)")
+
+
+def think_case(base: Path, args: argparse.Namespace) -> None:
+    """Section 4: a reply whose text comes long after its thinking line."""
+    print(f"4. a reply still being written: thinking, {args.think_pause:g} s of nothing but "
+          f"bookkeeping, then its text; {args.think_rounds} rounds")
+    false_reports, false_stops, samples = thinking_pauses(
+        base / f"think-{SESSION}.jsonl", args.think_pause, args.think_rounds)
+    print(f"   replay watch: {false_reports} empty or retract lines printed (target 0)")
+    print(f"   app --follow: {false_stops} false stops over {samples:,} samples (target 0)")
+
+
+SIDE_RECORDS = b"".join(orjson.dumps(record) + b"\n" for record in (
+    {"type": "queue-operation", "operation": "enqueue", "sessionId": SESSION,
+     "timestamp": "2026-03-01T10:00:00.000Z", "content": "and the tests"},
+    {"type": "attachment", "uuid": "att", "sessionId": SESSION,
+     "timestamp": "2026-03-01T10:00:00.000Z", "attachment": {"type": "todo", "content": []}},
+    {"type": "progress", "uuid": "prog", "sessionId": SESSION,
+     "timestamp": "2026-03-01T10:00:00.000Z", "data": {"type": "hook_progress"}},
+))
+"""Bookkeeping Claude Code writes between the lines of a reply."""
 
 
 def thinking_lines(n: int) -> tuple[bytes, bytes]:
@@ -341,7 +470,8 @@ def thinking_lines(n: int) -> tuple[bytes, bytes]:
 
 
 def thinking_pauses(path: Path, pause: float, rounds: int) -> tuple[int, int, int]:
-    """(empty lines `watch` printed, app samples stopped at an empty turn, app samples)."""
+    """(empty and retract lines `watch` printed, app samples stopped at an empty turn, app
+    samples)."""
     import asyncio
 
     from replay.config import Settings
@@ -368,7 +498,13 @@ def thinking_pauses(path: Path, pause: float, rounds: int) -> tuple[int, int, in
                 first, second = thinking_lines(50_000 + n)
                 append(path, first)
                 until = time.monotonic() + pause
+                side_at = time.monotonic() + pause / 2
                 while time.monotonic() < until:
+                    if side_at and time.monotonic() >= side_at:
+                        # The person types ahead, an attachment and a hook's progress are
+                        # written: bookkeeping between the reply's lines completes nothing.
+                        append(path, SIDE_RECORDS)
+                        side_at = 0.0
                     await pilot.pause(0.05)
                     samples += 1
                     stops += stopped()
@@ -387,8 +523,8 @@ def thinking_pauses(path: Path, pause: float, rounds: int) -> tuple[int, int, in
             printed.append(line)
     finally:
         stop(process)
-    empties = [line for line in printed if orjson.loads(line)["event"] == "empty"]
-    return len(empties), stops, samples
+    wrong = [line for line in printed if orjson.loads(line)["event"] in ("empty", "retract")]
+    return len(wrong), stops, samples
 
 
 def stall_delays(path: Path, threshold: float, count: int) -> list[float]:

@@ -73,6 +73,9 @@ def app_parser() -> argparse.ArgumentParser:
     add_format(parser)
     parser.add_argument("--follow", action="store_true",
                         help="keep reading as the file grows; stop at new empty turns")
+    parser.add_argument("--local", dest="follow_local", action="store_true",
+                        help="with --follow: every session folder found on this machine, "
+                             "showing the session written last and moving to new ones")
     add_timing(parser, "with --follow: ", "shown")
     add_reviewer(parser)
     parser.add_argument("--annotations", metavar="FILE",

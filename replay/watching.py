@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from replay.core.live.folder import FolderFollower, FolderPoll
 from replay.core.live.follow import FollowUpdate, SessionFollower
 
 if TYPE_CHECKING:
@@ -214,6 +215,119 @@ def follow_forever(
             if stop.is_set():
                 return
             if plan_watch(follower.path) != plan:
+                break
+        else:
+            return
+
+
+def _folder_filter(change: object, changed_path: str) -> bool:
+    """Every change under a followed folder but those of hidden entries (`.git`, editors'
+    swap files): a session file, a new day's folder, a database's WAL."""
+    return "/." not in changed_path
+
+
+def follow_folder_forever(
+    folder: FolderFollower,
+    callback: Callable[[FolderPoll], Any],
+    stop: threading.Event,
+    *,
+    debounce_ms: int = DEBOUNCE_MS,
+    idle_poll_ms: int = IDLE_POLL_MS,
+) -> None:
+    """Block, polling `folder` on every wake-up and calling `callback` with news, until `stop`.
+
+    The roots are watched recursively (a new project or day folder is seen at once); each
+    wake-up reads only the sessions its changes belong to, and every `idle_poll_ms` the
+    roots are walked again, which covers missed notifications. Quiet spells tick every
+    followed session's clock every `TICK_MS`.
+    """
+    from watchfiles import watch
+
+    last_look = time.monotonic()
+    while not stop.is_set():
+        roots = tuple(str(root) for root in folder.roots if root.exists())
+        if not roots:
+            if stop.wait(idle_poll_ms / 1000):
+                return
+            news = folder.poll()
+            if news.updates or news.problems:
+                callback(news)
+            continue
+        for changes in watch(
+            *roots,
+            watch_filter=_folder_filter,
+            debounce=debounce_ms,
+            step=STEP_MS,
+            stop_event=stop,
+            rust_timeout=TICK_MS,
+            yield_on_timeout=True,
+            recursive=True,
+            raise_interrupt=False,
+        ):
+            now = time.monotonic()
+            if changes:
+                news = folder.poll({path for _change, path in changes})
+            elif now - last_look >= idle_poll_ms / 1000:
+                last_look = now
+                news = folder.poll()
+            else:
+                news = folder.tick()
+            if news.updates or news.problems:
+                callback(news)
+            if stop.is_set():
+                return
+            if tuple(str(root) for root in folder.roots if root.exists()) != roots:
+                break  # a root appeared or went away: watch again
+        else:
+            return
+
+
+async def follow_folder_async(
+    folder: FolderFollower,
+    on_news: Callable[[FolderPoll], Awaitable[Any] | Any],
+    stop_event: asyncio.Event | None = None,
+    *,
+    debounce_ms: int = DEBOUNCE_MS,
+    idle_poll_ms: int = IDLE_POLL_MS,
+) -> None:
+    """`follow_folder_forever` for an event loop (the app): each poll runs in a thread,
+    ticks on the loop; `on_news` gets every poll or tick that found something."""
+    from watchfiles import awatch
+
+    async def deliver(news: FolderPoll) -> None:
+        if news.updates or news.problems:
+            outcome = on_news(news)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    last_look = time.monotonic()
+    while stop_event is None or not stop_event.is_set():
+        roots = tuple(str(root) for root in folder.roots if root.exists())
+        if not roots:
+            await asyncio.sleep(idle_poll_ms / 1000)
+            await deliver(await asyncio.to_thread(folder.poll))
+            continue
+        async for changes in awatch(
+            *roots,
+            watch_filter=_folder_filter,
+            debounce=debounce_ms,
+            step=STEP_MS,
+            stop_event=stop_event,
+            rust_timeout=TICK_MS,
+            yield_on_timeout=True,
+            recursive=True,
+        ):
+            now = time.monotonic()
+            if changes:
+                paths = {path for _change, path in changes}
+                news = await asyncio.to_thread(folder.poll, paths)
+            elif now - last_look >= idle_poll_ms / 1000:
+                last_look = now
+                news = await asyncio.to_thread(folder.poll)
+            else:
+                news = folder.tick()
+            await deliver(news)
+            if tuple(str(root) for root in folder.roots if root.exists()) != roots:
                 break
         else:
             return

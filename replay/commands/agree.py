@@ -68,6 +68,10 @@ def print_report(report: AgreementReport, journals: int, *, rules: bool = False)
     console.print(Text(
         f"{_plural(len(report.reviewers), 'reviewer')} · {_plural(report.items, 'annotated turn')}"
         f" · {_plural(journals, 'journal')}", style="bold"))
+    if report.left_out_with_content:
+        console.print(Text(
+            f"left out: {_plural(report.left_out_with_content, 'label')} of turns that showed "
+            "content after they were labelled (a reply still being written)", style="dim"))
     if not report.reviewers:
         console.print("no annotations found")
         return

@@ -13,8 +13,9 @@ from typing import Any
 
 from replay.arguments import add_format, add_rules, add_timing
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, say_error
-from replay.core.detection.empty import DEFAULT_RULES, EmptyTurn
+from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, EmptyTurn
 from replay.core.files import why_missing
+from replay.core.live.folder import FolderFollower, FolderPoll
 from replay.core.live.follow import (
     FollowUpdate,
     SessionFollower,
@@ -48,22 +49,39 @@ message once it has a stop reason or another record follows it, opencode on its 
 time or an error, Codex by its own closing records, a user message written as several
 records after --settle seconds of quiet. A message still being written (a thinking line
 with nothing after it yet) is never printed as empty, however long the pause: if nothing
-follows it, that is a stall. On Ctrl-C or SIGTERM the empty turns already complete are
-printed first, then watch stops."""
+follows it, that is a stall. Bookkeeping between a reply's lines (queue operations,
+attachments, progress, snapshots, system records, Codex token counts) completes nothing. A
+session that ended (/exit, a final reply with its stop reason, a Codex task complete, an
+opencode completed message) never stalls. On Ctrl-C or SIGTERM the empty turns already
+complete are printed first, then watch stops.
+
+A folder (a Claude Code project folder or ~/.claude/projects, ~/.codex/sessions, an
+opencode data folder, a folder of exports) is followed as a whole: every line names its
+session by "path" and "session_id"; sessions started after watching began are read from
+their first line, the ones already there only once written again (then only what is new
+is printed, and an old session is never reported as stalled). A file that vanishes, is
+truncated or replaced, or a folder that cannot be read is one line on stderr."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the watch arguments."""
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("path", metavar="PATH",
-                        help="session file, directory or database (the file may still be empty)")
+    parser.add_argument("path", metavar="PATH", nargs="?",
+                        help="session file, folder of sessions or database (the file may still "
+                             "be empty)")
+    # Its own dest: `--local` of the other commands turns into the sessions found, this one
+    # into the folders they are written in (sessions started later included).
+    parser.add_argument("--local", dest="watch_local", action="store_true",
+                        help="follow every session folder found on this machine (Claude Code, "
+                             "Codex, opencode, Gemini CLI: see `replay sessions`)")
     parser.add_argument("--from-start", action="store_true",
                         help="also print the empty turns already there")
     add_format(parser)
     parser.add_argument("--session", metavar="ID",
                         help="for a database, directory or file holding several sessions: the one "
-                             "to follow (default: the newest when watching starts)")
+                             "to follow (default: a folder follows all its sessions, a file or "
+                             "database the newest when watching starts)")
     add_rules(parser, missing_replies="also report a request that got no reply (reason "
                                       "no-reply, the placeholder #N+), once a cancel, an "
                                       "error, an interrupt or the next request shows that none "
@@ -115,10 +133,70 @@ def _print(update: FollowUpdate, *, empties: bool = True) -> None:
     out.flush()
 
 
+def _print_folder(news: FolderPoll) -> None:
+    for problem in news.problems:
+        say_error(problem)
+    lines = [line for item in news.updates for line in event_lines(item.update)]
+    if lines:
+        out = sys.stdout.buffer
+        out.write(b"".join(lines))
+        out.flush()
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    return stop
+
+
+def watch_folders(roots: list[Path], args: argparse.Namespace, rules: DetectionRules) -> int:
+    """Follow every session under `roots` (folders, or the sessions the machine holds)."""
+    from replay.watching import follow_folder_forever
+
+    folder = FolderFollower(roots, args.format, rules=rules, suggester=default_suggester(),
+                            settle=args.settle, stall=args.stall, from_start=args.from_start)
+    stop = _stop_on_signals()
+    try:
+        _print_folder(folder.poll())
+        follow_folder_forever(folder, _print_folder, stop)
+        # Stopped: what was written since the last wake-up may complete an empty turn.
+        _print_folder(folder.poll())
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    finally:
+        folder.close()
+    return EXIT_OK
+
+
+def _watch_local(args: argparse.Namespace, rules: DetectionRules) -> int:
+    """`watch --local`: every folder the machine's agents write sessions in (and PATH)."""
+    from replay.core.discovery import discovery_roots, looked_in
+
+    roots = discovery_roots()
+    if args.path is not None:
+        roots.insert(0, Path(args.path))
+    if not roots:
+        say_error(f"--local: no session folder found on this machine (looked in {looked_in()})")
+        return EXIT_BAD_INPUT
+    return watch_folders(roots, args, rules)
+
+
 def run(args: argparse.Namespace) -> int:
     """Follow until SIGINT or SIGTERM; exit 2 for a path or format that cannot be read."""
     from replay.watching import follow_forever
 
+    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
+                                       missing_replies=args.missing_replies)
+    if args.watch_local:
+        return _watch_local(args, rules)
+    if args.path is None:
+        say_error("give a PATH (a session file, a folder or a database), or --local")
+        return EXIT_BAD_INPUT
     refusal = follow_refusal(args.path)
     if refusal:
         say_error(refusal)
@@ -128,8 +206,8 @@ def run(args: argparse.Namespace) -> int:
     if missing or not (path.is_dir() or path.is_file()):
         say_error(f"{path}: {missing or 'not a file or folder that can be followed'}")
         return EXIT_BAD_INPUT
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=args.tool_only,
-                                       missing_replies=args.missing_replies)
+    if path.is_dir() and args.session is None:
+        return watch_folders([path], args, rules)
     try:
         follower = SessionFollower(path, args.format, rules=rules, suggester=default_suggester(),
                                    session_id=args.session, settle=args.settle,
@@ -141,13 +219,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         say_error(f"{path}: {error.strerror or error}")
         return EXIT_BAD_INPUT
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGINT, request_stop)
-    signal.signal(signal.SIGTERM, request_stop)
+    stop = _stop_on_signals()
     try:
         _print(first, empties=args.from_start)
         follow_forever(follower, _print, stop)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
     from replay.core.discovery.found import FoundSession
-    from replay.core.live.follow import FollowUpdate
+    from replay.ui.folder_follow import FolderFollowing
 
 FIRST_BATCH_TURNS = 24
 """Turns read before the first screen is shown: the current turn and a widened After pane;
@@ -110,6 +110,9 @@ class LaunchOptions:
     """True when `discovered` is the one session asked for by id: open it at once."""
     header_note: str | None = None
     """A note the header shows after the app's name (the sample standing in for none found)."""
+    follow_roots: tuple[Path, ...] = ()
+    """Following: folders whose sessions are all followed (`path` alone when it is a
+    folder; the machine's session folders with discovery)."""
 
 
 def empty_turn_provider() -> type[Provider]:
@@ -161,6 +164,11 @@ class ReplayApp(App[None]):
         """Suggests labels for empty turns."""
         self.replay_screen: ReplayScreen | None = None
         """The screen of the session being reviewed."""
+        self.folder_following: FolderFollowing | None = None
+        """Following a folder: which of its sessions is shown, and moving to a new one."""
+        self.left_screens: list[ReplayScreen] = []
+        """Screens of sessions a folder follow moved away from (their unsaved annotations
+        still count when quitting)."""
         self._session_frozen = False
         self._idle_collect: Timer | None = None
         self.first_screen_painted = threading.Event()
@@ -224,6 +232,12 @@ class ReplayApp(App[None]):
           description="Reading the session")
     def load_source(self, path: Path, format: str | None) -> None:
         """Read the source; a single line-based file is shown while it is still being read."""
+        if self.options.follow and (self.options.follow_roots or path.is_dir()):
+            from replay.ui.folder_follow import FolderFollowing
+
+            roots = list(self.options.follow_roots) or [path]
+            self.folder_following = FolderFollowing.start(self, roots)
+            return
         try:
             reader = get_reader(format) if format else detect_reader(path)
         except ReaderError as error:
@@ -369,24 +383,10 @@ class ReplayApp(App[None]):
     @work(exclusive=True, group="follow", exit_on_error=False, description="Following")
     async def follow_source(self) -> None:
         """Wake on file changes; the follower (in a thread) decides what is new."""
+        from replay.ui.folder_follow import post_update
         from replay.watching import follow_async
 
-        def report(update: FollowUpdate) -> None:
-            session = update.session
-            if session is None:
-                return
-            if update.resumed is not None:
-                self.post_message(SilenceChanged(None))
-            known = len(session.turns) - len(update.new_turns)
-            # A turn that just stopped being written is judged again.
-            first = min([known, *update.changed,
-                         *([known - 1] if update.completed else [])])
-            self.post_message(TurnsAdded(session, max(first, 0), done=True,
-                                         reset=update.reset, pending=update.pending))
-            if update.stalled is not None:
-                self.post_message(SilenceChanged(update.stalled.since))
-
-        await follow_async(self.follower, report)
+        await follow_async(self.follower, lambda update: post_update(self, update))
 
     @on(LoadProgress)
     def show_progress(self, event: LoadProgress) -> None:
@@ -439,6 +439,11 @@ class ReplayApp(App[None]):
     def grow_session(self, event: TurnsAdded) -> None:
         screen = self.replay_screen
         if screen is None:
+            return
+        if not screen.is_mounted:
+            # Not composed yet (just switched to), or gone (the app is closing): once it
+            # is up, or never.
+            screen.call_after_refresh(self.grow_session, event)
             return
         if self.options.follow:
             self._key_annotations_by_session(screen, event.session)
@@ -530,8 +535,10 @@ class ReplayApp(App[None]):
                         title="Something went wrong",
                         severity="error", markup=False, timeout=10)
 
-    def open_session(self, session: Session, *, loading: bool = False) -> None:
-        """Show a session on the replay screen, with this reviewer's annotations loaded."""
+    def open_session(self, session: Session, *, loading: bool = False,
+                     replace: bool = False) -> Awaitable[Any]:
+        """Show a session on the replay screen, with this reviewer's annotations loaded;
+        with `replace`, instead of the replay screen on top (following a folder)."""
         reviewer = default_reviewer(self.options.reviewer or self.settings.reviewer)
         store = AnnotationStore.for_session(session, reviewer, self.options.annotations)
         try:
@@ -552,11 +559,11 @@ class ReplayApp(App[None]):
                                   rules=self.options.rules, suggester=self.suggester,
                                   following=self.options.follow, indexing=loading,
                                   settings=self.settings)
+        previous = self.replay_screen
         self.replay_screen = screen
-        if isinstance(self.screen, LoadingScreen):
-            self.switch_screen(screen)
-        else:
-            self.push_screen(screen)
+        if isinstance(self.screen, LoadingScreen) or (replace and self.screen is previous):
+            return self.switch_screen(screen)
+        return self.push_screen(screen)
 
     # ---------------------------------------------------------------- quitting
 
@@ -648,7 +655,7 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
              settle: float = DEFAULT_SETTLE, discovered: list[FoundSession] | None = None,
              chosen: bool = False, header_note: str | None = None,
-             discover: bool = False) -> ReplayApp:
+             discover: bool = False, follow_roots: Iterable[Path] = ()) -> ReplayApp:
     """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
     from replay.resources import default_sample
 
@@ -658,5 +665,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
         rules=rules, problems=list(problems or []), stall=stall, settle=settle,
         discover=discover, discovered=discovered, chosen=chosen, header_note=header_note,
+        follow_roots=tuple(follow_roots),
     )
     return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

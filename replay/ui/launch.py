@@ -34,12 +34,33 @@ def _chosen(args: argparse.Namespace) -> list[FoundSession]:
     return []
 
 
+def _follow_roots(args: argparse.Namespace) -> list[Path] | str:
+    """`--follow --local`: the folders the machine's agents write sessions in (PATH too,
+    when given); [] without `--local`; the line saying why not, when it cannot be."""
+    if not getattr(args, "follow_local", False):
+        return []
+    if not args.follow:
+        return "--local goes with --follow here (the list of this machine's sessions is " \
+            "what `replay` with no PATH shows)"
+    from replay.core.discovery import discovery_roots, looked_in
+
+    roots = ([Path(args.path)] if args.path is not None else []) + discovery_roots()
+    if not roots:
+        return f"--local: no session folder found on this machine (looked in {looked_in()})"
+    return roots
+
+
 def launch(args: argparse.Namespace) -> int:
     """Check the path and options, then run the app; returns the exit status."""
     from replay.resources import default_sample
 
     loaded = load_settings()
     settings = loaded.settings
+    follow_roots = _follow_roots(args)
+    if isinstance(follow_roots, str):
+        return _fail(follow_roots)
+    if follow_roots and args.path is None:
+        args.path = str(follow_roots[0])
     chosen = _chosen(args) if args.path is not None else []
     # No PATH: the app lists the sessions it finds (the sample when there is none).
     given: str | Path = chosen[0].path if chosen else args.path or default_sample()
@@ -52,9 +73,13 @@ def launch(args: argparse.Namespace) -> int:
         path = spooled(given)  # a pipe, as `replay <(zcat session.jsonl.gz)`, becomes a file
     except ReaderError as error:
         return _fail(str(error))
+    # A followed folder may hold no session yet, or sessions of several tools: each file is
+    # recognised as it is read.
+    folder_follow = args.follow and path.is_dir()
     try:
         reader = get_reader(args.format) if args.format else \
-            get_reader(chosen[0].format or "folder") if chosen else detect_reader(path)
+            get_reader(chosen[0].format or "folder") if chosen else \
+            None if folder_follow else detect_reader(path)
     except ReaderError as error:
         return _fail(named(str(error), path, given))
     labels_path = args.labels or settings.labels
@@ -81,11 +106,13 @@ def launch(args: argparse.Namespace) -> int:
                            missing_replies=settings.missing_replies or args.missing_replies)
     from replay.ui.app import make_app
 
-    app = make_app(path, settings=settings, format=reader.name, follow=args.follow,
+    app = make_app(path, settings=settings, format=reader.name if reader else None,
+                   follow=args.follow,
                    reviewer=args.reviewer,
                    annotations=Path(args.annotations) if args.annotations else None,
                    labels=labels, problems=loaded.problems, stall=args.stall,
                    settle=args.settle, discovered=chosen or None, chosen=bool(chosen),
-                   discover=args.path is None and not args.follow)
+                   discover=args.path is None and not args.follow,
+                   follow_roots=follow_roots)
     app.run()
     return app.return_code or 0

@@ -41,7 +41,9 @@ class QuitGuard:
     def replay_screens(self) -> list[ReplayScreen]:
         """Every replay screen of the app, the one on top too."""
         app = self.app
-        screens = [screen for screen in app.screen_stack if isinstance(screen, ReplayScreen)]
+        # Screens a folder follow moved away from are no longer stacked: they count too.
+        screens = [screen for screen in [*app.left_screens, *app.screen_stack]
+                   if isinstance(screen, ReplayScreen)]
         if app.replay_screen is not None and app.replay_screen not in screens:
             screens.append(app.replay_screen)
         return screens

@@ -356,3 +356,26 @@ def test_export_all_empty_of_the_real_opencode_exports(capsys: pytest.CaptureFix
     assert sorted(r["role"] for r in rows) == ["assistant"] * 5 + ["user"]
     assert [r["empty_reason"] for r in rows if r["role"] == "user"] == ["compaction-request"]
     assert all(r["label"] == "" and r["before_excerpt"].startswith("#") for r in rows)
+
+
+def test_agree_leaves_out_labels_of_turns_that_now_have_content(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    ana, bo = tmp_path / "ana.jsonl", tmp_path / "bo.jsonl"
+    _write_journal(ana, "ana", {"t1": "approval", "t2": "continue", "t3": "reflect"})
+    _write_journal(bo, "bo", {"t1": "approval", "t2": "artifact", "t3": "reflect"})
+    # The app found t2 showing content after ana labelled it (a reply still being written).
+    Journal(ana).append({"session_id": "s1", "turn_id": "t2", "turn_index": 1,
+                         "label": "continue", "reviewer": "ana", "turn_has_content": True})
+    assert main(["agree", str(ana), str(bo), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["left_out_with_content"] == 1
+    assert report["counts"] == {"ana": 2, "bo": 3}
+    assert report["disagreements"] == [] and report["pairs"][0]["n"] == 2
+    assert main(["agree", str(ana), str(bo)]) == 0
+    out = capsys.readouterr().out
+    assert "left out: 1 label of turns that showed content after they were labelled" in out
+    # A label saved again after the mark counts again.
+    Journal(ana).append({"session_id": "s1", "turn_id": "t2", "turn_index": 1,
+                         "label": "continue", "reviewer": "ana"})
+    assert main(["agree", str(ana), str(bo), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["left_out_with_content"] == 0

@@ -69,6 +69,7 @@ def test_one_row_per_annotation_in_turn_order() -> None:
         "before_excerpt": "#2 assistant: Plan: pin the seed, rerun the suite.",
         "after_excerpt": "#5 assistant: [bash] pytest -q",
         "turn_number": 3, "suggestion_rule": "", "overrule": "", "blind": False,
+        "turn_now_has_content": False,
     }
     assert rows[2]["empty_reason"] == "reasoning-only"
     assert rows[2]["before_excerpt"].startswith("#6 user: ok ok")
@@ -204,3 +205,44 @@ def test_write_jsonl_keeps_raw_values() -> None:
     record = orjson.loads(buffer.getvalue())
     assert record["note"] == "a\nb" and record["turn_index"] == 3 and record["label"] is None
     assert buffer.getvalue().count("\n") == 1
+
+
+def test_a_label_on_a_turn_that_now_has_content_is_exported_and_says_so() -> None:
+    notes = [
+        _note("m1", 1, "thinking"),  # labelled while it was still being written
+        _note("m6", 6, "thinking"),  # still empty
+        _note("gone", 40, "artifact"),  # the session no longer holds it
+        Annotation("s1", "m7", 7, "thinking", reviewer="bo", has_content=True),
+    ]
+    rows = {row["turn_id"]: row for row in export_rows(_session(), notes, DEFAULT_LABELS)}
+    assert rows["m1"]["turn_now_has_content"] is True
+    assert (rows["m1"]["label"], rows["m1"]["empty_reason"]) == ("thinking", "")
+    assert rows["m6"]["turn_now_has_content"] is False
+    assert rows["gone"]["turn_now_has_content"] is None
+    assert rows["m7"]["turn_now_has_content"] is True  # marked in the journal by the app
+    stream = io.StringIO()
+    write_csv(rows.values(), stream)
+    table = list(csv.reader(io.StringIO(stream.getvalue())))
+    assert table[0][-1] == "turn_now_has_content"
+    by_id = {line[CSV_COLUMNS.index("turn_id")]: line[-1] for line in table[1:]}
+    assert by_id == {"m1": "true", "m6": "false", "gone": "", "m7": "true"}
+
+
+def test_marking_a_label_whose_turn_has_content_keeps_it_and_is_read_back(
+        tmp_path: Path) -> None:
+    from replay.core.annotate.annotations import AnnotationStore, annotations_from_records
+    from replay.core.annotate.journal import Journal
+
+    journal = Journal(tmp_path / "j.jsonl")
+    store = AnnotationStore(journal, "s1", "ana")
+    saved = store.commit("m1", 1, "thinking", "labelled while it was written")
+    marked = store.mark_has_content("m1")
+    assert marked is not None and marked.has_content and marked.time == saved.time
+    assert store.mark_has_content("m1") is None and store.mark_has_content("m9") is None
+    assert store.undo() is not None and store.get("m1") is None  # the commit, not the mark
+    records = journal.load().records
+    assert [record.get("turn_has_content") for record in records] == [None, True, None]
+    store.commit("m1", 1, "thinking")
+    store.mark_has_content("m1")
+    (note,) = annotations_from_records(journal.load().records)
+    assert (note.label, note.note, note.has_content) == ("thinking", "", True)

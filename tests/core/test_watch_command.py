@@ -378,3 +378,151 @@ def test_missing_replies_prints_the_placeholder_once_no_reply_is_coming(
             gemini_line("4", "gemini", "Two tests fail.", 12))
     status, rest, err = watch.stop()
     assert status == 0 and rest == b"", (rest, err)
+
+
+# -- a folder (#20) ---------------------------------------------------------------------------
+
+def _wait_until_folder_watched(watch: Watch, folder: Path) -> None:
+    """Return once the watcher reports a session started after it began (a probe file)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    number = 0
+    probes: list[str] = []
+    while True:
+        probe = folder / f"probe-{number}.jsonl"
+        probes.append(str(probe))
+        # Ends with a local command's output: nothing is due, so no probe ever stalls.
+        probe.write_bytes(user_line(0, "   ")
+                          + user_line(1, "<local-command-stdout>ok</local-command-stdout>"))
+        try:
+            line = watch.lines(1, timeout=1.0)[0]
+            break
+        except AssertionError:
+            assert time.monotonic() < deadline, "replay watch never printed a probe"
+            number += 1
+    # Probes written before the first walk are old sessions: never printed; any written
+    # after it is printed once.
+    assert line["path"] in probes and line["id"] == "u-0"
+    later = probes[probes.index(str(line["path"])) + 1:]
+    for line in watch.lines(len(later)):
+        assert line["path"] in later
+
+
+def test_watching_a_folder_follows_a_session_started_later(
+    tmp_path: Path, watch_processes: list[Watch]
+) -> None:
+    from tests.core.test_follow import SIDE_RECORDS, _cc_line, _ended_claude
+
+    project = tmp_path / "projects" / "-work-app"
+    project.mkdir(parents=True)
+    _ended_claude(project)  # ended long ago: never stalled
+    waiting = project / "waiting.jsonl"
+    waiting.write_bytes(user_line(0, "are you there?"))  # old, silent: not a stall either
+    os.utime(waiting, (1_700_000_000, 1_700_000_000))
+    watch = Watch(str(tmp_path / "projects"), "--stall", "3")
+    watch_processes.append(watch)
+    _wait_until_folder_watched(watch, project)
+    # A new session, written as Claude Code writes it: a line at a time, with the person
+    # typing ahead (a queue operation) between the thinking and the text of one message;
+    # no silence reaches --stall while the reply is due.
+    target = project / "22222222-3333-4444-5555-666666666666.jsonl"
+    thinking = {"type": "thinking", "thinking": "plan", "signature": "s"}
+    _append(target, user_line(0, "go"))
+    time.sleep(0.3)
+    _append(target, _cc_line(1, "msg_1", thinking, None))
+    time.sleep(0.3)
+    _append(target, orjson.dumps(SIDE_RECORDS["queue-operation"]) + b"\n")
+    time.sleep(1.0)
+    _append(target, orjson.dumps(SIDE_RECORDS["attachment"]) + b"\n")
+    time.sleep(1.0)
+    _append(target, _cc_line(3, "msg_1", {"type": "text", "text": "Done."}, "end_turn"))
+    _append(target, user_line(4, "and the tests?"))
+    _append(target, _cc_line(5, "msg_2", thinking, None))
+    time.sleep(0.3)
+    _append(target, _cc_line(6, "msg_2", {"type": "text", "text": ""}, "end_turn"))
+    (line,) = watch.lines(1)
+    assert (line["event"], line["id"], line["reason"]) == ("empty", "msg_2", "reasoning-only")
+    assert line["path"] == str(target) and line["session_id"] == SESSION_ID
+    # The session ends; nothing is due, so no stall however long the silence.
+    _append(target, user_line(7, "<command-name>/exit</command-name>"),
+            user_line(8, "<local-command-stdout>See ya!</local-command-stdout>"))
+    time.sleep(4.5)
+    code, rest, err = watch.stop()
+    events = [orjson.loads(raw) for raw in rest.splitlines()]
+    assert code == 0 and err == b""
+    # See ya! is a user line with words; nothing else may be printed: no stall, no retract.
+    assert events == []
+
+
+def test_watching_codex_sessions_follows_a_new_days_folder(
+    tmp_path: Path, watch_processes: list[Watch]
+) -> None:
+    from tests.core.test_follow import CODEX_META, _codex, _codex_prompt
+
+    sessions = tmp_path / ".codex" / "sessions"
+    yesterday = sessions / "2026" / "11" / "30"
+    yesterday.mkdir(parents=True)
+    old = yesterday / "rollout-2026-11-30T23-00-00-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+    old.write_bytes(CODEX_META + _codex_prompt("an old prompt, never answered"))
+    os.utime(old, (1_700_000_000, 1_700_000_000))
+    watch = Watch(str(sessions), "--stall", "3")
+    watch_processes.append(watch)
+    time.sleep(1.5)  # its first walk: the old session is there before
+    # Midnight: a new day's folder, and a session in it written record by record.
+    today = sessions / "2026" / "12" / "01"
+    today.mkdir(parents=True)
+    target = today / "rollout-2026-12-01T00-00-05-019e1625-1111-76c0-80ab-3724b5ddb799.jsonl"
+    for record in (CODEX_META, _codex_prompt("go"),
+                   _codex("event_msg", {"type": "user_message", "message": "go"}),
+                   _codex("turn_context", {"cwd": "/w"}),
+                   _codex("event_msg", {"type": "token_count", "info": None}),
+                   _codex("response_item", {"type": "reasoning", "summary": []}),
+                   _codex("event_msg", {"type": "token_count", "info": None})):
+        _append(target, record)
+        time.sleep(0.3)
+    # Token counts after the reasoning complete nothing: the step is still open.
+    _no_more(watch, 1.0)
+    _append(target, _codex("event_msg", {"type": "task_complete", "last_agent_message": None}))
+    (line,) = watch.lines(1)
+    assert (line["event"], line["reason"], line["path"]) == ("empty", "reasoning-only",
+                                                            str(target))
+    time.sleep(4.0)  # the task is complete: nothing is due, no stall however long
+    code, rest, err = watch.stop()
+    assert (code, rest, err) == (0, b"", b"")
+
+
+def test_watch_local_follows_the_folders_of_every_agent(
+    tmp_path: Path, watch_processes: list[Watch]
+) -> None:
+    from tests.core.test_follow import CODEX_META, _codex, _codex_prompt
+
+    home = Path(os.environ["HOME"])  # the empty home every test discovers in
+    projects = home / ".claude" / "projects"
+    (projects / "-work-app").mkdir(parents=True)
+    sessions = home / ".codex" / "sessions"
+    sessions.mkdir(parents=True)
+    watch = Watch("--local", "--stall", "30")
+    watch_processes.append(watch)
+    _wait_until_folder_watched(watch, projects / "-work-app")
+    # A session of another agent, in a day folder that does not exist yet.
+    day = sessions / "2026" / "12" / "01"
+    day.mkdir(parents=True)
+    rollout = day / "rollout-2026-12-01T00-00-05-019e1625-2222-76c0-80ab-3724b5ddb799.jsonl"
+    _append(rollout, CODEX_META, _codex_prompt("go"),
+            _codex("response_item", {"type": "reasoning", "summary": []}),
+            _codex("event_msg", {"type": "task_complete", "last_agent_message": None}))
+    (line,) = watch.lines(1)
+    assert (line["path"], line["reason"]) == (str(rollout), "reasoning-only")
+    code, rest, err = watch.stop()
+    assert (code, rest, err) == (0, b"", b"")
+
+
+def test_watch_without_path_or_local_is_one_line(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "replay", "watch"], capture_output=True,
+                            cwd=REPO, timeout=30)
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr == b"replay: give a PATH (a session file, a folder or a database), " \
+        b"or --local\n"
+    empty = subprocess.run([sys.executable, "-m", "replay", "watch", "--local"],
+                           capture_output=True, cwd=REPO, timeout=30)
+    assert empty.returncode == 2 and empty.stderr.startswith(
+        b"replay: --local: no session folder found on this machine (looked in ")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from replay.core.annotate.journal import latest
+from replay.core.annotate.journal import HAS_CONTENT, latest
 from replay.core.session.turn_ref import placeholder_request
 
 Item = tuple[str, str]
@@ -258,10 +258,14 @@ class AgreementReport:
     """Items with two or more distinct labels, in order of first appearance."""
     suggester: SuggesterReport | None = None
     """The suggestion rules as one more rater, when the records name their suggestions."""
+    left_out_with_content: int = 0
+    """Labels left out: their turn was found to show content after they were saved
+    (`turn_has_content` in the journal), so they rate no empty turn."""
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by `replay agree --json`."""
         return {
+            "left_out_with_content": self.left_out_with_content,
             "reviewers": list(self.reviewers),
             "counts": dict(self.counts),
             "items": self.items,
@@ -349,8 +353,13 @@ def krippendorff_alpha(units: Iterable[Iterable[str]]) -> tuple[float | None, in
 
 
 def agreement(records: Iterable[Mapping[str, Any]]) -> AgreementReport:
-    """Compare reviewers over journal records (from one or more journals, in file order)."""
+    """Compare reviewers over journal records (from one or more journals, in file order).
+
+    A label whose latest record says its turn now shows content (`turn_has_content`) is
+    left out of every figure and counted in `left_out_with_content`.
+    """
     records = list(records)
+    records, left_out = _without_outgrown(records)
     positions: dict[Item, int] = {}
     table = ratings_by_item(records, positions)
     report = AgreementReport()
@@ -374,7 +383,23 @@ def agreement(records: Iterable[Mapping[str, Any]]) -> AgreementReport:
         if len(set(ratings.values())) > 1
     ]
     report.suggester = suggester_report(records)
+    report.left_out_with_content = left_out
     return report
+
+
+def _without_outgrown(
+    records: list[Mapping[str, Any]],
+) -> tuple[list[Mapping[str, Any]], int]:
+    """The records of labels still rating an empty turn, and how many labels were left out."""
+    current = latest(dict(record) for record in records)
+    outgrown = {key for key, record in current.items()
+                if record.get(HAS_CONTENT) is True and record["label"]}
+    if not outgrown:
+        return records, 0
+    kept = [record for record in records
+            if (record.get("reviewer", ""), record["session_id"], record["turn_id"])
+            not in outgrown]
+    return kept, len(outgrown)
 
 
 def labels_of_others(records: Iterable[Mapping[str, Any]], session_id: str,

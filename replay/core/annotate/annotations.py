@@ -12,12 +12,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from replay.core.annotate.journal import FORMAT_VERSION, Journal, JournalError, check_record, latest
+from replay.core.annotate.journal import (
+    FORMAT_VERSION,
+    HAS_CONTENT,
+    Journal,
+    JournalError,
+    check_record,
+    latest,
+)
 from replay.core.paths import data_dir
 from replay.core.session.model import Session
 
 __all__ = [
     "CONFIDENCE",
+    "HAS_CONTENT",
     "OVERRULE_REASONS",
     "Annotation",
     "AnnotationStore",
@@ -83,6 +91,9 @@ class Annotation:
     """Why the reviewer disagreed with the suggestion (a code of `OVERRULE_REASONS`), or ""."""
     blind: bool = False
     """The reviewer did not see the suggestion or other labels before saving."""
+    has_content: bool = False
+    """The turn was found to show content after this was saved (a reply still being written
+    when it was labelled): the label is kept, but no longer rates an empty turn."""
 
     @property
     def withdrawn(self) -> bool:
@@ -108,6 +119,8 @@ class Annotation:
                 record[name] = getattr(self, name)
         if self.blind:
             record["blind"] = True
+        if self.has_content:
+            record[HAS_CONTENT] = True
         return record
 
     @classmethod
@@ -133,6 +146,7 @@ class Annotation:
             rule=_text(record, "rule"),
             overrule=_text(record, "overrule"),
             blind=record.get("blind") is True,
+            has_content=record.get(HAS_CONTENT) is True,
         )
 
 
@@ -367,6 +381,21 @@ class AnnotationStore:
         self._changes.append(_Change(turn_id, turn_index, self._current.get(turn_id)))
         self._save(annotation)
         return annotation
+
+    def mark_has_content(self, turn_id: str) -> Annotation | None:
+        """Say in the journal that this reviewer's annotation of a turn now rates a turn with
+        content (`outgrown`): the same record, marked. Not an undoable change; None when
+        there is no annotation to mark or it is marked already.
+
+        Raises:
+            JournalError: the journal cannot be written; the mark is kept in `unsaved`.
+        """
+        current = self.get(turn_id)
+        if current is None or current.has_content:
+            return None
+        marked = replace(current, has_content=True)
+        self._save(marked)
+        return marked
 
     def withdraw(self, turn_id: str, turn_index: int) -> Annotation:
         """Take back the annotation of a turn by appending a record with an empty label."""

@@ -32,6 +32,10 @@ REQUIRED_TEXT = ("session_id", "turn_id", "label")
 OPTIONAL_TEXT = ("note", "confidence", "reviewer", "time")
 """Fields that, when present, must be strings."""
 
+HAS_CONTENT = "turn_has_content"
+"""Field of a record saying the annotated turn was found to show content after it was
+labelled (a reply still being written): the label stands, but rates no empty turn."""
+
 RecordKey = tuple[str, str, str]
 """(reviewer, session_id, turn_id): what one annotation is about, and by whom."""
 

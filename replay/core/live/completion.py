@@ -9,6 +9,9 @@ later), opencode writes a message's parts as separate files, Codex writes a prom
   is complete when a record of another message follows it, or when its last line carries a
   stop reason that fits what it holds (`tool_use` only once a tool call is there, and never
   on a line holding only thinking, since the text or call of the same message follows it).
+  Bookkeeping between a message's lines (a queue operation when the person types ahead, an
+  attachment, progress, a snapshot, a system record) completes nothing: only the records
+  `CONVERSATION_RECORDS` lists for a format complete the turn before them.
 * **opencode** (export, storage, database, run stream): an assistant message when its
   completion time (`time.completed`, a run's `step_finish`) or an error is set; a user
   message (its parts are separate files) after the quiet time.
@@ -27,6 +30,7 @@ turns, whose records arrive together, never a reply still being generated.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -54,6 +58,33 @@ LATER_TURNS_LOOKED_AT = 64
 
 CODEX_CLOSING_EVENTS = frozenset({"task_complete", "turn_aborted", "user_message"})
 """Codex `event_msg` types that end the open step."""
+
+CODEX_CONVERSATION_EVENTS = frozenset({
+    "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
+    "task_complete", "turn_aborted",
+})
+"""Codex `event_msg` types that are the conversation (the rest, token counts, task starts,
+command and search progress, diffs, are bookkeeping written around it)."""
+
+ALL = None
+"""In `CONVERSATION_RECORDS`: every sub-type of the record type counts."""
+
+CONVERSATION_RECORDS: dict[str, dict[str, frozenset[str] | None]] = {
+    # A user prompt or tool result, or an assistant line (of another message: lines of the
+    # same message join its turn). Queue operations, attachments, progress, snapshots,
+    # system records (hooks, turn durations), summaries, titles, permission modes: never.
+    "claude-code": {"user": ALL, "assistant": ALL},
+    # Every response item (messages, reasoning, calls and their output) and compaction; of
+    # the events only the conversation's own. Session meta, turn contexts, token counts: never.
+    "codex": {"response_item": ALL, "compacted": ALL, "event_msg": CODEX_CONVERSATION_EVENTS},
+    # Every line is a message.
+    "chat-jsonl": {},
+}
+"""Which records of a line-based format are the conversation, per format: only those
+complete the turn before them ("a record of another message follows"). Keys are the
+record's `type` (sub-types in `payload.type` for Codex); an empty table means every record
+is a message. A format missing here completes no turn by a following record: its replies
+end on their own signals (opencode runs on `step_finish`, Gemini on its token counts)."""
 
 THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 """Claude Code blocks that come before the visible block of the same message."""
@@ -89,6 +120,26 @@ def _last_record(turn: Turn, read_at: ReadAt) -> dict[str, object] | None:
     except (orjson.JSONDecodeError, OSError):
         return None
     return record if isinstance(record, dict) else None
+
+
+def is_conversation_record(format: str, record: object) -> bool:  # noqa: A002
+    """True when a record of this format is part of the conversation, not bookkeeping
+    (`CONVERSATION_RECORDS`); only such records complete the turn before them."""
+    table = CONVERSATION_RECORDS.get(format)
+    if table is None:
+        return False
+    if not table:
+        return True
+    if not isinstance(record, dict):
+        return False
+    kind = record.get("type")
+    if not isinstance(kind, str) or kind not in table:
+        return False
+    subtypes = table[kind]
+    if subtypes is ALL:
+        return True
+    payload = record.get("payload")
+    return isinstance(payload, dict) and payload.get("type") in subtypes
 
 
 def claude_stop_fits(record: dict[str, object], turn: Turn) -> bool:
@@ -176,7 +227,7 @@ class TurnCompletion:
                 return turn.completed is not None or any(p.kind == Kind.ERROR for p in turn.parts)
             return quiet >= self.settle
         if fmt == "codex":
-            follows, closed = self._after(turn, consumed, parse=True)
+            follows, closed = self._after(turn, consumed)
             if turn.role == "assistant":
                 return (closed or turn.completed is not None
                         or any(p.kind == Kind.ERROR and p.name == "turn_aborted"
@@ -185,12 +236,12 @@ class TurnCompletion:
         if fmt == "gemini":
             return turn.role == "user" or turn.tokens is not None
         if turn.role == "user":
-            follows, _closed = self._after(turn, consumed, parse=False)
+            follows, _closed = self._after(turn, consumed)
             return follows or quiet >= self.settle
         return False
 
     def _claude_assistant(self, turn: Turn, consumed: int | None) -> bool:
-        follows, _closed = self._after(turn, consumed, parse=False)
+        follows, _closed = self._after(turn, consumed)
         if follows:
             return True
         if self.read_at is None or turn.source is None or not turn.source.spans:
@@ -204,16 +255,23 @@ class TurnCompletion:
         self._stop = (*key, done)
         return done
 
-    def _after(self, turn: Turn, consumed: int | None, *, parse: bool) -> tuple[bool, bool]:
-        """(a record follows the turn's last one, one of them closes it), looked up lazily."""
+    def _after(self, turn: Turn, consumed: int | None) -> tuple[bool, bool]:
+        """(a conversation record follows the turn's last one, one of them closes it),
+        looked up lazily: records already looked at are not read again on the next poll.
+
+        Bookkeeping records (`CONVERSATION_RECORDS`) are passed over: a queue operation
+        between a thinking line and the text of the same message completes nothing.
+        """
         end = _span_end(turn)
         if end is None or consumed is None or self.read_at is None:
             return False, False
         scan = self._scan
         if scan is None or scan.turn_id != turn.id or scan.span_end != end:
             scan = self._scan = _Scan(turn.id, end, end)
-        if scan.closed or (scan.any_record and not parse):
+        codex = self.format == "codex"
+        if scan.closed or (scan.any_record and not codex):
             return scan.any_record, scan.closed
+        every_record = CONVERSATION_RECORDS.get(self.format) == {}
         while scan.scanned < consumed:
             size = min(consumed - scan.scanned, SCAN_LIMIT)
             try:
@@ -228,36 +286,61 @@ class TurnCompletion:
             for line in data[:cut].split(b"\n"):
                 if not line.strip():
                     continue
-                scan.any_record = True
-                if not parse:
+                if every_record:
+                    scan.any_record = True
                     break
                 try:
                     record = orjson.loads(line)
                 except orjson.JSONDecodeError:
                     continue
-                if codex_closes(record):
+                if is_conversation_record(self.format, record):
+                    scan.any_record = True
+                if codex and codex_closes(record):
                     scan.closed = True
                     break
+                if scan.any_record and not codex:
+                    break
             scan.scanned += cut
-            if scan.closed or (scan.any_record and not parse):
+            if scan.closed or (scan.any_record and not codex):
                 break
         return scan.any_record, scan.closed
+
+
+LOCAL_COMMAND = re.compile(
+    r"\s*(?:<local-command-(?:stdout|stderr|caveat)>"
+    r"|<command-name>\s*/(?:exit|quit)\s*</command-name>)")
+"""A Claude Code user line no reply follows: a local command's output (`/exit` answers
+`See ya!`, `/cost` its figures), its caveat, or the `/exit` command itself."""
+
+
+def expects_reply(turn: Turn) -> bool:
+    """False for a user turn the agent does not answer (a local command, the session's
+    `/exit`): the session waits on the person, or has ended."""
+    for part in turn.parts:
+        if part.kind == Kind.TEXT and part.text.strip():
+            return not LOCAL_COMMAND.match(part.text)
+        if part.kind in VISIBLE_KINDS:
+            return True
+    return True
 
 
 def waiting_for_reply(session: Session, complete: bool) -> Turn | None:
     """The turn a silence hangs on, or None when the person, not the agent, is due.
 
-    The agent is due after a user turn, after tool results it has not answered yet, and
-    while its reply shows nothing yet (reasoning only, not complete). A reply that already
-    shows words leaves the person reading: even unfinished (formats that never write a stop
-    reason), a silence after it is no stall. A tool still running is the agent at work.
+    The agent is due after a user turn (not a local command such as `/exit`: the session
+    ended), after tool results it has not answered yet, and while its reply shows nothing
+    yet (reasoning only, not complete). A complete reply (its stop reason, a Codex
+    `task_complete`, opencode's completion time) ends the agent's part, and a reply that
+    already shows words leaves the person reading: even unfinished (formats that never
+    write a stop reason), a silence after it is no stall. A tool still running is the
+    agent at work.
     """
     index = last_conversation_index(session)
     if index is None:
         return None
     turn = session.turns[index]
     if turn.role == "user":
-        return turn
+        return turn if expects_reply(turn) else None
     for part in reversed(turn.parts):
         if part.kind == Kind.TOOL_RESULT:
             return turn
@@ -279,5 +362,6 @@ def file_reader(path: str | os.PathLike[str]) -> ReadAt:
     return read_at
 
 
-__all__ = ["COMPLETION_FORMATS", "DEFAULT_SETTLE", "DEFAULT_STALL", "TurnCompletion", "file_reader",
+__all__ = ["COMPLETION_FORMATS", "CONVERSATION_RECORDS", "DEFAULT_SETTLE", "DEFAULT_STALL",
+           "TurnCompletion", "expects_reply", "file_reader", "is_conversation_record",
            "last_conversation_index", "waiting_for_reply"]

@@ -244,17 +244,21 @@ class _LineSource:
     def session(self) -> Session:
         return self.builder.session
 
-    def read(self, final: bool = False) -> bool:
+    def read(self, final: bool = False, upto: int | None = None) -> bool:
         """Feed what was added; True when the file was reset and the session rebuilt.
 
         With `final`, a last line without its newline is fed too (the writer is done).
+        With `upto`, only the lines ending before that byte are read (the rest next time).
         """
         was_reset = False
         fed = False
         self.fed = False
         before = (self.tail.position, self.tail.resets)
         while True:
-            batch = self.tail.read_new(max_bytes=CHUNK_BYTES)
+            budget = CHUNK_BYTES if upto is None else min(CHUNK_BYTES, upto - self.tail.position)
+            if budget <= 0:
+                break
+            batch = self.tail.read_new(max_bytes=budget)
             if batch.reset:
                 assert self.reader.builder is not None
                 self.builder = self.reader.builder(str(self.path))
@@ -264,7 +268,7 @@ class _LineSource:
                 fed = True
             if not batch.more:
                 break
-        if final:
+        if final and upto is None:
             for line, offset, lineno in self.tail.flush_pending():
                 self.builder.feed(line, offset, lineno)
                 fed = True
@@ -331,8 +335,11 @@ class _DocumentSource:
                 return tuple(_stamp(source) for source in sources)
         return _stamp(self.path)
 
-    def read(self, final: bool = False) -> bool:
-        """Read again if anything changed; True when a new session object was read."""
+    def read(self, final: bool = False, upto: int | None = None) -> bool:
+        """Read again if anything changed; True when a new session object was read.
+
+        A whole document has no byte position: `upto` is not heeded.
+        """
         stamp = self._stamp_now()
         self.wrote = stamp != self._stamp and self._stamp is not None
         if stamp == self._stamp:
@@ -446,6 +453,8 @@ class SessionFollower:
         settle: seconds of quiet after which a multi-record user message is complete.
         stall: seconds without a write, while a reply is due, before a stall is reported.
         clock: epoch seconds now (tests pass their own).
+        quiet_start: no stall until something is written after following began (a session
+            of a followed folder that was silent already is an old one, not a stalled one).
     """
 
     def __init__(
@@ -459,6 +468,7 @@ class SessionFollower:
         settle: float = DEFAULT_SETTLE,
         stall: float = DEFAULT_STALL,
         clock: Any = time.time,
+        quiet_start: bool = False,
     ) -> None:
         self.path = Path(path)
         """The followed path."""
@@ -493,6 +503,8 @@ class SessionFollower:
         self._stalled: Stall | None = None
         self._pending: int | None = None
         self._first_read = True
+        self._may_stall = not quiet_start
+        """False until a write is seen, with `quiet_start`."""
 
     @property
     def last_write(self) -> float:
@@ -568,12 +580,14 @@ class SessionFollower:
         self._switched = True
         return True
 
-    def poll(self, *, final: bool = False) -> FollowUpdate:
+    def poll(self, *, final: bool = False, upto: int | None = None) -> FollowUpdate:
         """Read what changed and report it.
 
         Args:
             final: the writer is known to be done: a last line without its newline is read,
                 and the last turn counts as complete (see `settle`).
+            upto: read only the records ending before this byte of a line-based file (what
+                it held when a folder's watch began; the rest is read by the next poll).
 
         Raises:
             UnknownFormat: the content is there but no reader recognises it.
@@ -582,7 +596,7 @@ class SessionFollower:
             return FollowUpdate(None)
         source = self._source
         assert source is not None
-        rebuilt = source.read(final)
+        rebuilt = source.read(final, upto)
         if isinstance(source, _DocumentSource) and source.last_error and self._detected:
             rebuilt = self._redetect() or rebuilt
             source = self._source
@@ -597,6 +611,7 @@ class SessionFollower:
                 resumed = Resumption(stall.since, max(0.0, now - stall.since), stall.turn)
                 self._stalled = None
             self._last_write = now
+            self._may_stall = True
         session = source.session
         if session is None:
             return FollowUpdate(None, resumed=resumed)
@@ -645,7 +660,7 @@ class SessionFollower:
         """Report empty turns that became complete, and a stall that just began."""
         last_complete = self._complete_empty(update, session, now, settle=settle)
         update.pending = self._pending
-        if self._stalled is not None:
+        if self._stalled is not None or not self._may_stall:
             return
         waiting = waiting_for_reply(session, last_complete)
         if waiting is not None and now - self._last_write >= self.stall_seconds:

@@ -89,8 +89,10 @@ class FileTail:
         if replaced:
             self._restart()
         if self._fd is None:
+            # Non-blocking: a path swapped for a FIFO must not hang the follower (a regular
+            # file ignores the flag).
             try:
-                self._fd = os.open(self.path, os.O_RDONLY)
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
             except FileNotFoundError:
                 return None
             # Stat the descriptor itself: the path may have been swapped between the calls.
@@ -98,7 +100,7 @@ class FileTail:
             identity = (status.st_dev, status.st_ino)
             if self._identity is not None and identity != self._identity:
                 self._restart()
-                self._fd = os.open(self.path, os.O_RDONLY)
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
                 status = os.fstat(self._fd)
                 identity = (status.st_dev, status.st_ino)
             self._identity = identity

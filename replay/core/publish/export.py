@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from replay.core.annotate.annotations import Annotation, session_identity
+from replay.core.annotate.outgrown import now_with_content
 from replay.core.detection.empty import (
     DEFAULT_RULES,
     DetectionRules,
@@ -37,6 +38,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     # Appended in the third round, after the first ones, so scripts reading by position keep
     # working: the turn's `#N`, and what the journal holds beside the label.
     "turn_number", "suggestion_rule", "overrule", "blind",
+    # Appended (#20) after every column before it: the annotated turn shows content now.
+    "turn_now_has_content",
 )
 """Columns of the CSV export (and the keys of `--as jsonl`), in the order of the product
 contract: the one list every writer follows; a new column is appended at the end."""
@@ -91,7 +94,7 @@ def excerpt(session: Session, turn: Turn | None, limit: int = EXCERPT_CHARS) -> 
 
 def _row(
     session: Session, turn: Turn | None, empty: EmptyTurn | None, annotation: Annotation | None,
-    labels: LabelSet,
+    labels: LabelSet, has_content: bool | None = False,
 ) -> Row:
     index = turn.index if turn is not None else (annotation.turn_index if annotation else -1)
     label = labels.get(annotation.label) if annotation else None
@@ -130,6 +133,7 @@ def _row(
                             else (empty.suggestion_rule or "") if empty else ""),
         "overrule": annotation.overrule if annotation else "",
         "blind": annotation.blind if annotation else None,
+        "turn_now_has_content": has_content,
     }
 
 
@@ -166,13 +170,17 @@ def export_rows(
                if rules.missing_replies or not empty.is_placeholder or empty.id in noted}
     keyed: list[tuple[int, str, str, Row]] = []
     annotated: set[str] = set()
-    for note in annotations:
-        if note.withdrawn or note.session_id != identity:
-            continue
+    current = [note for note in annotations if not note.withdrawn and note.session_id == identity]
+    # Labelled while empty, not empty now (a reply still being written then): said, not hidden.
+    outgrown = now_with_content(session, (note.turn_id for note in current), empties)
+    for note in current:
         empty = empties.get(note.turn_id)
         turn = by_id(note.turn_id) if empty is None else session.turns[empty.index]
         annotated.add(note.turn_id)
-        row = _row(session, turn, empty, note, labels)
+        has_content: bool | None = note.turn_id in outgrown or (note.has_content and empty is None)
+        if not has_content and empty is None and turn is None:
+            has_content = None  # the session no longer holds the turn: unknown
+        row = _row(session, turn, empty, note, labels, has_content)
         keyed.append((row["turn_index"], note.reviewer, note.time, row))
     if all_empty:
         for empty in empties.values():

@@ -73,6 +73,9 @@ class Following(Concern):
                     timeout=5, markup=False)
 
     def action_live(self) -> None:
+        folder = getattr(self.host.app, "folder_following", None)
+        if folder is not None and folder.stay():
+            return  # a move to a new session was offered: f stays on this one
         self.at_live_end = True
         self.new_turns = 0
         self.host.go(len(self.host.session.turns) - 1)

@@ -48,6 +48,7 @@ from replay.ui.controls.search import Search
 from replay.ui.controls.turn_tools import TurnTools
 from replay.ui.empty_reports import EmptyReports
 from replay.ui.messages import ReplayScreenShown, ScreenPainted, ViewChanged
+from replay.ui.outgrown import mark_outgrown, outgrown_label, outgrown_text
 from replay.ui.read_warnings import warning_line
 from replay.ui.render import clean
 from replay.ui.repaint import update_static
@@ -349,10 +350,15 @@ class ReplayScreen(Screen[None]):
         empty = self.empty_turn(self.index)
         if empty is not None and empty.is_placeholder != self.at_placeholder:
             empty = None  # on the request itself: its missing reply is the stop after it
+        text = self.banner_text(turn, empty)
+        # Labelled while it looked empty, content now: said on the turn, never silent.
+        outgrown = outgrown_label(self, turn) if empty is None else None
+        if outgrown is not None:
+            text.append_text(outgrown_text(self, outgrown))
         self.current_turn.show_banner(
-            self.banner_text(turn, empty), empty=empty is not None,
+            text, empty=empty is not None,
             shown=empty is not None or bool(self.sidechains_of(turn))
-            or self.navigator.is_placeholder(turn.index))
+            or self.navigator.is_placeholder(turn.index) or outgrown is not None)
         # On the container, not the screen: a class change restyles the whole subtree.
         self.current_turn.set_class(empty is not None, "at-empty")
         self.current_turn.show_turn(Shown(
@@ -579,6 +585,9 @@ class ReplayScreen(Screen[None]):
         elif self.following and not self.indexing:
             self.live.grew(new_empty, last)
         self.index = min(self.index, last)
+        if self.following and not self.indexing:
+            # A label saved while a reply was still being written: its turn grew content.
+            mark_outgrown(self)
         self.show()
         if not self.indexing:
             missing = self.reports.missing()
