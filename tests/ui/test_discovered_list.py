@@ -118,3 +118,21 @@ async def test_an_id_of_a_database_session_opens_that_session(
                          and app.first_screen_painted.is_set())
         await pilot.pause()
         assert app.screen.session.session_id == "ses_39b3d0892ffeaCoiaHPszzRI8d"
+
+
+async def test_at_160_columns_the_id_to_open_a_session_by_is_shown_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The title (70) and project (40) columns pushed the id to its first three characters.
+    home = build_home(tmp_path / "home")
+    monkeypatch.setenv("HOME", str(home.root))
+    app = no_path_app()
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and bool(app.screen.query(DataTable))
+                         and app.screen.query_one(DataTable).row_count > 0)
+        await wait_until(pilot, lambda: "…" not in column(
+            app.screen.query_one(DataTable), "turns"))
+        await pilot.pause()
+        shown = app.screen.query_one(DataTable).render_line(2).text
+        ids = [str(cell) for cell in app.screen.query_one(DataTable).get_column("id")]
+        assert any(ident and ident in shown for ident in ids), (shown, ids)

@@ -112,6 +112,14 @@ def _tail(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
+TITLE_WIDTH = 52
+"""Characters of a discovered session's title shown: with the project's 36 and the other
+columns, the list fits 160 columns with the id (what `replay ID` takes) still whole."""
+
+PROJECT_WIDTH = 36
+"""Characters of a discovered session's project shown (its end: the project's own name)."""
+
+
 def discovered_cells(row: PickerRow) -> tuple[Text, ...]:
     """Written, turns, empty turns, agent, title, project and id of a discovered session."""
     from replay.core.discovery import AGENT_TITLES
@@ -122,21 +130,21 @@ def discovered_cells(row: PickerRow) -> tuple[Text, ...]:
     dim = "dim" if row.problem else ""
     written = Text(_when(found.newest or None).plain, style=dim)
     agent = Text(AGENT_TITLES.get(found.agent, found.agent), style=dim)
-    project = Text(_tail(shown(found.project or ""), 40), style="dim")
+    project = Text(_tail(shown(found.project or ""), PROJECT_WIDTH), style="dim")
     ident = Text(shown(found.session_id or "")[:13], style="dim")
     if row.problem:
         reason = row.problem.removeprefix("skipped ").removeprefix(f"{found.path}: ")
-        name = Text(one_line(f"{shown(found.path.name)} · unreadable: {shown(reason)}", 70),
-                    style="dim italic")
+        name = Text(one_line(f"{shown(found.path.name)} · unreadable: {shown(reason)}",
+                             TITLE_WIDTH), style="dim italic")
         return written, Text(""), Text(""), agent, name, project, ident
     if summary is None:
         label = found.title or found.session_id or found.path.name
-        return (written, PENDING, PENDING, agent, Text(one_line(shown(label), 70)), project,
-                ident)
+        return (written, PENDING, PENDING, agent, Text(one_line(shown(label), TITLE_WIDTH)),
+                project, ident)
     label = found.title or summary.label
     return (written, Text(f"{summary.turns:,}", justify="right"),
             Text(str(summary.empty), justify="right", style="bold" if summary.empty else "dim"),
-            agent, Text(one_line(shown(label), 70)), project, ident)
+            agent, Text(one_line(shown(label), TITLE_WIDTH)), project, ident)
 
 
 def row_text(row: PickerRow) -> str:
