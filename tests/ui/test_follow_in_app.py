@@ -146,16 +146,19 @@ async def test_a_stall_shows_how_long_the_session_is_silent(tmp_path: Path) -> N
         await pilot.pause(1.2)
         assert screen.live.silent_since is None and "silent" not in str(screen.status_text())
         _cc_append(path, cc_user(2, "run the migration"))
-        await wait_until(pilot, lambda: screen.live.silent_since is not None, rounds=300)
+        # The timeline hears of the silence by a message after the follower: wait for both.
+        await wait_until(pilot, lambda: screen.live.silent_since is not None
+                         and timeline.silence.startswith("silent for"), rounds=300)
         assert "silent for" in str(screen.status_text())
-        assert timeline.silence.startswith("silent for")
+        await pilot.pause()
         timeline_row = timeline.render_line(1).text
         assert timeline_row.rstrip().endswith("▏") and "silent for" in timeline_row
         # The reply comes: the silence is over.
         _cc_append(path, cc_assistant(3, "msg_2", {"type": "text", "text": "Done."},
                                       stop="end_turn"))
-        await wait_until(pilot, lambda: screen.live.silent_since is None, rounds=300)
-        assert "silent" not in str(screen.status_text()) and timeline.silence == ""
+        await wait_until(pilot, lambda: screen.live.silent_since is None
+                         and timeline.silence == "", rounds=300)
+        assert "silent" not in str(screen.status_text())
 
 
 async def test_a_stop_that_shows_content_after_all_is_left(tmp_path: Path) -> None:
