@@ -9,8 +9,7 @@ import pytest
 
 from replay.core.detection.empty import find_empty_turns
 from replay.core.readers import load_sessions
-from replay.core.readers.aider import NOT_SENT
-from replay.core.session.model import Kind, Part
+from replay.core.session.model import NOT_SENT, Kind, Part
 from replay.core.suggest import default_suggester, read_signals, suggest
 from replay.core.suggest.human import bare_continuation, next_act, person_abort, reply_reading
 from tests.core.test_signals import build, turn

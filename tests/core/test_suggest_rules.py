@@ -7,10 +7,9 @@ from collections.abc import Callable
 import pytest
 
 from replay.core.detection.empty import find_empty_turns
-from replay.core.readers.aider import NOT_SENT
 from replay.core.readers.specstory import EXPORT_CUT
 from replay.core.session.labels import DEFAULT_LABELS
-from replay.core.session.model import Kind, Part, Session
+from replay.core.session.model import NOT_SENT, Kind, Part, Session
 from replay.core.suggest import RULES, default_suggester, read_signals, suggest, suggester_for
 from replay.core.suggest.rules import first_rule
 from tests.core.test_signals import EMPTY, build, turn

@@ -52,7 +52,15 @@ from replay.core.readers.base import (
     Reader,
     UnreadablePath,
 )
-from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.session.model import (
+    NOT_SENT,
+    Kind,
+    Part,
+    Session,
+    Source,
+    Turn,
+    parse_time,
+)
 
 NAME = "aider"
 HEADER = "# aider chat started at"
@@ -60,9 +68,6 @@ HEADER = "# aider chat started at"
 
 BLANK_PROMPT = "<blank>"
 """What aider writes for a prompt submitted with nothing in it."""
-
-NOT_SENT = "not sent to the model"
-"""The note on an empty prompt: aider drops empty input before it reaches the model."""
 
 REPLY_COMMANDS: frozenset[str] = frozenset(
     {"ask", "code", "architect", "context", "help", "ok", "lint", "test"}

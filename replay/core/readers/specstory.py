@@ -32,12 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from replay.core.readers.base import BOM, EMPTY_FILE, Progress, Reader, UnreadablePath
-from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
+from replay.core.session.model import (
+    EXPORT_CUT,
+    Kind,
+    Part,
+    Session,
+    Source,
+    Turn,
+    parse_time,
+)
 
 NAME = "specstory"
-
-EXPORT_CUT = "export cut: the file was saved while this reply was being written"
-"""The note on a trailing reply that holds nothing."""
 
 CUT_MID_BLOCK = "the file ends inside {what}: read up to the cut"
 """The warning of a file that stops in the middle of a message."""

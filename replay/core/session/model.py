@@ -114,6 +114,13 @@ class Source:
     """A locator for non-line sources: a JSON pointer, a table row, a file name."""
 
 
+NOT_SENT = "not sent to the model"
+"""A turn's note on an empty prompt: Aider drops empty input before it reaches the model."""
+
+EXPORT_CUT = "export cut: the file was saved while this reply was being written"
+"""A turn's note on a trailing reply that holds nothing (a SpecStory export taken mid-reply)."""
+
+
 @dataclass(slots=True, eq=False)
 class Turn:
     """One message as the source tool presents it to a person."""

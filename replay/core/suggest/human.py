@@ -16,10 +16,8 @@ import re
 from dataclasses import dataclass
 
 from replay.core.detection.empty import is_visible
-from replay.core.readers.aider import NOT_SENT
-from replay.core.readers.specstory import EXPORT_CUT
 from replay.core.session.harness import is_harness_text
-from replay.core.session.model import Kind, Session, Turn
+from replay.core.session.model import EXPORT_CUT, NOT_SENT, Kind, Session, Turn
 from replay.core.session.text import strip_empty_wrappers
 
 WINDOW = 40
