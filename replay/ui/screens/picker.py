@@ -112,11 +112,11 @@ def _tail(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-TITLE_WIDTH = 52
-"""Characters of a discovered session's title shown: with the project's 36 and the other
+TITLE_WIDTH = 60
+"""Characters of a discovered session's title shown: with the project's 28 and the other
 columns, the list fits 160 columns with the id (what `replay ID` takes) still whole."""
 
-PROJECT_WIDTH = 36
+PROJECT_WIDTH = 28
 """Characters of a discovered session's project shown (its end: the project's own name)."""
 
 
