@@ -183,6 +183,21 @@ def journal_refusal(path: str | Path | None) -> str | None:
     return regular_file_refusal(path, "an annotation journal") if path else None
 
 
+def settings_and_labels_or_none(args: Any) -> tuple[Settings, LabelSet] | None:
+    """The settings and label set of a command that reads a journal (`--annotations`,
+    `--labels`): None, having said why on stderr, when the journal path is refused or the
+    label set cannot be read."""
+    refusal = journal_refusal(args.annotations)
+    if refusal:
+        say_error(refusal)
+        return None
+    settings = settings_or_defaults()
+    labels = label_set_or_none(args.labels or settings.labels)
+    if labels is None:
+        return None
+    return settings, labels
+
+
 def journal_records_or_none(path: Path) -> list[dict[str, Any]] | None:
     """The records of an annotation journal, its ignored lines said as warnings on stderr;
     None after printing why it cannot be read."""

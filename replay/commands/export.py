@@ -15,12 +15,10 @@ from replay.commands._common import (
     EXIT_FAILURE,
     EXIT_OK,
     journal_records_or_none,
-    journal_refusal,
-    label_set_or_none,
     load_or_none,
     named_only,
     say_error,
-    settings_or_defaults,
+    settings_and_labels_or_none,
     stderr_progress,
 )
 from replay.core.annotate.annotations import (
@@ -89,14 +87,10 @@ def _kind(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Collect the rows of every session at PATH and write them to one output."""
-    refusal = journal_refusal(args.annotations)
-    if refusal:
-        say_error(refusal)
+    inputs = settings_and_labels_or_none(args)
+    if inputs is None:
         return EXIT_BAD_INPUT
-    settings = settings_or_defaults()
-    labels = label_set_or_none(args.labels or settings.labels)
-    if labels is None:
-        return EXIT_BAD_INPUT
+    settings, labels = inputs
     kind = _kind(args)
     reader_format = None if args.format in CASE_KINDS else args.format
     sessions = load_or_none(args.path, reader_format, stderr_progress(str(args.path)),

@@ -10,12 +10,10 @@ from replay.commands._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     EXIT_OK,
-    journal_refusal,
-    label_set_or_none,
     load_or_none,
     named_only,
     say_error,
-    settings_or_defaults,
+    settings_and_labels_or_none,
 )
 from replay.core.annotate.annotations import (
     CONFIDENCE,
@@ -161,14 +159,10 @@ def _state(turn: Turn, empty: EmptyTurn | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Append one annotation to the session's journal and say what was saved."""
-    refusal = journal_refusal(args.annotations)
-    if refusal:
-        say_error(refusal)
+    inputs = settings_and_labels_or_none(args)
+    if inputs is None:
         return EXIT_BAD_INPUT
-    settings = settings_or_defaults()
-    labels = label_set_or_none(args.labels or settings.labels)
-    if labels is None:
-        return EXIT_BAD_INPUT
+    settings, labels = inputs
     label = labels.get(args.label)
     if label is None:
         known = ", ".join(labels.names)

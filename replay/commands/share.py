@@ -13,13 +13,11 @@ from replay.commands._common import (
     EXIT_FAILURE,
     EXIT_OK,
     journal_records_or_none,
-    journal_refusal,
-    label_set_or_none,
     load_or_none,
     named_only,
     one_session,
     say_error,
-    settings_or_defaults,
+    settings_and_labels_or_none,
     stderr_progress,
 )
 from replay.core.annotate.annotations import (
@@ -82,14 +80,10 @@ def kind_of(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read one session, its annotations, and write it in the kind asked for."""
-    refusal = journal_refusal(args.annotations)
-    if refusal:
-        say_error(refusal)
+    inputs = settings_and_labels_or_none(args)
+    if inputs is None:
         return EXIT_BAD_INPUT
-    settings = settings_or_defaults()
-    labels = label_set_or_none(args.labels or settings.labels)
-    if labels is None:
-        return EXIT_BAD_INPUT
+    settings, labels = inputs
     sessions = load_or_none(args.path, args.format, stderr_progress(str(args.path)),
                             named_only(args))
     if sessions is None:
