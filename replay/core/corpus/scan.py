@@ -254,15 +254,18 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
     assert reader.builder is not None and reader.windowed
     builder = reader.builder(str(path))
     lean = getattr(builder, "for_scan", None)
-    if lean is not None:
-        lean()
+    # A builder may hand the scan a feed of its own (the same turns, as far as a scan reads
+    # them, for less work).
+    feed = (lean() if lean is not None else None) or builder.feed
+    # A builder that makes no reference cycles needs no collection while it is fed.
+    collect = not getattr(builder, "acyclic", False)
     scan = _WindowScan(builder.session, rules, suggest)
     try:
         total = os.path.getsize(path)
         handle = open(path, "rb")
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
-    feed, advance = builder.feed, scan.advance
+    advance = scan.advance
     was_enabled = gc.isenabled()
     # The turns of a scan die young and make no cycles: the collector would walk the window
     # again and again for nothing (a third of the time on tiny records). A young collection
@@ -279,7 +282,8 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
                 if not lineno & _BATCH_MASK:
                     advance()
                     if not lineno & _COLLECT_MASK:
-                        gc.collect(1)
+                        if collect:
+                            gc.collect(1)
                         if progress is not None:
                             progress(offset, total)
         builder.finish()
