@@ -23,7 +23,6 @@ from replay.core.readers.claude_code_schema import (
     ANY_DECODER,
     DECODER,
     META_DECODER,
-    SCAN_DECODER,
     Block,
     Entry,
     Malformed,
@@ -220,10 +219,11 @@ class ClaudeCodeBuilder:
         """`feed` for a scan: the same turns, parts, warnings and events as far as a scan reads
         them, for less work per record. Left out: the model and token counts of a reply, and
         everything only the linking of subagent sessions needs (a scan reports none): the
-        prompts of Agent calls, the agent ids of their results, the first prompt. Lines
-        `SCAN_DECODER` skips fields of; the common records handled inline."""
+        prompts of Agent calls, the agent ids of their results, the first prompt. Decoded
+        as `feed` decodes (the same lines rejected, the same warnings), the common records
+        handled inline."""
         try:
-            entry = SCAN_DECODER.decode(line)
+            entry = DECODER.decode(line)
         except msgspec.ValidationError:
             entry = self._lenient(line, lineno)
             if entry is None:

@@ -85,55 +85,8 @@ class Meta(Struct):
     gitBranch: str | None = None  # noqa: N815
 
 
-class ScanBlock(Struct):
-    """`Block` as a scan reads it: a tool call's input is skipped (a scan keeps no input
-    text and links no subagent), not kept as raw bytes."""
-
-    type: str = ""
-    text: str | None = None
-    thinking: str | None = None
-    signature: str | None = None
-    data: str | None = None
-    id: str | None = None
-    name: str | None = None
-    tool_use_id: str | None = None
-    content: Raw = EMPTY_RAW
-    is_error: bool | None = None
-    source: ImageSource | None = None
-    title: str | None = None
-    input = EMPTY_RAW
-    """(Not a field: what an absent input reads as.)"""
-
-
-class ScanMessage(Struct):
-    """`Message` as a scan reads it: no usage, model or role (nothing a scan reports)."""
-
-    id: str | None = None
-    content: str | list[ScanBlock] | None | UnsetType = UNSET
-    role = None
-    model = None
-    usage = None
-
-
-class ScanEntry(Struct):
-    """`Entry` as a scan reads it: the `toolUseResult` payload is skipped, not kept."""
-
-    type: str | None = None
-    uuid: str | None = None
-    timestamp: str | None = None
-    isMeta: bool | None = None  # noqa: N815
-    isCompactSummary: bool | None = None  # noqa: N815
-    message: ScanMessage | None = None
-    toolUseResult = EMPTY_RAW  # noqa: N815
-
-
 DECODER = msgspec.json.Decoder(Entry)
 """The fast path: decodes a line straight into an `Entry`."""
-
-SCAN_DECODER = msgspec.json.Decoder(ScanEntry)
-"""The scan's fast path: the fields of `DECODER` that a scan reads, the rest skipped. A line
-`DECODER` rejects only for a field left out here is read by `entry_from_object` without a
-warning and the field is not used, so both decoders give a scan the same turns and warnings."""
 
 META_DECODER = msgspec.json.Decoder(Meta)
 """Decodes the session facts of a line (only until they are known)."""
