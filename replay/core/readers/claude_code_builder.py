@@ -256,16 +256,19 @@ class ClaudeCodeBuilder:
                         lineno: int) -> None:
         """`_assistant` for a scan: no model or tokens, tool calls built inline."""
         turn_id = message.id or entry.uuid or f"line-{lineno}"
-        turn = self._messages.get(turn_id)
+        messages = self._messages
+        turn = messages.get(turn_id)
+        timestamp = entry.timestamp
+        seconds = _epoch(timestamp)
         if turn is None:
-            turn = self._new_turn(turn_id, "assistant", entry, lineno, span)
-            turn.completed = turn.time
-            messages = self._messages
+            # `_new_turn`, with the fields in order (no keyword parsing: once per reply).
+            turn = Turn(turn_id, "assistant", [], timestamp, seconds, seconds, None, None, None,
+                        False, False, Source(self._path, lineno, (span,)))
+            self.session.add(turn)
             messages[turn_id] = turn
             if len(messages) > 2 * _RECENT_MESSAGES:
                 self._messages = dict(list(messages.items())[-_RECENT_MESSAGES:])
         else:
-            seconds = _epoch(entry.timestamp)
             if seconds is not None:
                 turn.completed = seconds
             source = turn.source
@@ -295,8 +298,9 @@ class ClaudeCodeBuilder:
                     parts.append(self._text_part(Kind.REASONING, text, side_limit))
             elif kind == "tool_use":
                 name, call_id = block.name, block.id
-                part = Part(Kind.TOOL_CALL, name=sys.intern(name) if name else None,
-                            call_id=call_id, status="pending")
+                # Part(kind, text, name, input, output, status, call_id): no keyword parsing.
+                part = Part(Kind.TOOL_CALL, "", sys.intern(name) if name else None, None, None,
+                            "pending", call_id)
                 parts.append(part)
                 if call_id:
                     self._calls[call_id] = (turn, part)
