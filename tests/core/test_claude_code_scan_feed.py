@@ -195,3 +195,46 @@ def test_many_responses_forget_old_messages_alike(tmp_path: Path) -> None:
     path.write_bytes(b"\n".join(lines) + b"\n")
     session = _assert_same(path)
     assert len(session.turns) == 9001
+
+
+def test_a_scan_uses_the_scan_feed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.core.corpus.scan import scan_file
+    from replay.core.readers import detect_reader
+
+    fed: list[int] = []
+    scan_feed = ClaudeCodeBuilder._scan_feed
+
+    def counted(self: ClaudeCodeBuilder, line: bytes, offset: int, lineno: int) -> None:
+        fed.append(lineno)
+        scan_feed(self, line, offset, lineno)
+
+    monkeypatch.setattr(ClaudeCodeBuilder, "_scan_feed", counted)
+    path = SAMPLES / "refactor.claude-code.jsonl"
+    report = scan_file(detect_reader(path), path)
+    assert fed and len(fed) == len(path.read_bytes().splitlines())
+    assert report.to_json()["turns"] > 0
+
+
+@pytest.mark.parametrize("path", sorted(_claude_files(), key=lambda path: -path.stat().st_size)[:3],
+                         ids=lambda path: path.name[-40:])
+def test_feeding_makes_no_reference_cycles(path: Path, tmp_path: Path) -> None:
+    # `acyclic` lets a scan skip the garbage collector: every object feeding makes must be
+    # freed by reference counting alone, tricky and unreadable records included.
+    import gc
+
+    assert ClaudeCodeBuilder.acyclic
+    tricky = tmp_path / "tricky.jsonl"
+    tricky.write_bytes(b"\n".join(TRICKY) + b"\n")
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for source in (path, tricky):
+            for scan in (True, False):
+                builder = _built(source, scan)
+                assert builder.session.turns
+                del builder
+        assert gc.collect() == 0
+    finally:
+        if was_enabled:
+            gc.enable()
