@@ -16,13 +16,12 @@ from textual.app import App, ComposeResult, InvalidThemeError, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ProgressBar, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from replay.config import DEFAULT_THEME, Settings, remember
 from replay.core.annotate.annotations import AnnotationStore, default_reviewer, session_identity
 from replay.core.annotate.journal import JournalError
-from replay.core.corpus.scan import summarize
 from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggester
 from replay.core.live.completion import DEFAULT_SETTLE, DEFAULT_STALL
 from replay.core.readers import (
@@ -49,8 +48,8 @@ from replay.ui.messages import (
     ScreenPainted,
     SessionsListed,
     SessionsLoaded,
+    SessionsSummarized,
     SessionStarted,
-    SessionSummarized,
     SilenceChanged,
     TurnsAdded,
     ViewChanged,
@@ -113,6 +112,9 @@ class LaunchOptions:
     follow_roots: tuple[Path, ...] = ()
     """Following: folders whose sessions are all followed (`path` alone when it is a
     folder; the machine's session folders with discovery)."""
+    cache: bool = True
+    """A session list reads the counts of unchanged sessions from the scan cache, and keeps
+    what it counts (`--no-cache`: count every session again, keep nothing)."""
 
 
 def empty_turn_provider() -> type[Provider]:
@@ -136,6 +138,8 @@ class LoadingScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(literal(f"Reading {self.path}"))
+        from textual.widgets import ProgressBar  # only when reading takes long
+
         # No total until the reader reports one: a whole JSON document has nothing to report
         # until it is parsed, and a bar moving back and forth says so better than 0%.
         yield ProgressBar(total=None, show_eta=False)
@@ -314,19 +318,19 @@ class ReplayApp(App[None]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False,
           description="Counting turns")
     def summarize_sessions(self, reader: Reader, entries: list[SessionEntry]) -> None:
-        """Read listed sessions one at a time for the picker's counts, keeping none."""
+        """Count listed sessions for the picker's rows: those the scan cache kept unchanged
+        at once, then the others read one at a time (each kept for the next time)."""
+        from replay.core.discovery.counts import count_entries
+
         worker = get_current_worker()
-        rules = self.options.rules
-        for entry in entries:
+        for counted in count_entries(reader, entries, self.options.rules,
+                                     cache=self.options.cache,
+                                     cancelled=lambda: worker.is_cancelled,
+                                     warn=lambda line: cache_warning(self, line)):
             if worker.is_cancelled:
                 return
-            try:
-                # Indexed: counting a 200 MB session must not hold its turns whole.
-                summary = summarize(read_entry(reader, entry, indexed=True), rules)
-            except ReaderError as error:
-                self.post_message(SessionSummarized(entry, None, str(error)))
-            else:
-                self.post_message(SessionSummarized(entry, summary))
+            if counted:
+                self.post_message(SessionsSummarized(counted))
 
     def _load_progressively(self, path: Path, reader: Reader) -> None:
         assert reader.builder is not None
@@ -392,6 +396,8 @@ class ReplayApp(App[None]):
     def show_progress(self, event: LoadProgress) -> None:
         percent = 100 * event.done // event.total if event.total else 100
         if isinstance(self.screen, LoadingScreen):
+            from textual.widgets import ProgressBar
+
             self.screen.query_one(ProgressBar).update(total=100, progress=percent)
         elif self.replay_screen is not None:
             self.replay_screen.load_percent = percent
@@ -427,13 +433,14 @@ class ReplayApp(App[None]):
         else:
             self.push_screen(picker)
 
-    @on(SessionSummarized)
-    def show_summary(self, event: SessionSummarized) -> None:
+    @on(SessionsSummarized)
+    def show_summary(self, event: SessionsSummarized) -> None:
         from replay.ui.screens.picker import SessionPicker
 
         for screen in self.screen_stack:
             if isinstance(screen, SessionPicker):
-                screen.show_summary(event.entry, event.summary, event.error)
+                for counted in event.counted:
+                    screen.show_summary(counted.entry, counted.summary, counted.error)
 
     @on(TurnsAdded)
     def grow_session(self, event: TurnsAdded) -> None:
@@ -618,6 +625,12 @@ class ReplayApp(App[None]):
         self.notify(f"{title} {state}.", timeout=2, markup=False)
 
 
+def cache_warning(app: App[None], line: str) -> None:
+    """The scan cache was set aside (a broken file): said once, from the counting thread."""
+    app.call_from_thread(app.notify, shown(line), title="Scan cache", severity="warning",
+                         markup=False, timeout=8)
+
+
 def lazy_suggester(labels: LabelSet) -> Suggester:
     """A suggester for the label set, imported on the first empty turn shown (not at start)."""
     loaded: list[Suggester | None] = []
@@ -655,7 +668,8 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
              settle: float = DEFAULT_SETTLE, discovered: list[FoundSession] | None = None,
              chosen: bool = False, header_note: str | None = None,
-             discover: bool = False, follow_roots: Iterable[Path] = ()) -> ReplayApp:
+             discover: bool = False, follow_roots: Iterable[Path] = (),
+             cache: bool = True) -> ReplayApp:
     """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
     from replay.resources import default_sample
 
@@ -665,6 +679,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
         rules=rules, problems=list(problems or []), stall=stall, settle=settle,
         discover=discover, discovered=discovered, chosen=chosen, header_note=header_note,
-        follow_roots=tuple(follow_roots),
+        follow_roots=tuple(follow_roots), cache=cache,
     )
     return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

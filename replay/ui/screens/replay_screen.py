@@ -229,12 +229,15 @@ class ReplayScreen(Screen[None]):
 
     def load_others(self) -> None:
         """Read the other reviewers' labels of this session from the journal."""
-        from replay.core.annotate.agree import labels_of_others
-
         try:
             records = self.store.journal.load().records
         except JournalError:
             records = []  # the store reported it already when it loaded
+        if not records:
+            self.others = {}  # no journal yet: the agreement module is not needed to say so
+            return
+        from replay.core.annotate.agree import labels_of_others
+
         self.others = labels_of_others(records, self.store.session_id, self.store.reviewer)
 
     def on_resize(self) -> None:

@@ -1,0 +1,152 @@
+"""The app's session lists read their counts from the scan cache: a second `replay` on an
+unchanged home (or a second `replay DIR`) reads no session file again, a changed file is read
+again, and `--no-cache` reads them all."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable
+
+from replay.core.discovery import counts
+from replay.resources import default_sample
+from replay.ui.screens.picker import SessionPicker
+from tests.conftest import realdata
+from tests.core.homes import CLAUDE_IDEAS, CLAUDE_SOUND, build_home
+from tests.ui.conftest import build_app, wait_until
+
+OLD = 1_700_000_000
+"""A modification time long past: a file changed a moment ago is not cached (its stamp could
+miss a write within the same clock tick)."""
+
+
+def age(root: Path, when: int = OLD) -> None:
+    """Every file under `root` last written at `when`."""
+    for folder, _, files in os.walk(root):
+        for name in files:
+            os.utime(Path(folder) / name, (when, when))
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The session files the session list reads to count them, in order."""
+    seen: list[Path] = []
+    read = counts.read_entry
+
+    def counting(reader, entry, **options):  # type: ignore[no-untyped-def]
+        seen.append(entry.path)
+        return read(reader, entry, **options)
+
+    monkeypatch.setattr(counts, "read_entry", counting)
+    return seen
+
+
+async def listed_counts(app) -> dict[str, tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """Run the app until every row of its session list has its counts: title -> (turns,
+    empty)."""
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and bool(app.screen.query(DataTable))
+                         and app.screen.query_one(DataTable).row_count > 0)
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        await wait_until(pilot, lambda: picker._waiting == 0 and picker.drawn)
+        await pilot.pause()
+        table = picker.query_one(DataTable)
+        rows = {}
+        for key in table.rows:
+            cells = [str(cell) for cell in table.get_row(key)]
+            rows[cells[4] + " " + cells[-1]] = (cells[1], cells[2])
+        return rows
+
+
+async def test_a_second_launch_reads_no_unchanged_session_and_a_changed_one_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[Path]) -> None:
+    home = build_home(tmp_path / "home")
+    age(home.root)
+    monkeypatch.setenv("HOME", str(home.root))
+
+    first = await listed_counts(build_app(default_sample(), discover=True))
+    assert all(turns != "…" for turns, _ in first.values())
+    read_first = list(reads)
+    # opencode's storage folder keeps a session in many files: no one stamp says it is
+    # unchanged, so only its sessions are read every time.
+    storage = [path for path in read_first if "storage" in path.parts]
+    assert len(read_first) > len(storage) >= 1
+
+    reads.clear()
+    second = await listed_counts(build_app(default_sample(), discover=True))
+    assert second == first
+    assert reads == storage
+
+    # One session file changes (a later write, half its records): read again, and only it.
+    changed = home.claude_projects / "-experiments-ideas" / \
+        "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"
+    lines = changed.read_bytes().splitlines(keepends=True)
+    changed.write_bytes(b"".join(lines[:len(lines) // 2]))
+    age(changed.parent, OLD + 60)
+    reads.clear()
+    third = await listed_counts(build_app(default_sample(), discover=True))
+    assert sorted(map(str, reads)) == sorted(map(str, [changed, *storage]))
+    moved = [title for title in first if third.get(title) != first[title]]
+    assert len(moved) == 1 and int(third[moved[0]][0]) < int(first[moved[0]][0])
+
+    # --no-cache: every session is read again.
+    reads.clear()
+    assert await listed_counts(
+        build_app(default_sample(), discover=True, cache=False)) == third
+    assert len(reads) == len(read_first)
+
+
+async def test_a_folder_list_keeps_started_and_subagents_and_reads_nothing_again(
+        tmp_path: Path, reads: list[Path]) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for name in (CLAUDE_IDEAS, CLAUDE_SOUND):
+        shutil.copyfile(realdata(name), folder / name.rsplit("__", 1)[1])
+    age(folder)
+
+    first = await listed_counts(build_app(folder))
+    assert len(reads) == 2
+    reads.clear()
+    app = build_app(folder)
+    second = await listed_counts(app)
+    assert second == first and reads == []
+
+
+async def test_a_subagent_added_beside_a_session_counts_it_again(
+        tmp_path: Path, reads: list[Path]) -> None:
+    from tests.core.homes import CLAUDE_AGENT, CLAUDE_MAIN
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    main = folder / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"
+    shutil.copyfile(realdata(CLAUDE_MAIN), main)
+    shutil.copyfile(realdata(CLAUDE_SOUND), folder / CLAUDE_SOUND.rsplit("__", 1)[1])
+    (main.with_suffix("") / "subagents").mkdir(parents=True)
+    age(folder)
+    os.utime(main.with_suffix("") / "subagents", (OLD, OLD))
+    await listed_counts(build_app(folder))
+    reads.clear()
+    await listed_counts(build_app(folder))
+    assert reads == []
+
+    # The subagent's file appears (the session's own file unchanged): that row is recounted.
+    agent = main.with_suffix("") / "subagents" / "agent-a36efb2a1231c41e2.jsonl"
+    shutil.copyfile(realdata(CLAUDE_AGENT), agent)
+    os.utime(agent, (OLD, OLD))
+    os.utime(agent.parent, (OLD + 60, OLD + 60))
+    reads.clear()
+    app = build_app(folder)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and app.screen._waiting == 0 and app.screen.drawn)
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        row = next(row for row in picker.rows if row.entry is not None
+                   and row.entry.path == main)
+        assert row.summary is not None and row.summary.subagents == 1
+    assert reads == [main]
