@@ -193,9 +193,20 @@ class ReplayApp(App[None]):
             self.theme = DEFAULT_THEME
         if not self.settings.animations:
             self.animation_level = "none"
+        # Textual made the stylesheet with its own default theme's variables, and the theme
+        # just set queued a refresh that would parse every stylesheet again with this one's.
+        # Given them now, the stylesheet is parsed once, and that refresh is skipped.
+        self._first_variables: dict[str, str] | None = self.get_css_variables()
+        self.stylesheet.set_variables(self._first_variables)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return app_variable_defaults(self.current_theme)
+
+    def refresh_css(self, animate: bool = True) -> None:
+        first, self._first_variables = self._first_variables, None
+        if first is not None and first == self.get_css_variables():
+            return  # the refresh the theme set in __init__ queued: nothing changed since
+        super().refresh_css(animate)
 
     def on_mount(self) -> None:
         self.set_keymap(self.settings.keymap)
@@ -499,11 +510,7 @@ class ReplayApp(App[None]):
             return
         if self._idle_collect is not None:
             self._idle_collect.stop()
-        self._idle_collect = self.set_timer(IDLE_COLLECT_SECONDS, self._collect_garbage)
-
-    def _collect_garbage(self) -> None:
-        self._idle_collect = None
-        gc.collect()
+        self._idle_collect = self.set_timer(IDLE_COLLECT_SECONDS, collect_garbage)
 
     @on(ScreenPainted)
     def let_loading_read_on(self) -> None:
@@ -623,6 +630,11 @@ class ReplayApp(App[None]):
             screen.turns_added(0, done=False, reset=True)
         state = "off" if current else "on"
         self.notify(f"{title} {state}.", timeout=2, markup=False)
+
+
+def collect_garbage() -> None:
+    """A full collection (see `ReplayApp.collect_when_idle`)."""
+    gc.collect()
 
 
 def cache_warning(app: App[None], line: str) -> None:
