@@ -150,3 +150,59 @@ async def test_a_subagent_added_beside_a_session_counts_it_again(
                    and row.entry.path == main)
         assert row.summary is not None and row.summary.subagents == 1
     assert reads == [main]
+
+
+async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Counts from the cache arrive all at once. Asked to fit a cell narrower than its column,
+    # the table measured every cell of the column again: drawing 2,000 rows of counts took
+    # minutes. Each cell is now measured about once.
+    import textual.widgets._data_table as data_table
+    from textual.app import App
+
+    from replay.core.corpus.scan import SessionSummary
+    from replay.core.detection.empty import DEFAULT_RULES
+    from replay.core.discovery.found import FoundSession
+    from replay.core.readers import folder
+    from replay.core.readers.base import SessionEntry
+    from replay.ui.screens.picker import PickerRow
+
+    count = 300
+    rows = []
+    for number in range(count):
+        entry = SessionEntry(key=f"s{number}", path=Path(f"/p{number % 7}/{number}.jsonl"),
+                             own_file=True, format="claude-code")
+        rows.append(PickerRow(entry=entry, found=FoundSession(
+            agent="claude-code", entry=entry, session_id=f"{number:08d}-id",
+            project=f"/home/me/p{number % 7}", updated=1.7e9 + number,
+            # Longest first: every later title is narrower than its column.
+            title="t" * (60 - number % 50))))
+    measured = []
+    measure = data_table.measure
+
+    def counting(*args: object, **kwargs: object) -> int:
+        measured.append(1)
+        return measure(*args, **kwargs)  # type: ignore[arg-type]
+
+    class Lists(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(SessionPicker("~", rows, DEFAULT_RULES, folder.READER))
+
+    app = Lists()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and app.screen.query(DataTable))
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        monkeypatch.setattr(data_table, "measure", counting)
+        for number, row in enumerate(picker.rows):
+            assert row.entry is not None
+            picker.show_summary(row.entry, SessionSummary(
+                label="x", started=None, turns=number * 37, empty=number % 3, subagents=0,
+                format="claude-code"), None)
+        await wait_until(pilot, lambda: picker._waiting == 0 and picker.drawn)
+        await pilot.pause()
+        table = picker.query_one(DataTable)
+        assert sorted(int(str(cell).replace(",", "")) for cell in table.get_column("turns")) \
+            == [number * 37 for number in range(count)]
+    assert len(measured) < 10 * count  # about one per widened cell, not one per cell per cell
