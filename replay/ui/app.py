@@ -54,7 +54,6 @@ from replay.ui.messages import (
     TurnsAdded,
     ViewChanged,
 )
-from replay.ui.quitting import QuitGuard
 from replay.ui.screens.replay_screen import ReplayScreen
 from replay.ui.screenshot import screenshot_command
 
@@ -583,6 +582,8 @@ class ReplayApp(App[None]):
 
     async def action_quit(self) -> None:
         """Quit, but ask first when annotations exist only in memory."""
+        from replay.ui.quitting import QuitGuard  # and the screens it asks with
+
         QuitGuard(self).quit()
 
     # ---------------------------------------------------------------- commands

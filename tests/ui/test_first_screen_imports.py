@@ -31,6 +31,9 @@ NOT_ON_THE_FIRST_SCREEN = {
     "replay.core.annotate.agree": "reviewer agreement",
     # The loading screen's bar: only when reading takes long enough to show it.
     "textual.widgets._progress_bar": "the loading screen's progress bar",
+    # Quitting with work unsaved: its screens are imported when quitting.
+    "replay.ui.quitting": "the quit guard",
+    "replay.ui.screens.quit": "the quit screen",
     # Commands, sharing and reports: never on the app's path.
     "replay.commands.": "a command module",
     "replay.core.publish": "share / publish",
