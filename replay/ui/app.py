@@ -640,8 +640,11 @@ def collect_garbage() -> None:
 
 def cache_warning(app: App[None], line: str) -> None:
     """The scan cache was set aside (a broken file): said once, from the counting thread."""
-    app.call_from_thread(app.notify, shown(line), title="Scan cache", severity="warning",
-                         markup=False, timeout=8)
+    try:
+        app.call_from_thread(app.notify, shown(line), title="Scan cache", severity="warning",
+                             markup=False, timeout=8)
+    except RuntimeError:
+        pass  # the app is closing: nobody to tell
 
 
 def lazy_suggester(labels: LabelSet) -> Suggester:

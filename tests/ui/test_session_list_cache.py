@@ -206,3 +206,29 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
         assert sorted(int(str(cell).replace(",", "")) for cell in table.get_column("turns")) \
             == [number * 37 for number in range(count)]
     assert len(measured) < 10 * count  # about one per widened cell, not one per cell per cell
+
+
+async def test_a_broken_cache_file_is_said_once_and_the_list_still_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[Path]) -> None:
+    from replay.core.corpus.cache import cache_path
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for name in (CLAUDE_IDEAS, CLAUDE_SOUND):
+        shutil.copyfile(realdata(name), folder / name.rsplit("__", 1)[1])
+    age(folder)
+    broken = cache_path()
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    broken.write_bytes(b"not a database, " * 64)
+    app = build_app(folder)
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and app.screen._waiting == 0 and app.screen.drawn)
+        await pilot.pause()
+        said = [n for n in app._notifications if n.title == "Scan cache"]
+        assert len(said) == 1 and "set it aside" in str(said[0].message)
+    assert len(reads) == 2
+    assert broken.with_name(broken.name + ".broken").exists()
+    reads.clear()
+    # The new cache kept what was counted.
+    assert await listed_counts(build_app(folder)) and reads == []
