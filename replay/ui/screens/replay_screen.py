@@ -197,6 +197,7 @@ class ReplayScreen(Screen[None]):
         self.panes = ContextPanes(id="context")
         self.current_turn = CurrentTurn(id="current-area")
         self._opened_at = 0.0
+        self._resumed = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="status", markup=False)
@@ -229,12 +230,15 @@ class ReplayScreen(Screen[None]):
 
     def load_others(self) -> None:
         """Read the other reviewers' labels of this session from the journal."""
-        from replay.core.annotate.agree import labels_of_others
-
         try:
             records = self.store.journal.load().records
         except JournalError:
             records = []  # the store reported it already when it loaded
+        if not records:
+            self.others = {}  # no journal yet: the agreement module is not needed to say so
+            return
+        from replay.core.annotate.agree import labels_of_others
+
         self.others = labels_of_others(records, self.store.session_id, self.store.reviewer)
 
     def on_resize(self) -> None:
@@ -244,8 +248,17 @@ class ReplayScreen(Screen[None]):
             self.panes.show_around(self.session, self.navigator, self.index,
                                    self.at_placeholder)
 
-    def on_screen_resume(self) -> None:
-        # Back from a subagent's screen: this session is the one on screen again.
+    @on(events.ScreenResume)
+    def shown_again(self, event: events.ScreenResume) -> None:
+        """This session is the one on screen (again, back from a subagent's screen).
+
+        The first time, every widget was styled as it mounted a moment ago: Textual would
+        style the whole screen once more, a tenth of the work of the first screen. Later
+        resumes restyle it as Textual does.
+        """
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
         self.app.post_message(ReplayScreenShown(self))
 
     def _apply_size(self) -> None:
