@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from replay.core.corpus.scan import scan_file, scan_session
+from replay.core.corpus.scan import scan_file, scan_records, scan_session
 from replay.core.detection.empty import DEFAULT_RULES
 from replay.core.readers import (
     ReaderError,
@@ -29,7 +29,7 @@ from replay.core.readers import (
     get_reader,
     read_entry,
 )
-from replay.core.readers.base import Mapper, Reader
+from replay.core.readers.base import Mapper, Reader, RecordFeed
 from replay.core.suggest import default_suggester
 
 
@@ -82,11 +82,15 @@ def scan_task(task: SessionTask) -> TaskResult:
     try:
         with _local_copy(task.source) as local:
             windowed = _windowed(local, task)
+            fed = _fed(local, task) if windowed is None else None
             if windowed is not None:
                 # One session in a file of its own (alone or in a folder): scanned through
                 # a window of turns, so memory stays bounded whatever the file's size or the
                 # size of its records.
                 reports = [scan_file(windowed[0], windowed[1], rules).to_json()]
+            elif fed is not None:
+                # The same for a format whose records are not lines (`Reader.record_feed`).
+                reports = [scan_records(fed, rules).to_json()]
             else:
                 if task.entry is not None:
                     reader = get_reader(task.format) if task.format else detect_reader(local)
@@ -137,6 +141,27 @@ def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:
     """The reader and file of a task that is one session file of a windowed format
     (`Reader.windowed`: one session, turns only appended), given alone or listed in a
     folder; else None (read it whole)."""
+    found = _own_file(local, task)
+    if found is None:
+        return None
+    reader, path = found
+    return (reader, path) if reader.windowed and reader.builder is not None else None
+
+
+def _fed(local: Path, task: SessionTask) -> RecordFeed | None:
+    """The records of a task that is one session file of a format with `Reader.record_feed`
+    (a JSON document of one conversation), given alone or listed in a folder; else None."""
+    found = _own_file(local, task)
+    if found is None or found[0].record_feed is None:
+        return None
+    reader, path = found
+    assert reader.record_feed is not None
+    return reader.record_feed(path)
+
+
+def _own_file(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:
+    """The reader and file of a task that is a file of its own, given alone or listed in a
+    folder; None for a session inside a shared source or a path that is no file."""
     path, name = local, task.format
     if task.entry is not None:
         entry = task.entry
@@ -151,7 +176,7 @@ def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:
         reader = get_reader(name) if name else detect_reader(path)
     except (OSError, ReaderError):
         return None  # the whole read says why, as before
-    return (reader, path) if reader.windowed and reader.builder is not None else None
+    return reader, path
 
 
 @contextlib.contextmanager
