@@ -346,18 +346,37 @@ def parse_history(data: bytes, path: str) -> list[Session]:
 def iter_history(data: Any, path: str) -> Iterator[Session]:
     """Every session of an aider chat history (bytes or a mapped file), in file order, each
     given as soon as its last line is read (the next header, or the end)."""
-    builder: _SessionBuilder | None = None
     done: Session | None = None
+    for item in history_stream(data, path):
+        if item is None:
+            continue
+        if done is not None:
+            yield done
+        done = item
+    if done is not None:
+        yield done
+
+
+PAUSE_LINES = 256
+"""`history_stream` pauses (yields None) every this many lines."""
+
+
+def history_stream(data: Any, path: str) -> Iterator[Session | None]:
+    """The sessions of an aider chat history as `Reader.stream` gives them: each yielded
+    when its header is read (before its first turn), None every PAUSE_LINES lines; a session
+    is done when the next one is yielded or the generator ends."""
+    builder: _SessionBuilder | None = None
     seen_ids: set[str] = set()
     headers = 0
     offset = 0
     has_header = _HEADER_AT_LINE_START.search(data) is not None
     for lineno, (raw_bytes, offset, end) in enumerate(_lines(data), start=1):
+        if not lineno % PAUSE_LINES:
+            yield None
         raw = raw_bytes.decode("utf-8", errors="replace")
         if raw.startswith(HEADER):
             if builder is not None:
                 builder.flush()
-                done = builder.session
             started = raw[len(HEADER):].strip()
             session = Session(path=path, format=NAME)
             headers += 1
@@ -371,9 +390,7 @@ def iter_history(data: Any, path: str) -> Iterator[Session]:
             if started:
                 session.meta["started_at"] = started
             builder = _SessionBuilder(session, number, started=started or None)
-            if done is not None:
-                yield done
-                done = None
+            yield session
         elif builder is None:
             if not raw.strip():
                 offset = end
@@ -388,13 +405,13 @@ def iter_history(data: Any, path: str) -> Iterator[Session]:
                 session.meta["header"] = "none: a pasted history"
             seen_ids.add("#0")
             builder = _SessionBuilder(session, 0)
+            yield session
             _classify(builder, raw, lineno, offset, end)
         else:
             _classify(builder, raw, lineno, offset, end)
         offset = end
     if builder is not None:
         builder.flush()
-        yield builder.session
 
 
 def _read(path: Path, progress: Progress | None = None) -> list[Session]:
@@ -414,32 +431,48 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
-def _iter(path: Path) -> Iterator[Session]:
-    """The sessions of a history one at a time, the file mapped (not read into memory)."""
+def _mapped(path: Path) -> Any:
+    """The file mapped (b"" when empty); UnreadablePath when it cannot be opened."""
     try:
         with open(path, "rb") as handle:
             if os.fstat(handle.fileno()).st_size == 0:
-                mapped: Any = b""
-            else:
-                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                return b""
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
+
+
+def _stream(path: Path) -> Iterator[Session | None]:
+    """`Reader.stream`: the sessions of a history, the file mapped and its pages given back
+    as it is read (a mapped file's pages count as this process's memory)."""
+    mapped = _mapped(path)
     found = False
-    released = 0
-    for session in iter_history(mapped, str(path)):
-        found = True
-        yield session
-        # A mapped file's pages count as this process's memory: give back those read.
-        last = session.turns[-1].source if session.turns else None
-        if last is not None and last.spans and isinstance(mapped, mmap.mmap):
-            reached = sum(last.spans[-1])
-            if reached - released >= 32 << 20:
+    pauses = 0
+    for item in history_stream(mapped, str(path)):
+        if item is not None:
+            found = True
+        else:
+            pauses += 1
+            if not pauses % 512 and isinstance(mapped, mmap.mmap):
                 mapped.madvise(mmap.MADV_DONTNEED)
-                released = reached
+        yield item
     if not found:  # every line with text starts a session: the file holds only white space
         empty = Session(path=str(path), format=NAME)
         empty.warn(EMPTY_FILE, skipped=False)
         yield empty
+
+
+def _iter(path: Path) -> Iterator[Session]:
+    """The sessions of a history one at a time, the file mapped (not read into memory)."""
+    done: Session | None = None
+    for item in _stream(path):
+        if item is None:
+            continue
+        if done is not None:
+            yield done
+        done = item
+    if done is not None:
+        yield done
 
 
 def looks_like_pasted_history(head: bytes) -> bool:
@@ -459,5 +492,6 @@ READER = Reader(
     sniff=_sniff,
     read=_read,
     iter_sessions=_iter,
+    stream=_stream,
     priority=40,
 )
