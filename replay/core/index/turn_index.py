@@ -67,8 +67,11 @@ class TurnIndex(TurnColumns):
     """The turns of one session file: columns for every turn, whole turns on demand."""
 
     def __init__(self, path: str, rebuild: Rebuild, *, tail: int = TAIL,
-                 cache: int = CACHE) -> None:
+                 cache: int = CACHE, named: bool = False) -> None:
         self.path = path
+        self._named = named
+        """Turns name their record too (`Source.record`, a JSON pointer into a document):
+        the rebuild names it again, and it is kept."""
         """The file the turns' records are read back from."""
         self._rebuild = rebuild
         self._tail_size = max(tail, 1)
@@ -197,7 +200,7 @@ class TurnIndex(TurnColumns):
         role = _ROLE_CODE.get(turn.role)
         source = turn.source
         if role is None or source is None or source.path != self.path \
-                or source.record is not None or not source.spans:
+                or (source.record is not None and not self._named) or not source.spans:
             return None
         shown = kinds = flags = size = 0
         user = role == 0
@@ -334,7 +337,8 @@ class TurnIndex(TurnColumns):
                 name="unreadable")])
             turn.time, turn.completed = self.time_at(index), self.completed_at(index)
         turn.index = index
-        turn.source = Source(self.path, first_line, spans)
+        record = turn.source.record if self._named and turn.source is not None else None
+        turn.source = Source(self.path, first_line, spans, record)
         return turn
 
     def _records(self, spans: tuple[tuple[int, int], ...]) -> list[bytes]:
