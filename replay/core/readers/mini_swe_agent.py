@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from replay.core.readers._trajectory import (
     close_with_info,
     command_in,
@@ -136,9 +138,11 @@ def _status(output: str) -> str:
     return "error" if found and found.group(1) != "0" else "completed"
 
 
-def stream(path: Path) -> Iterator[Session | None]:
+def stream(path: Path, index: dict[str, int] | None = None) -> Iterator[Session | None]:
     """The one session of a trajectory file, yielded before its first turn, then None every
-    few messages (`Reader.stream`: a scan keeps a window of its turns)."""
+    few messages (`Reader.stream`: a scan keeps a window of its turns). With `index` (the
+    `tail` and `cache` sizes, or none) its turns are held in a `TurnIndex` (columns, each
+    turn rebuilt from its messages' spans) when the document is streamed."""
     document, session = load(path, NAME, EXPECTED, frozenset({"messages"}))
     value = document.value
     if value is None:
@@ -160,13 +164,18 @@ def stream(path: Path) -> Iterator[Session | None]:
     # a windowed scan sees it, as a scan of the whole session does).
     settle_info(session, info)
     session.session_id = run_id(path, value)
-    yield session
-    steps = _Steps(session)
     messages = value["messages"]
     span = messages.span if isinstance(messages, Elements) else None
-    for index, message in enumerate(messages):
-        steps.add(message, index, span(index) if span is not None else None)
-        if not index & 63:
+    if index is not None and span is not None:
+        from replay.core.index.document_index import DocumentTurnIndex
+
+        session.turns = DocumentTurnIndex(  # type: ignore[assignment]
+            session.path, read_back, named=True, made_up={Kind.TOOL_CALL: "bash"}, **index)
+    yield session
+    steps = _Steps(session)
+    for number, message in enumerate(messages):
+        steps.add(message, number, span(number) if span is not None else None)
+        if not number & 63:
             yield None
     close_with_info(session, info, str(path), "/info")
 
@@ -179,6 +188,35 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
+def read_indexed(path: Path, progress: Progress | None = None, **sizes: int) -> list[Session]:
+    """`read`, the turns in a `TurnIndex` (`Reader.read_indexed`: the app on a big file);
+    `sizes` are its `tail` and `cache`."""
+    sessions = [session for session in stream(path, sizes) if session is not None]
+    if progress is not None:
+        progress(1, 1)
+    return sessions
+
+
+def read_back(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes],
+              line: int | None, turn_id: str, role: str) -> Turn:
+    """A turn made again from its messages (the step and the environment's replies to it),
+    as `TurnIndex` rebuilds one.
+
+    Raises:
+        ValueError: the messages no longer make that turn (the file was replaced).
+    """
+    first = int(turn_id[1:]) if turn_id[:1] == "m" and turn_id[1:].isdigit() else -1
+    session = Session(path=path, format=NAME)
+    steps = _Steps(session)
+    steps.task_seen = role != "user"  # only the first user message is the task
+    for number, (span, record) in enumerate(zip(spans, records, strict=True)):
+        steps.add(orjson.loads(record), first + number, span)
+    for turn in session.turns:
+        if turn.id == turn_id and turn.role == role:
+            return turn
+    raise ValueError(f"{path}: message {turn_id} is no longer at its recorded place")
+
+
 READER = Reader(
     name=NAME,
     title="mini-swe-agent trajectory",
@@ -186,5 +224,6 @@ READER = Reader(
     read=read,
     single_session=True,
     stream=stream,
+    read_indexed=read_indexed,
     priority=80,
 )
