@@ -280,3 +280,98 @@ def test_the_raw_record_of_an_indexed_turn_names_its_messages(tmp_path: Path) ->
     [indexed] = mini_swe_agent.read_indexed(MINI, tail=1, cache=1)
     text = raw_record_text(indexed.turns[5])
     assert '"content": ""' in text and "/messages/8" in text.splitlines()[0]
+
+
+# ---------------------------------------------------------------- Aider
+
+EXTERNAL = REPO.parent / "eval-cache"
+
+
+def _aider_files(tmp_path: Path) -> list[Path]:
+    from tests.core.test_aider import HISTORY
+
+    many = tmp_path / "many.chat.history.md"
+    many.write_text(HISTORY * 300, encoding="utf-8")  # 900 chats (three a copy)
+    cut = tmp_path / "cut.chat.history.md"
+    cut.write_bytes(many.read_bytes()[:-7])
+    pasted = tmp_path / "pasted.md"
+    pasted.write_bytes(b"\xef\xbb\xbf#### hi\r\n> Tokens: 1 sent\r\n> Applied edit to x\r\nreply"
+                       b"\r\n\r\n# aider chat started at 2024-05-01 10:00:00\n#### again\nok")
+    long = tmp_path / "long.chat.history.md"
+    body = "".join(f"#### step {n}\n\nreply {n}\n\n> Tokens: 1k sent, 2 received.\n\n"
+                   + ("#### <blank>\n\n" if n % 9 == 0 else "") for n in range(3_000))
+    long.write_text("# aider chat started at 2024-05-01 10:00:00\n\n" + body, encoding="utf-8")
+    return [many, cut, pasted, long,
+            *sorted(EXTERNAL.glob("*/*/.aider.chat.history.md"))]
+
+
+def test_aider_histories_scan_the_same_streamed(tmp_path: Path) -> None:
+    for path in _aider_files(tmp_path):
+        _same_as_whole(path)
+
+
+def test_an_aider_history_of_many_chats_reports_each_one(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.core.corpus import spill
+
+    monkeypatch.setattr(spill, "MEMORY_BYTES", 10_000)  # past it: the reports go to disk
+    path = _aider_files(tmp_path)[0]
+    result = scan_task(SessionTask(str(path)))
+    assert isinstance(result.reports, spill.SpilledReports)
+    expected = [scan_session(session, DEFAULT_RULES, default_suggester()).to_json()
+                for session in load_sessions(path)]
+    assert len(result.reports) == len(expected) == 900
+    assert list(result.reports) == expected
+    assert list(result.reports) == expected  # read again: the same
+    import pickle
+
+    assert pickle.loads(pickle.dumps(result.reports)) == expected  # from a worker: a list
+
+
+def test_a_long_aider_chat_is_scanned_through_a_window(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _aider_files(tmp_path)[3]
+    kept: list[int] = []
+    advance = scan_module._WindowScan.advance
+
+    def watched(self: Any, final: bool = False) -> None:
+        advance(self, final)
+        kept.append(len(self.window._turns))
+
+    monkeypatch.setattr(scan_module._WindowScan, "advance", watched)
+    [report] = scan_stream(detect_reader(path), path)
+    assert report.to_json()["turns"] > 4 * (LOOK_BACK + LOOK_AHEAD)
+    assert max(kept) <= 2 * (LOOK_BACK + LOOK_AHEAD) + 256
+
+
+def test_the_app_holds_an_aider_history_as_counts_and_reads_a_chat_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.core.readers import aider
+
+    monkeypatch.setattr(aider, "RECENT_CHATS", 3)
+    for path in _aider_files(tmp_path):
+        whole = load_sessions(path)
+        indexed = load_sessions(path, indexed=True)
+        assert len(indexed) == len(whole)
+        for _ in range(2):  # the second time, most chats were let go and are read again
+            for mine, theirs in zip(indexed, whole, strict=True):
+                assert len(mine.turns) == len(theirs.turns)
+                assert [_turn(t) for t in mine.turns] == [_turn(t) for t in theirs.turns]
+                assert (mine.session_id, mine.title, mine.meta, mine.warnings,
+                        mine.skipped) == (theirs.session_id, theirs.title, theirs.meta,
+                                          theirs.warnings, theirs.skipped)
+        held = sum(1 for session in indexed
+                   if getattr(session.turns, "_turns", None) is not None)
+        assert held <= 3
+        if len(whole) > 1:
+            assert Navigator(indexed[1]).matches("tokens") == \
+                Navigator(whole[1]).matches("tokens")
+
+
+def test_a_chat_whose_file_changed_says_so(tmp_path: Path) -> None:
+    path = _aider_files(tmp_path)[0]
+    indexed = load_sessions(path, indexed=True)
+    path.write_text("# aider chat started at 2024-05-01 10:00:00\n", encoding="utf-8")
+    turns = indexed[5].turns
+    assert len(turns) == len(list(turns)) > 0
+    assert all(turn.parts[0].name == "unreadable" for turn in turns)
