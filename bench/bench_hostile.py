@@ -248,11 +248,16 @@ def child_app(path: Path) -> None:
 
     async def pilot_run(pilot: Any) -> None:
         app = pilot.app
-        while app.replay_screen is None or app.replay_screen.indexing:
+        # A file of many sessions (an Aider history of many chats) opens on the list of them.
+        while (app.replay_screen is None or app.replay_screen.indexing) and not (
+                type(app.screen).__name__ == "SessionPicker" and app.screen.rows):
             await pilot.pause(0.05)
         await pilot.pause(0.1)
         print(f"first-screen {time.perf_counter() - begun:.2f}", flush=True)
-        print(f"turns {len(app.replay_screen.session.turns)}", flush=True)
+        if app.replay_screen is not None:
+            print(f"turns {len(app.replay_screen.session.turns)}", flush=True)
+        else:
+            print(f"sessions {len(app.screen.rows)}", flush=True)
         app.exit()
 
     run = ReplayApp.run
