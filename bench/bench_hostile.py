@@ -248,11 +248,16 @@ def child_app(path: Path) -> None:
 
     async def pilot_run(pilot: Any) -> None:
         app = pilot.app
-        while app.replay_screen is None or app.replay_screen.indexing:
+        # A file of many sessions (an Aider history of many chats) opens on the list of them.
+        while (app.replay_screen is None or app.replay_screen.indexing) and not (
+                type(app.screen).__name__ == "SessionPicker" and app.screen.rows):
             await pilot.pause(0.05)
         await pilot.pause(0.1)
         print(f"first-screen {time.perf_counter() - begun:.2f}", flush=True)
-        print(f"turns {len(app.replay_screen.session.turns)}", flush=True)
+        if app.replay_screen is not None:
+            print(f"turns {len(app.replay_screen.session.turns)}", flush=True)
+        else:
+            print(f"sessions {len(app.screen.rows)}", flush=True)
         app.exit()
 
     run = ReplayApp.run
@@ -271,12 +276,15 @@ def main() -> int:
     parser.add_argument("--skip-app", action="store_true")
     parser.add_argument("--keep", action="store_true", help="reuse files already made")
     parser.add_argument("--limit-gb", type=float, default=6.0, help="address-space cap")
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help=f"where the files are made (default {OUT})")
     parser.add_argument("--child-app", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_app is not None:
         child_app(args.child_app)
         return 0
-    OUT.mkdir(parents=True, exist_ok=True)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
     limit = int(args.limit_gb * 2**30)
     print(f"load: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} (1, 5 min), "
           f"{os.cpu_count()} cores; sizes {args.mb:g} MB and {2 * args.mb:g} MB")
@@ -286,7 +294,7 @@ def main() -> int:
         suffix, make = FORMATS[name]
         rows = []
         for factor in (1, 2):
-            folder = OUT / f"{name}-{factor}"
+            folder = out / f"{name}-{factor}"
             folder.mkdir(exist_ok=True)
             path = folder / (suffix if not suffix.startswith(".") else f"bench{suffix}")
             if not (args.keep and path.exists()):
@@ -316,7 +324,7 @@ def main() -> int:
         print(f"{'':<16} doubled ({grow:.2f}x the bytes): {ratios}", flush=True)
         if not args.keep:
             for factor in (1, 2):
-                shutil.rmtree(OUT / f"{name}-{factor}", ignore_errors=True)
+                shutil.rmtree(out / f"{name}-{factor}", ignore_errors=True)
     return 0 if passed else 1
 
 

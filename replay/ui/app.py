@@ -272,7 +272,8 @@ class ReplayApp(App[None]):
         """Read every session of the source, then show the one or list them all."""
         try:
             sessions = load_sessions(
-                path, reader.name, lambda done, total: self.post_message(LoadProgress(done, total)))
+                path, reader.name, lambda done, total: self.post_message(LoadProgress(done, total)),
+                indexed=True)  # a format that can holds its turns as compact columns
         except ReaderError as error:
             self.post_message(LoadFailed(str(error)))
             return

@@ -27,6 +27,7 @@ from replay.core.readers.base import (
     LineBuilder,
     Progress,
     Reader,
+    ReaderError,
     RecordFeed,
     UnreadablePath,
     iter_lines,
@@ -339,3 +340,44 @@ costs nothing on the other lines."""
 
 _COLLECT_MASK = (1 << 16) - 1
 """A young collection every 65,536 lines."""
+
+
+def scan_stream(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
+                suggest: bool = True) -> Iterator[ScanReport]:
+    """Scan every session of a file of a reader with a `stream`, keeping a window of each
+    one's turns: the reports `scan_session` gives on the sessions `read` returns, in order,
+    each as soon as its session is read, in memory bounded by the window (not the file).
+
+    Raises ReaderError (a reader's own failure on bad input is one, as in `each_session`).
+    """
+    assert reader.stream is not None
+    scan: _WindowScan | None = None
+    was_enabled = gc.isenabled()
+    gc.disable()  # as in `scan_file`: the window's turns die young and make no cycles
+    try:
+        ticks = 0
+        for item in reader.stream(path):
+            if item is None:
+                if scan is not None:
+                    scan.advance()
+                ticks += 1
+                if not ticks & _COLLECT_TICKS:
+                    gc.collect(1)
+                continue
+            if scan is not None:
+                yield ScanReport(scan.session, scan.finish(), scan.prompt)
+            scan = _WindowScan(item, rules, suggest)
+        if scan is not None:
+            yield ScanReport(scan.session, scan.finish(), scan.prompt)
+    except ReaderError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
+            RecursionError) as error:
+        raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+_COLLECT_TICKS = (1 << 10) - 1
+"""A young collection every 1,024 of a stream's pauses."""

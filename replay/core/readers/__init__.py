@@ -204,9 +204,13 @@ def _empty_file_reader(path: Path) -> Reader | None:
 
 
 def load_sessions(
-    path: Path | str, format: str | None = None, progress: Progress | None = None
+    path: Path | str, format: str | None = None, progress: Progress | None = None,
+    *, indexed: bool = False,
 ) -> list[Session]:
     """Read every session at `path`, detecting the format unless `format` names one.
+
+    `indexed`: a format with `Reader.read_indexed` holds each session's turns in a compact
+    index (the app on a big file); the turns read are the same.
 
     Raises:
         UnreadablePath: the path cannot be read.
@@ -215,8 +219,9 @@ def load_sessions(
     path = Path(path)
     _check_path(path)
     reader = get_reader(format) if format else detect_reader(path)
+    read = reader.read_indexed if indexed and reader.read_indexed is not None else reader.read
     try:
-        return reader.read(path, progress)
+        return read(path, progress)
     except ReaderError:
         raise
     except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
@@ -261,7 +266,9 @@ def read_entry(reader: Reader, entry: SessionEntry, *, indexed: bool = False) ->
             return reader.complete(entry.path, builder)
         return builder.session
     if entry.own_file:
-        sessions = reader.read(entry.path, None)
+        read = reader.read_indexed if indexed and reader.read_indexed is not None \
+            else reader.read
+        sessions = read(entry.path, None)
         if sessions:
             return sessions[0]
     elif reader.read_session is not None:
