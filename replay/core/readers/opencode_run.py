@@ -14,6 +14,7 @@ the export (`_opencode_parts.py`); a `step_finish` completes the turn at its tim
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -128,15 +129,25 @@ def _looks_like_event(value: Any) -> bool:
             and (isinstance(value.get("part"), dict) or isinstance(value.get("error"), dict)))
 
 
+_CUT_EVENT = re.compile(
+    rb'\{\s*"type"\s*:\s*"(' + b"|".join(sorted(t.encode() for t in EVENT_TYPES)) + rb')"\s*,'
+    rb'\s*"timestamp"\s*:\s*\d+\s*,\s*"sessionID"\s*:\s*"[^"\\]*"\s*,\s*"(?:part|error)"\s*:'
+    rb'\s*\{')
+"""How `emit` opens every event (its keys in that order): enough to know a first event
+too long for the head, whose JSON is cut there."""
+
+
 def sniff(path: Path, head: bytes) -> bool:
-    """True when the first line is an `opencode run --format json` event."""
+    """True when the first line is an `opencode run --format json` event (or, when it is
+    longer than the head holds, opens as one)."""
     line = first_json_line(head)
     if line is None or b'"sessionID"' not in line:
         return False
     try:
         return _looks_like_event(orjson.loads(line))
     except orjson.JSONDecodeError:
-        return False
+        # A first event of megabytes (a text part) is cut where the head ends.
+        return b"\n" not in head.lstrip() and _CUT_EVENT.match(line) is not None
 
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
