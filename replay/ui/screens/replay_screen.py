@@ -33,6 +33,7 @@ from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
 
 from replay.core.annotate.annotations import AnnotationStore
 from replay.core.annotate.journal import JournalError
@@ -140,6 +141,8 @@ class EmptyTurnsDescribed(Message):
 
     generation: int
     described: dict[int, EmptyTurn]
+    asked: list[int]
+    """The turns the thread was given (it may stop before the last, when replaced)."""
 
 
 class ReplayScreen(Screen[None]):
@@ -348,6 +351,9 @@ class ReplayScreen(Screen[None]):
             return
         turn = turns[self.index]
         empty = self.empty_turn(self.index)
+        ahead = self.reports.ahead(self.index) if not self.indexing else None
+        if ahead:  # (a big session's: those near the reviewer, as the reviewer moves)
+            self.describe_empty_turns(ahead, self.generation)
         if empty is not None and empty.is_placeholder != self.at_placeholder:
             empty = None  # on the request itself: its missing reply is the stop after it
         text = self.banner_text(turn, empty)
@@ -589,10 +595,6 @@ class ReplayScreen(Screen[None]):
             # A label saved while a reply was still being written: its turn grew content.
             mark_outgrown(self)
         self.show()
-        if not self.indexing:
-            missing = self.reports.missing()
-            if missing:
-                self.describe_empty_turns(missing, self.generation)
 
     @work(thread=True, exclusive=True, group="describe", exit_on_error=False,
           description="Describing empty turns")
@@ -601,7 +603,10 @@ class ReplayScreen(Screen[None]):
         for the session-wide statistics the suggester needs the first time."""
         turns = self.session.turns
         described: dict[int, EmptyTurn] = {}
+        worker = get_current_worker()
         for index in indices:
+            if worker.is_cancelled:
+                break  # a newer call (the reviewer moved on) has its own list
             if index < len(turns):
                 described[index] = describe_empty(self.session, turns[index], self.rules,
                                                   self.suggester)
@@ -609,10 +614,10 @@ class ReplayScreen(Screen[None]):
                 # and would otherwise hold the interpreter while the reviewer steps or opens
                 # the palette.
                 time.sleep(DESCRIBE_PAUSE)
-        self.post_message(EmptyTurnsDescribed(generation, described))
+        self.post_message(EmptyTurnsDescribed(generation, described, indices))
 
     @on(EmptyTurnsDescribed)
     def keep_descriptions(self, event: EmptyTurnsDescribed) -> None:
         if event.generation == self.generation:
-            self.reports.keep(event.described)
+            self.reports.keep(event.described, event.asked)
 
