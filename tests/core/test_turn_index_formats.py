@@ -194,3 +194,42 @@ def test_a_big_run_holds_few_whole_turns(tmp_path: Path) -> None:
     assert held < 20_000 * 400, held
     last = index[len(index) - 1]
     assert last.id == "msg_019999" and last.parts[1].text.startswith("step 19999 ")
+
+
+def test_search_candidates_of_document_elements_cover_every_match(tmp_path: Path) -> None:
+    """An element of a pretty-printed JSON document starts inside a line and spans many:
+    `lines_with` must still name every turn whose record holds the needle (it named none,
+    looking for records starting at the start of a matching line)."""
+    from replay.core.index.navigation import turn_search_text
+    from replay.core.readers.json_stream import stream_document
+    from replay.core.session.model import Part, Source, Turn
+
+    texts = [f"message {number} about {'apples' if number % 3 else 'pears'}"
+             for number in range(300)]
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"messages": [{"role": "user" if n % 2 else "assistant",
+                                              "content": {"text": text}}
+                                             for n, text in enumerate(texts)]}, indent=2))
+    document, _, _ = stream_document(path, frozenset({"messages"}))
+    elements = document["messages"]
+
+    def rebuild(path_: str, spans: tuple[tuple[int, int], ...], records: list[bytes],
+                line: int | None, turn_id: str, role: str) -> Turn:
+        message = json.loads(records[0])
+        return Turn(turn_id, role, parts=[Part(Kind.TEXT, message["content"]["text"])])
+
+    index = TurnIndex(str(path), rebuild, tail=1, cache=1)
+    for number, message in enumerate(elements):
+        turn = Turn(f"m{number}", message["role"], parts=[
+            Part(Kind.TEXT, message["content"]["text"])],
+            source=Source(str(path), spans=(elements.span(number),)))
+        turn.index = number
+        index.append(turn)
+    for needle in ("pears", "APPLES", "message 29", "zzz"):
+        candidates = index.lines_with(needle)
+        assert candidates is not None
+        truth = [at for at in range(len(index))
+                 if needle.casefold() in turn_search_text(index[at]).casefold()]
+        assert set(truth) <= set(candidates), needle
+        # And it still narrows: a needle in one record names few turns.
+        assert needle != "message 29" or len(candidates) <= 11 + 2  # 29, 290-299
