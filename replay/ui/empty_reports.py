@@ -16,10 +16,10 @@ read (the palette then shows every suggestion). Past it, only those near the rev
 session of 100,000 empty turns would keep a thread busy for minutes (reading turns back
 from a big file's index, holding the interpreter while the reviewer steps) and hold a
 report per empty turn."""
-AHEAD = 48
+AHEAD = 16
 """In a session with more empty turns: reports worked out ahead, from the reviewer's
 position on (and `BEHIND` before it)."""
-BEHIND = 8
+BEHIND = 4
 KEPT = 4_096
 """Reports kept at most (the least recently used go first; they are worked out again,
 the same, when asked for)."""

@@ -192,6 +192,8 @@ class ReplayScreen(Screen[None]):
         """Evidence and suggestion of each empty turn, worked out once."""
         self.generation = 0
         """Bumped whenever turns change, so a late description of old turns is dropped."""
+        self._annotated: tuple[object, frozenset[int]] = ((), frozenset())
+        """`annotated_indices`, with what it was worked out from."""
         self.playback = Playback()
         self.searching = Search()
         self.live = Following(following)
@@ -297,9 +299,17 @@ class ReplayScreen(Screen[None]):
         return placeholder_id(found) if self.navigator.is_placeholder(index) else found
 
     def annotated_indices(self) -> set[int]:
-        """Indices of the empty turns this reviewer has annotated."""
+        """Indices of the empty turns this reviewer has annotated (worked out again only when
+        the annotations or the stops change: every step asks, and a big session has 7,000
+        stops to look through)."""
         ids = self.store.annotated_ids
-        return {i for i in self.navigator.empty_indices if self.stop_id(i) in ids}
+        if not ids:
+            return set()
+        key = (ids, self.generation, len(self.navigator.empty_indices), id(self.navigator))
+        if self._annotated[0] != key:
+            self._annotated = (key, frozenset(i for i in self.navigator.empty_indices
+                                              if self.stop_id(i) in ids))
+        return set(self._annotated[1])
 
     def status_text(self, annotated: set[int] | None = None) -> Text:
         """The header line (`annotated`: indices of annotated empty turns, if known)."""
