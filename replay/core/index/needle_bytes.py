@@ -25,7 +25,7 @@ SEPARATORS = re.compile(r"[\[\]\n]")
 MADE_UP = "block"
 """A word the reader writes (`[block]`) that no record needs to hold."""
 
-SCAN_BYTES = 8 * 1024 * 1024
+SCAN_BYTES = 1024 * 1024
 """Bytes of the file looked through at a time (cut at a line's end)."""
 
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))", re.DOTALL)
