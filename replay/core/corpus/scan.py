@@ -29,6 +29,7 @@ from replay.core.readers.base import (
     LineBuilder,
     Progress,
     Reader,
+    ReaderError,
     RecordFeed,
     UnreadablePath,
     iter_lines,
@@ -281,8 +282,9 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
     assert reader.builder is not None and reader.windowed
     builder = reader.builder(str(path))
     lean = getattr(builder, "for_scan", None)
-    if lean is not None:
-        lean()
+    # A builder may hand the scan a feed of its own (the same turns, as far as a scan reads
+    # them, for less work).
+    lean_feed = lean() if lean is not None else None
     try:
         total = os.path.getsize(path)
         handle = open(path, "rb")
@@ -302,18 +304,23 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
         views = getattr(builder, "takes_views", False)
         feed = RecordFeed(builder, iter_lines(handle, views=views), total, EMPTY_FILE)
         return scan_records(feed, rules, suggest, progress,
-                            completed if complete is not None else None)
+                            completed if complete is not None else None, lean_feed)
 
 
 def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, suggest: bool = True,
                  progress: Progress | None = None,
-                 complete: Callable[[LineBuilder], Session] | None = None) -> ScanReport:
+                 complete: Callable[[LineBuilder], Session] | None = None,
+                 feed_one: Callable[[bytes, int, int], None] | None = None) -> ScanReport:
     """Scan one session from its records (`Reader.record_feed`, or a file's lines), keeping a
     window of its turns: `scan_file` for records that are not lines. `complete` gives the
-    session once every record is fed (None: the builder's). Raises ReaderError."""
+    session once every record is fed (None: the builder's); `feed_one` feeds a record (None: the
+    builder's `feed`). Raises ReaderError."""
     builder = feed.builder
     scan = _WindowScan(builder.session, rules, suggest)
-    feed_one, advance = builder.feed, scan.advance
+    feed_one = feed_one or builder.feed
+    advance = scan.advance
+    # A builder that makes no reference cycles needs no collection while it is fed.
+    collect = not getattr(builder, "acyclic", False)
     was_enabled = gc.isenabled()
     # The turns of a scan die young and make no cycles: the collector would walk the window
     # again and again for nothing (a third of the time on tiny records). A young collection
@@ -327,7 +334,8 @@ def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, sugges
             if not number & _BATCH_MASK:
                 advance()
                 if not number & _COLLECT_MASK:
-                    gc.collect(1)
+                    if collect:
+                        gc.collect(1)
                     if progress is not None:
                         progress(offset, feed.total)
         builder.finish()
@@ -354,3 +362,44 @@ costs nothing on the other lines."""
 
 _COLLECT_MASK = (1 << 16) - 1
 """A young collection every 65,536 lines."""
+
+
+def scan_stream(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
+                suggest: bool = True) -> Iterator[ScanReport]:
+    """Scan every session of a file of a reader with a `stream`, keeping a window of each
+    one's turns: the reports `scan_session` gives on the sessions `read` returns, in order,
+    each as soon as its session is read, in memory bounded by the window (not the file).
+
+    Raises ReaderError (a reader's own failure on bad input is one, as in `each_session`).
+    """
+    assert reader.stream is not None
+    scan: _WindowScan | None = None
+    was_enabled = gc.isenabled()
+    gc.disable()  # as in `scan_file`: the window's turns die young and make no cycles
+    try:
+        ticks = 0
+        for item in reader.stream(path):
+            if item is None:
+                if scan is not None:
+                    scan.advance()
+                ticks += 1
+                if not ticks & _COLLECT_TICKS:
+                    gc.collect(1)
+                continue
+            if scan is not None:
+                yield ScanReport(scan.session, scan.finish(), scan.prompt)
+            scan = _WindowScan(item, rules, suggest)
+        if scan is not None:
+            yield ScanReport(scan.session, scan.finish(), scan.prompt)
+    except ReaderError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
+            RecursionError) as error:
+        raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+_COLLECT_TICKS = (1 << 10) - 1
+"""A young collection every 1,024 of a stream's pauses."""

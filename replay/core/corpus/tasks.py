@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from replay.core.corpus.scan import scan_file, scan_records, scan_session
+from replay.core.corpus.scan import scan_file, scan_records, scan_session, scan_stream
+from replay.core.corpus.spill import SpilledReports, spill
 from replay.core.detection.empty import DEFAULT_RULES
 from replay.core.readers import (
     ReaderError,
@@ -97,6 +98,11 @@ def scan_task(task: SessionTask) -> TaskResult:
                     sessions = [read_entry(reader, task.entry)]
                     reports = [scan_session(session, rules, suggester).to_json()
                                for session in sessions]
+                elif (streamed := _streamed(local, task)) is not None:
+                    # A document or history read through a window of each session's turns,
+                    # its reports kept on disk when there are many (`spill`).
+                    reports = spill(_named(report.to_json(), task)
+                                    for report in scan_stream(streamed, local, rules))
                 else:
                     # One session at a time: a file of many is never held whole.
                     reports = [scan_session(session, rules, suggester).to_json()
@@ -108,7 +114,7 @@ def scan_task(task: SessionTask) -> TaskResult:
         # this session is unreadable, said in one line, and the others are still read.
         message = f"{where(task)}: could not be read ({unexpected(error)})"
     else:
-        if is_url(task.source):
+        if is_url(task.source) and not isinstance(reports, SpilledReports):
             for report in reports:
                 report["path"] = task.source
         return TaskResult(reports=reports)
@@ -135,6 +141,25 @@ def where(task: SessionTask) -> str:
     if entry.own_file:
         return str(entry.path)
     return f"{entry.path}: session {entry.key}"
+
+
+def _streamed(local: Path, task: SessionTask) -> Reader | None:
+    """The reader of a whole file whose format has a `stream` (scanned through a window of
+    each session's turns); else None."""
+    try:
+        if not local.is_file():
+            return None
+        reader = get_reader(task.format) if task.format else detect_reader(local)
+    except (OSError, ReaderError):
+        return None  # the whole read says why, as before
+    return reader if reader.stream is not None else None
+
+
+def _named(report: dict[str, Any], task: SessionTask) -> dict[str, Any]:
+    """A report of a URL's local copy names the URL."""
+    if is_url(task.source):
+        report["path"] = task.source
+    return report
 
 
 def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:

@@ -162,6 +162,17 @@ class Reader:
     """For files holding many sessions one after another: each session as soon as it is
     read, the file never held whole (a scan keeps one session at a time); `read` gives the
     same sessions as a list. Raises ReaderError as `read` does."""
+    stream: Callable[[Path], Iterator[Session | None]] | None = None
+    """For files not read line by line (a JSON document, a markdown history): `read` as a
+    generator a scan keeps a window of turns of. It yields each session as soon as it
+    exists, before its first turn is added (a scan then swaps its `turns` for a window), and
+    None now and then between turns (the turns so far may be judged); a session is done when
+    the next one is yielded or the generator ends. Its turns are only appended
+    (`Session.add`) and only the latest ones are read back. The sessions are those `read`
+    gives, warnings included; raises ReaderError as `read` does."""
+    read_indexed: Callable[[Path, Progress | None], list[Session]] | None = None
+    """`read` with each session's turns held in a compact `TurnIndex` (rebuilt from their
+    records on demand), for the app on a big file; None keeps every turn whole."""
     index_turns: Callable[[Any], object] | None = None
     """For line-based formats whose turns can be read back from their own records: hold a
     fresh builder's turns in a compact `TurnIndex` (the app on a big file); None keeps every
