@@ -345,3 +345,20 @@ def test_the_turn_index_answers_the_columns_as_the_turns(tmp_path: Path) -> None
     assert [turns.id_at(i) for i in range(len(turns))] == [t.id for t in whole.turns]
     assert turns.find_id(whole.turns[-5].id) == whole.turns.index(
         next(t for t in whole.turns if t.id == whole.turns[-5].id))
+
+
+def test_the_turn_index_finds_and_stops_as_the_full_read(tmp_path: Path) -> None:
+    from replay.core.index.navigation import Navigator
+
+    needles = ["the", "again", "é", "[/]", "list[int]", "out 1", "orphan", "sunny 3",
+               "assist", "system", "m1", "same@", "zzz-not-there", "Shall I", "think"]
+    for path in _files(tmp_path):
+        [whole] = load_sessions(path)
+        indexed = _indexed(path, 2, 2)
+        for rules in (DEFAULT_RULES, DEFAULT_RULES.with_options(
+                tool_only_is_empty=True, missing_replies=True)):
+            assert Navigator(indexed, rules).empty_indices == Navigator(
+                whole, rules).empty_indices, path.name
+        ours, theirs = Navigator(indexed), Navigator(whole)
+        for needle in needles:
+            assert ours.matches(needle) == theirs.matches(needle), (path.name, needle)
