@@ -41,8 +41,15 @@ sys.path.insert(0, str(REPO))
 from replay.core.corpus.scan import scan_session  # noqa: E402
 from replay.core.corpus.tasks import SessionTask, plan, scan_task  # noqa: E402
 from replay.core.detection.empty import DEFAULT_RULES  # noqa: E402
+from replay.core.index.turn_index import TurnIndex  # noqa: E402
 from replay.core.publish.export import export_rows  # noqa: E402
-from replay.core.readers import ReaderError, all_readers, load_sessions  # noqa: E402
+from replay.core.readers import (  # noqa: E402
+    ReaderError,
+    all_readers,
+    detect_reader,
+    load_sessions,
+    read_entry,
+)
 from replay.core.session.labels import DEFAULT_LABELS  # noqa: E402
 from replay.core.suggest import default_suggester  # noqa: E402
 
@@ -242,9 +249,55 @@ def bom_crlf(rng: random.Random, data: bytes) -> bytes | None:
                        data.replace(b"\n", b"\r")])
 
 
+TRICKY = ["]}],[{", "\\\"", "\"}]\n[{\"", "[/]", "[link=x]", "\x1b]0;x\x07", "\\", "{", "]"]
+"""Text a byte-level record splitter may take for structure: brackets and escaped quotes."""
+
+
+def pretty(rng: random.Random, data: bytes) -> bytes | None:
+    """Strings given brackets and escaped quotes, the document pretty-printed (records that
+    start mid-line and run over many lines), sometimes with CRLF or a BOM."""
+    parsed = _records(data)
+    if parsed is None:
+        return None
+    values, lines = parsed
+    found = [s for v in values for s in _strings(v)]
+    for container, key in rng.sample(found, min(len(found), rng.choice([1, 5, 50]))):
+        container[key] = container[key] + rng.choice(TRICKY)
+    if lines:
+        text = _dump(values, lines)
+    else:
+        text = json.dumps(values[0], indent=rng.choice([1, 2, "\t"]),
+                          ensure_ascii=rng.random() < 0.5).encode()
+    roll = rng.random()
+    if roll < 0.2:
+        text = text.replace(b"\n", b"\r\n")
+    elif roll < 0.3:
+        text = b"\xef\xbb\xbf" + text
+    return text
+
+
+def invalid_utf8_in_string(rng: random.Random, data: bytes) -> bytes | None:
+    """Raw invalid UTF-8 inside one string of one record (often of a record a lean feed
+    skips: its warnings must still equal the full reader's)."""
+    parsed = _records(data)
+    if parsed is None:
+        return None
+    values, lines = parsed
+    found = [s for v in values for s in _strings(v)]
+    if not found:
+        return None
+    marker = "QAINVALIDUTF8MARKER"
+    for container, key in rng.sample(found, min(len(found), rng.choice([1, 1, 3]))):
+        container[key] = container[key][:5] + marker
+    text = _dump(values, lines)
+    return text.replace(marker.encode(), rng.choice([b"\xff", b"\xed\xa0\x80", b"\xc3(",
+                                                     b"\x80abc", b"\xe2\x82"]))
+
+
 MUTATIONS: list[Callable[[random.Random, bytes], bytes | None]] = [
     _nest(1000), _nest(100_000), lone_surrogate, invalid_utf8, wrong_type, wrong_type,
     wrong_type, drop_key, retype_record, cut, cut_line, flip, repeat, shuffle, nul, bom_crlf,
+    pretty, invalid_utf8_in_string,
 ]
 
 
@@ -279,11 +332,156 @@ def trials(path: Path, good: Path) -> Iterator[tuple[str, Callable[[], object]]]
         if str(good) not in paths:
             raise AssertionError(f"folder scan lost the good session beside {path.name}")
     yield "folder", folder_scan
+    yield "indexed", lambda: _same_turns(load_sessions(path), load_sessions(path, indexed=True))
+    yield "read_entry indexed", lambda: _entries_read_back(path)
+    yield "scan windowed = whole", lambda: _same_scan(path)
+    for change in CHANGES:
+        yield f"changed {change.__name__}", lambda change=change: _changed(path, change)
 
 
-def sources() -> list[Path]:
+# --- the new paths: indexed reads, read-back, windowed scan against the whole one ------------
+
+class Mismatch(Exception):
+    """Two ways of reading the same file gave different answers."""
+
+
+def _turn_facts(turn: Any) -> tuple[Any, ...]:
+    parts = tuple((p.kind, p.text, p.name, p.input, p.output, p.status, p.call_id)
+                  for p in turn.parts)
+    return (turn.id, turn.role, turn.time, turn.completed, turn.is_meta, turn.is_summary,
+            parts)
+
+
+def _same_turns(whole: list[Any], indexed: list[Any]) -> None:
+    """Every turn read back through the index equals the whole reader's."""
+    if len(whole) != len(indexed):
+        raise Mismatch(f"{len(whole)} sessions whole, {len(indexed)} indexed")
+    for one, other in zip(whole, indexed, strict=True):
+        if len(one.turns) != len(other.turns):
+            raise Mismatch(f"{len(one.turns)} turns whole, {len(other.turns)} indexed")
+        for number in range(len(one.turns)):
+            if _turn_facts(one.turns[number]) != _turn_facts(other.turns[number]):
+                raise Mismatch(f"turn {number} differs read back through the index")
+        if (one.warnings, one.skipped) != (other.warnings, other.skipped):
+            raise Mismatch("warnings or skipped differ indexed")
+        _consume([other])
+
+
+def _entries_read_back(path: Path) -> None:
+    """What the app does: the folder's entries read with `indexed=True`, every turn read back
+    (twice: once past the cache)."""
+    for task in plan(path.parent):
+        if task.entry is None or Path(task.entry.path).name != path.name:
+            continue
+        reader = detect_reader(Path(task.entry.path))
+        session = read_entry(reader, task.entry, indexed=True)
+        for turn in session.turns:
+            _turn_facts(turn)
+        for number in reversed(range(len(session.turns))):
+            _turn_facts(session.turns[number])
+
+
+def _same_scan(path: Path) -> None:
+    """`scan --json` of the file alone (windowed, fed or streamed) equals the scan of the
+    sessions a whole read gives."""
+    result = scan_task(SessionTask(str(path)))
+    try:
+        sessions = load_sessions(path)
+    except ReaderError:
+        return  # unreadable whole: the task's error line is checked by the other trials
+    if result.error is not None:
+        raise Mismatch(f"windowed scan failed where the whole read did not: {result.error}")
+    suggester = default_suggester()
+    whole = [scan_session(s, DEFAULT_RULES, suggester).to_json() for s in sessions]
+    windowed = list(result.reports)
+    if json.dumps(whole, sort_keys=True) != json.dumps(windowed, sort_keys=True):
+        fields = sorted({k for a, b in zip(whole, windowed, strict=False)
+                         for k in set(a) | set(b) if a.get(k) != b.get(k)})
+        raise Mismatch(f"scan differs windowed vs whole ({len(whole)}/{len(windowed)}"
+                       f" reports; fields {fields})")
+
+
+def truncate_half(path: Path) -> None:
+    data = path.read_bytes()
+    with open(path, "r+b") as handle:
+        handle.truncate(len(data) // 2)
+
+
+def truncate_empty(path: Path) -> None:
+    with open(path, "r+b") as handle:
+        handle.truncate(0)
+
+
+def rewrite_shifted(path: Path) -> None:
+    """Rewritten in place, every byte moved on by some: spans now fall mid-record."""
+    data = path.read_bytes()
+    with open(path, "r+b") as handle:
+        handle.write(b" \n{\"x\": [\"]\", \"\\\"\"]}\n" + data[: max(len(data) - 30, 0)])
+        handle.truncate()
+
+
+def rewrite_garbage(path: Path) -> None:
+    data = path.read_bytes()
+    with open(path, "r+b") as handle:
+        handle.write(bytes((b * 7 + 3) % 256 for b in data))
+
+
+def append_more(path: Path) -> None:
+    with open(path, "ab") as handle:
+        handle.write(path.read_bytes()[:4096] + b"\n{\"type\": \"user\"}\n")
+
+
+def replaced(path: Path) -> None:
+    """Replaced by a new file (an editor's save): the index's open descriptor keeps the old."""
+    fresh = path.with_name(path.name + ".new")
+    fresh.write_bytes(b"[]")
+    fresh.replace(path)
+
+
+CHANGES: list[Callable[[Path], None]] = [truncate_half, truncate_empty, rewrite_shifted,
+                                         rewrite_garbage, append_more, replaced]
+
+
+def _changed(path: Path, change: Callable[[Path], None]) -> None:
+    """The app holds the file's index (one turn already read back, so the file is open),
+    the file changes, and every turn is read back: no exception, the same count of turns."""
+    backup = path.read_bytes()
+    try:
+        sessions = load_sessions(path, indexed=True)
+        for session in sessions:
+            if len(session.turns):
+                _turn_facts(session.turns[0])
+        counts = [len(s.turns) for s in sessions]
+        change(path)
+        for session in sessions:
+            for turn in session.turns:
+                _turn_facts(turn)
+            _consume([session])
+            if isinstance(session.turns, TurnIndex):
+                session.turns.lines_with("the")
+        if counts != [len(s.turns) for s in sessions]:
+            raise Mismatch("turn count changed after the file changed")
+    finally:
+        path.write_bytes(backup)
+
+
+GENERATED = ("chat-json", "chat-jsonl", "sharegpt", "aider", "opencode-run", "swe-agent",
+             "mini-swe-agent")
+"""Formats with no real file: small ones made from real records (`bench/bench_hostile.py`)."""
+
+
+def sources(generated: Path | None = None) -> list[Path]:
     found = [p for p in sorted(REALDATA.rglob("*")) if p.is_file() and p.name != "SOURCES.md"]
     found += [p for p in sorted(SAMPLES.iterdir()) if p.is_file() and p.suffix != ".md"]
+    if generated is not None:
+        sys.path.insert(0, str(REPO / "bench"))
+        from bench_hostile import FORMATS  # noqa: PLC0415 - only with --generated
+
+        for name in GENERATED:
+            suffix, make = FORMATS[name]
+            out = generated / f"gen-{name}{suffix}"
+            make(12_000, out)
+            found.append(out)
     return found
 
 
@@ -293,13 +491,21 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=27)
     parser.add_argument("--timeout", type=float, default=20.0)
     parser.add_argument("--show", type=int, default=3, help="examples shown per failure kind")
+    parser.add_argument("--generated", action="store_true",
+                        help="also small files of the formats with no real file")
+    parser.add_argument("--whole-index", action="store_true",
+                        help="turn indexes keep their default 64 whole turns (else one, so "
+                             "every turn of a small file is read back from its bytes)")
     args = parser.parse_args()
+    if not args.whole_index:
+        TurnIndex.__init__.__kwdefaults__.update(tail=1, cache=1)
+    made = tempfile.TemporaryDirectory(prefix="fuzz-gen-") if args.generated else None
     signal.signal(signal.SIGALRM, _alarm)
     rng = random.Random(args.seed)
     failures: dict[str, list[str]] = collections.defaultdict(list)
     mutants = runs = 0
     started = time.monotonic()
-    files = sources()
+    files = sources(Path(made.name) if made is not None else None)
     good_source = SAMPLES / "refactor.claude-code.jsonl"
     for number_of_file, source in enumerate(files, start=1):
         print(f"[{number_of_file}/{len(files)}] {source.name[-60:]}: "
@@ -325,6 +531,10 @@ def main() -> int:
                         call()
                     except ReaderError:
                         pass
+                    except Mismatch as error:
+                        kind = "".join("N" if c.isdigit() else c for c in str(error)[:90])
+                        failures[f"mismatch: {kind}"].append(
+                            f"{source.name} {mutate.__name__} {name}")
                     except Hang:
                         failures[f"hang > {args.timeout:g}s"].append(
                             f"{source.name} {mutate.__name__} {name}")
