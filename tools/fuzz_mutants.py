@@ -448,6 +448,10 @@ def _changed(path: Path, change: Callable[[Path], None]) -> None:
     backup = path.read_bytes()
     try:
         sessions = load_sessions(path, indexed=True)
+        for task in plan(path.parent):
+            if task.entry is not None and Path(task.entry.path).name == path.name:
+                reader = detect_reader(Path(task.entry.path))
+                sessions.append(read_entry(reader, task.entry, indexed=True))
         for session in sessions:
             if len(session.turns):
                 _turn_facts(session.turns[0])

@@ -186,3 +186,22 @@ def test_mutated_trajectories_never_raise(tmp_path: Path, path: Path, name: str,
             find_empty_turns(session)
             for turn in session.turns:
                 raw_record_text(turn)
+
+
+@pytest.mark.parametrize("role", [["system"], {"a": 1}, [None]])
+def test_swe_agent_history_role_of_a_wrong_type_is_skipped_not_the_whole_file(
+        tmp_path: Path, role: object) -> None:
+    """An unhashable `role` in the history (a list, an object) was `unhashable type` and
+    made the whole trajectory unreadable: the scan said "could not be read", and the app's
+    indexed read (`read_entry`) was a TypeError traceback. Found by tools/fuzz_mutants.py."""
+    from replay.core.corpus.tasks import plan
+    from replay.core.readers import read_entry
+
+    document = _document(SWE)
+    document["history"][0]["role"] = role
+    path = _write(tmp_path, "run.traj", document)
+    whole = load_sessions(path)[0]
+    assert len(whole.turns) == len(load_sessions(SWE)[0].turns) - 1  # only the system prompt
+    entry = next(task.entry for task in plan(tmp_path) if task.entry is not None)
+    indexed = read_entry(detect_reader(path), entry, indexed=True)
+    assert [turn.id for turn in indexed.turns] == [turn.id for turn in whole.turns]

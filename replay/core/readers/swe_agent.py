@@ -54,7 +54,7 @@ def _opening(session: Session, history: object) -> None:
         if not isinstance(message, dict) or message.get("is_demo") is True:
             continue
         role = message.get("role")
-        if role in wanted and wanted[role]:
+        if isinstance(role, str) and wanted.get(role):  # a list or object is no role
             wanted[role] = False
             text = text_of(message.get("content"))
             if role == "user":
