@@ -13,7 +13,6 @@ for "k") counts.
 
 from __future__ import annotations
 
-import mmap
 import os
 import re
 from functools import cache
@@ -26,7 +25,7 @@ SEPARATORS = re.compile(r"[\[\]\n]")
 MADE_UP = "block"
 """A word the reader writes (`[block]`) that no record needs to hold."""
 
-SCAN_BYTES = 8 * 1024 * 1024
+SCAN_BYTES = 1024 * 1024
 """Bytes of the file looked through at a time (cut at a line's end)."""
 
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))", re.DOTALL)
@@ -83,18 +82,50 @@ def lines_holding(path: str, piece: str) -> set[int]:
     casefolded, as written or with their JSON escapes decoded."""
     starts: set[int] = set()
     wanted = piece.encode("utf-8", "surrogatepass")
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if not size:
-            return starts
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            base = 0
-            while base < size:
-                end = data.find(b"\n", min(base + SCAN_BYTES, size))
-                end = size if end < 0 else end + 1
-                _look(data[base:end], base, piece, wanted, starts)
-                base = end
+    # Read a chunk at a time, not mapped: a mapped file's pages count in the app's memory
+    # (its resident set) as long as they stay mapped, the whole file for one search.
+    with open(path, "rb", buffering=0) as handle:
+        base = 0
+        pending = b""
+        while True:
+            chunk = handle.read(SCAN_BYTES)
+            if not chunk:
+                break
+            data = pending + chunk if pending else chunk
+            cut = data.rfind(b"\n") + 1
+            if not cut:
+                pending = data  # a line longer than a chunk: read on to its end
+                continue
+            _look(data[:cut], base, piece, wanted, starts)
+            base += cut
+            pending = data[cut:]
+        if pending:
+            _look(pending, base, piece, wanted, starts)
     return starts
+
+
+def line_ends(path: str, starts: list[int]) -> list[int]:
+    """Where each line starting at one of `starts` (sorted line starts) ends: the offset of
+    its line feed, or the file's size."""
+    ends: list[int] = []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for start in starts:
+            at, block = start, 4096
+            while True:
+                data = os.pread(fd, block, at)
+                found = data.find(b"\n")
+                if found >= 0:
+                    ends.append(at + found)
+                    break
+                if len(data) < block:
+                    ends.append(at + len(data))
+                    break
+                at += len(data)
+                block = min(block * 2, SCAN_BYTES)
+    finally:
+        os.close(fd)
+    return ends
 
 
 def _look(chunk: bytes, base: int, piece: str, wanted: bytes, starts: set[int]) -> None:

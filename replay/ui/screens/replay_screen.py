@@ -33,6 +33,7 @@ from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
 
 from replay.core.annotate.annotations import AnnotationStore
 from replay.core.annotate.journal import JournalError
@@ -146,6 +147,8 @@ class EmptyTurnsDescribed(Message):
 
     generation: int
     described: dict[int, EmptyTurn]
+    asked: list[int]
+    """The turns the thread was given (it may stop before the last, when replaced)."""
 
 
 class ReplayScreen(Screen[None]):
@@ -195,6 +198,8 @@ class ReplayScreen(Screen[None]):
         """Evidence and suggestion of each empty turn, worked out once."""
         self.generation = 0
         """Bumped whenever turns change, so a late description of old turns is dropped."""
+        self._annotated: tuple[object, frozenset[int]] = ((), frozenset())
+        """`annotated_indices`, with what it was worked out from."""
         self.playback = Playback()
         self.searching = Search()
         self.live = Following(following)
@@ -313,9 +318,17 @@ class ReplayScreen(Screen[None]):
         return placeholder_id(found) if self.navigator.is_placeholder(index) else found
 
     def annotated_indices(self) -> set[int]:
-        """Indices of the empty turns this reviewer has annotated."""
+        """Indices of the empty turns this reviewer has annotated (worked out again only when
+        the annotations or the stops change: every step asks, and a big session has 7,000
+        stops to look through)."""
         ids = self.store.annotated_ids
-        return {i for i in self.navigator.empty_indices if self.stop_id(i) in ids}
+        if not ids:
+            return set()
+        key = (ids, self.generation, len(self.navigator.empty_indices), id(self.navigator))
+        if self._annotated[0] != key:
+            self._annotated = (key, frozenset(i for i in self.navigator.empty_indices
+                                              if self.stop_id(i) in ids))
+        return set(self._annotated[1])
 
     def status_text(self, annotated: set[int] | None = None) -> Text:
         """The header line (`annotated`: indices of annotated empty turns, if known)."""
@@ -367,6 +380,9 @@ class ReplayScreen(Screen[None]):
             return
         turn = turns[self.index]
         empty = self.empty_turn(self.index)
+        ahead = self.reports.ahead(self.index) if not self.indexing else None
+        if ahead:  # (a big session's: those near the reviewer, as the reviewer moves)
+            self.describe_empty_turns(ahead, self.generation)
         if empty is not None and empty.is_placeholder != self.at_placeholder:
             empty = None  # on the request itself: its missing reply is the stop after it
         text = self.banner_text(turn, empty)
@@ -608,10 +624,6 @@ class ReplayScreen(Screen[None]):
             # A label saved while a reply was still being written: its turn grew content.
             mark_outgrown(self)
         self.show()
-        if not self.indexing:
-            missing = self.reports.missing()
-            if missing:
-                self.describe_empty_turns(missing, self.generation)
 
     @work(thread=True, exclusive=True, group="describe", exit_on_error=False,
           description="Describing empty turns")
@@ -623,18 +635,20 @@ class ReplayScreen(Screen[None]):
         # Once for all of them: asked per empty turn, it walked every turn each time (a
         # session with no completion times: 17,000 empty turns of 188,000 took minutes).
         records = records_completion(self.session)
+        worker = get_current_worker()
         for index in indices:
+            if worker.is_cancelled:
+                break  # a newer call (the reviewer moved on) has its own list
             if index < len(turns):
                 described[index] = describe_empty(self.session, turns[index], self.rules,
                                                   self.suggester, records)
-                # A breath after each: with thousands of empty turns this runs for seconds,
-                # and would otherwise hold the interpreter while the reviewer steps or opens
-                # the palette.
+                # A breath after each: thousands of empty turns would otherwise hold the
+                # interpreter for seconds while the reviewer steps or opens the palette.
                 time.sleep(DESCRIBE_PAUSE)
-        self.post_message(EmptyTurnsDescribed(generation, described))
+        self.post_message(EmptyTurnsDescribed(generation, described, indices))
 
     @on(EmptyTurnsDescribed)
     def keep_descriptions(self, event: EmptyTurnsDescribed) -> None:
         if event.generation == self.generation:
-            self.reports.keep(event.described)
+            self.reports.keep(event.described, event.asked)
 
