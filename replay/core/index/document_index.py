@@ -13,10 +13,9 @@ records (a tool name it gives a fenced command) are named by the reader (`made_u
 from __future__ import annotations
 
 import bisect
-import mmap
 import os
 
-from replay.core.index.needle_bytes import lines_holding, needle_piece
+from replay.core.index.needle_bytes import line_ends, lines_holding, needle_piece
 from replay.core.index.turn_index import KIND_BITS, ROLES, Rebuild, TurnIndex
 
 
@@ -66,20 +65,18 @@ class DocumentTurnIndex(TurnIndex):
         """The columned turns one of whose spans a line starting at one of `starts` (sorted)
         overlaps."""
         found: list[int] = []
-        with open(self.path, "rb") as handle:
-            if not os.fstat(handle.fileno()).st_size:
-                return found
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                for index in range(self._base):
-                    if index in self._kept:
-                        continue
-                    for offset, length in self.spans_at(index):
-                        last = bisect.bisect_right(starts, offset + length - 1) - 1
-                        if last < 0:
-                            continue
-                        start = starts[last]
-                        # A holding line starts inside the span, or runs into it.
-                        if start >= offset or data.find(b"\n", start, offset) < 0:
-                            found.append(index)
-                            break
+        # Where each holding line ends, read a block at a time: the file is not mapped (its
+        # pages would count in the app's memory for the whole search).
+        ends = line_ends(self.path, starts)
+        for index in range(self._base):
+            if index in self._kept:
+                continue
+            for offset, length in self.spans_at(index):
+                last = bisect.bisect_right(starts, offset + length - 1) - 1
+                if last < 0:
+                    continue
+                # A holding line starts inside the span, or runs into it.
+                if starts[last] >= offset or ends[last] >= offset:
+                    found.append(index)
+                    break
         return found
