@@ -263,13 +263,17 @@ def measure_child(command: list[str], limit: int) -> tuple[float, int, int, str,
                REPLAY_DATA_DIR=os.path.join(scratch, "data"),
                REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"))
     start = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as captured:
-        process = subprocess.Popen(command, stdout=captured, stderr=subprocess.DEVNULL,
+    with tempfile.TemporaryFile("w+") as captured, tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen(command, stdout=captured, stderr=errors,
                                    cwd=REPO, preexec_fn=cap, text=True, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
         captured.seek(0)
         out = captured.read()
+        if os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            print("  failed: " + " | ".join(errors.read().strip().splitlines()[-6:]),
+                  file=sys.stderr, flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
     return (elapsed, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status), out,
             usage.ru_utime + usage.ru_stime)
