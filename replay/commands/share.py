@@ -10,8 +10,8 @@ from pathlib import Path
 from replay.arguments import add_format, add_labels
 from replay.commands._common import (
     EXIT_BAD_INPUT,
-    EXIT_FAILURE,
     EXIT_OK,
+    cannot_write,
     journal_records_or_none,
     load_or_none,
     named_only,
@@ -114,8 +114,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         where = _write(_chunks(shared, kind), output)
     except OSError as error:
-        say_error(f"cannot write {output}: {error.strerror or error}")
-        return EXIT_FAILURE
+        return cannot_write(output, error)
     if redactor is not None:
         say_error(f"redacted {redactor.summary()}")
     folded = " (large session: turns folded, long parts cut; the page says so)" \
