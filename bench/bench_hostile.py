@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
 import os
 import resource
 import shutil
@@ -45,11 +46,30 @@ def _first(folder: str, pattern: str) -> Path:
     return found[0]
 
 
-def _repeat_lines(head: list[bytes], body: list[bytes], size: int, handle: Any) -> None:
+def _suffixed(value: Any, keys: frozenset[str], suffix: str) -> Any:
+    """`value` with every string under one of `keys` (at any depth) ending in `suffix`."""
+    if isinstance(value, dict):
+        return {key: (item + suffix if key in keys and isinstance(item, str) and item
+                      else _suffixed(item, keys, suffix)) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_suffixed(item, keys, suffix) for item in value]
+    return value
+
+
+def _repeat_lines(head: list[bytes], body: list[bytes], size: int, handle: Any,
+                  ids: frozenset[str] = frozenset()) -> None:
+    """`head`, then `body` again and again up to `size` bytes; in each copy after the first
+    the JSON values under the keys `ids` get a suffix of their own (`-r2`), so a reader that
+    merges records by id sees new records, not the same ones rewritten."""
     written = sum(map(len, head))
     handle.writelines(head)
+    copy_number = 0
     while written < size:
+        copy_number += 1
         for line in body:
+            if ids and copy_number > 1:
+                line = json.dumps(_suffixed(json.loads(line), ids, f"-r{copy_number}"),
+                                  ensure_ascii=False).encode() + b"\n"
             handle.write(line)
             written += len(line)
 
@@ -59,27 +79,38 @@ def _lines(path: Path) -> list[bytes]:
             for line in path.read_bytes().splitlines(keepends=True) if line.strip()]
 
 
+CLAUDE_IDS = frozenset({"uuid", "parentUuid", "leafUuid", "logicalParentUuid", "id",
+                        "tool_use_id", "toolUseID", "sourceToolAssistantUUID", "promptId",
+                        "requestId", "parentToolUseID"})
+"""Claude Code's record, message and tool ids (the session id stays)."""
+
+
 def claude_code(size: int, out: Path) -> None:
     lines = _lines(_first("claude-code", "*ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"))
     with open(out, "wb") as handle:
-        _repeat_lines([], lines, size, handle)
+        _repeat_lines([], lines, size, handle, CLAUDE_IDS)
 
 
 def codex(size: int, out: Path) -> None:
     lines = _lines(_first("codex", "*.jsonl"))
     with open(out, "wb") as handle:
-        _repeat_lines(lines[:1], lines[1:], size, handle)
+        _repeat_lines(lines[:1], lines[1:], size, handle, frozenset({"call_id", "id",
+                                                                      "turn_id"}))
 
 
 def _repeat_list(document: dict[str, Any], key: str, size: int, out: Path,
-                 fix: Callable[[Any, int], Any] | None = None) -> None:
-    """The document with its `key` list repeated until the file is about `size` bytes."""
+                 fix: Callable[[Any, int], Any] | None = None,
+                 ids: frozenset[str] = frozenset()) -> None:
+    """The document with its `key` list repeated until the file is about `size` bytes (the
+    values under the keys `ids` suffixed in each copy after the first, as `_repeat_lines`)."""
     items = document[key]
     unit = sum(len(json.dumps(item)) for item in items) or 1
     copies = max(1, size // unit)
     repeated = []
     for number in range(copies):
         for item in items:
+            if ids and number:
+                item = _suffixed(item, ids, f"-r{number + 1}")
             repeated.append(fix(copy.deepcopy(item), number) if fix else item)
     document = dict(document, **{key: repeated})
     out.write_text(json.dumps(document, indent=1), encoding="utf-8")
@@ -87,7 +118,7 @@ def _repeat_list(document: dict[str, Any], key: str, size: int, out: Path,
 
 def gemini_json(size: int, out: Path) -> None:
     document = json.loads(_first("gemini-cli", "*.json").read_bytes())
-    _repeat_list(document, "messages", size, out)
+    _repeat_list(document, "messages", size, out, ids=frozenset({"id"}))
 
 
 def gemini_jsonl(size: int, out: Path) -> None:
@@ -96,7 +127,7 @@ def gemini_jsonl(size: int, out: Path) -> None:
     with open(out, "wb") as handle:
         _repeat_lines([json.dumps(meta).encode() + b"\n"],
                       [json.dumps(m).encode() + b"\n" for m in document["messages"]], size,
-                      handle)
+                      handle, frozenset({"id"}))
 
 
 def opencode_export(size: int, out: Path) -> None:
@@ -105,13 +136,14 @@ def opencode_export(size: int, out: Path) -> None:
     def fix(message: dict[str, Any], number: int) -> dict[str, Any]:
         message["info"]["id"] = f"{message['info'].get('id')}_{number}"
         return message
-    _repeat_list(document, "messages", size, out, fix)
+    _repeat_list(document, "messages", size, out, fix,
+                 ids=frozenset({"messageID", "callID", "parentID", "id"}))
 
 
 def opencode_run(size: int, out: Path) -> None:
     lines = _lines(SAMPLES / "dry-run-flag.opencode-run.jsonl")
     with open(out, "wb") as handle:
-        _repeat_lines([], lines, size, handle)
+        _repeat_lines([], lines, size, handle, frozenset({"id", "messageID", "callID"}))
 
 
 def _chat_messages() -> list[dict[str, Any]]:
@@ -219,24 +251,75 @@ FORMATS: dict[str, tuple[str, Callable[[int, Path], None]]] = {
 }
 
 
-def measure_child(command: list[str], limit: int) -> tuple[float, int, int, str]:
-    """Like `measure`, with the child's own peak (not the largest child's so far)."""
+def measure_child(command: list[str], limit: int) -> tuple[float, int, int, str, float]:
+    """(wall seconds, peak RSS, exit code, output, CPU seconds) of a command in a child
+    process capped at `limit` bytes of address space (its own peak, from `wait4`)."""
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # A fresh cache, data and config for each run: a scan of a file scanned before is a
+    # cache hit (0.2 s), not a measurement.
+    scratch = tempfile.mkdtemp(prefix="bench-hostile-")
+    env = dict(os.environ, REPLAY_CACHE_DIR=os.path.join(scratch, "cache"),
+               REPLAY_DATA_DIR=os.path.join(scratch, "data"),
+               REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"))
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as captured:
         process = subprocess.Popen(command, stdout=captured, stderr=subprocess.DEVNULL,
-                                   cwd=REPO, preexec_fn=cap, text=True)
+                                   cwd=REPO, preexec_fn=cap, text=True, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
         captured.seek(0)
         out = captured.read()
-    return elapsed, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status), out
+    shutil.rmtree(scratch, ignore_errors=True)
+    return (elapsed, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status), out,
+            usage.ru_utime + usage.ru_stime)
 
 
-def child_app(path: Path) -> None:
-    """The app on the file, headless, until the first screen shows the session; prints
-    `first-screen SECONDS`."""
+def _rss_now() -> int:
+    """This process's resident set now, in bytes (`VmRSS`)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class _Sampler:
+    """The resident set every 0.1 s in a thread: the peak of each phase of the app run."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            self.peak = max(self.peak, _rss_now())
+
+    def take(self) -> int:
+        """The peak since the last `take` (and now), then start again."""
+        peak, self.peak = max(self.peak, _rss_now()), 0
+        return peak
+
+
+APP_PHASES = ("first-screen", "step", "stops", "unfold", "search", "goto", "jumps")
+"""What the app run does, in order, each timed with its peak resident set:
+
+- first-screen: start to the session on screen with every turn counted;
+- step: `→` 100 times, `G` (the last turn), `←` 50 times, `g`;
+- stops: `]` 10 times;
+- unfold: to the turn with the most text, `o` (unfold) and `o` again;
+- search: `/`, a word typed (the prompt counts matches as it is typed), Enter, `n` 5 times;
+- goto: `:` and the middle turn's number;
+- jumps: 150 moves to turns spread over the whole session (a reviewer going through it)."""
+
+
+def child_app(path: Path, phases: bool = True) -> None:
+    """The app on the file, headless: the first screen, then (with `phases`) each of
+    `APP_PHASES`; prints `phase NAME SECONDS PEAK_RSS_BYTES` per phase and `turns N`."""
     sys.path.insert(0, str(REPO))
     scratch = tempfile.mkdtemp(prefix="bench-hostile-")
     os.environ.update(REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"),
@@ -245,14 +328,69 @@ def child_app(path: Path) -> None:
     from replay.ui.app import ReplayApp
 
     begun = time.perf_counter()
+    sampler = _Sampler()
 
     async def pilot_run(pilot: Any) -> None:
         app = pilot.app
-        while app.replay_screen is None or app.replay_screen.indexing:
+        # A file of many sessions (an Aider history of many chats) opens on the list of them.
+        while (app.replay_screen is None or app.replay_screen.indexing) and not (
+                type(app.screen).__name__ == "SessionPicker" and app.screen.rows):
             await pilot.pause(0.05)
         await pilot.pause(0.1)
-        print(f"first-screen {time.perf_counter() - begun:.2f}", flush=True)
-        print(f"turns {len(app.replay_screen.session.turns)}", flush=True)
+        clock = [begun]
+
+        def phase(name: str) -> None:
+            now = time.perf_counter()
+            print(f"phase {name} {now - clock[0]:.3f} {sampler.take()}", flush=True)
+            clock[0] = now
+
+        phase("first-screen")
+        screen = app.replay_screen
+        if screen is None:
+            # A file of many sessions (an Aider history of many chats) opens on their list.
+            print(f"sessions {len(app.screen.rows)}", flush=True)
+            app.exit()
+            return
+        turns = screen.session.turns
+        print(f"turns {len(turns)}", flush=True)
+        if not phases or not turns:
+            app.exit()
+            return
+        for key, times in (("right", 100), ("G", 1), ("left", 50), ("g", 1)):
+            for _ in range(times):
+                await pilot.press(key)
+        await pilot.pause()
+        phase("step")
+        for _ in range(10):
+            await pilot.press("right_square_bracket")
+        await pilot.pause()
+        phase("stops")
+        sizes = (turns.text_sizes(0, len(turns)) if hasattr(turns, "text_sizes") else
+                 [sum(p.text_length for p in t.parts if p.kind == "text") for t in turns])
+        screen.go(max(range(len(sizes)), key=sizes.__getitem__))
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.pause()
+        phase("unfold")
+        await pilot.press("slash")
+        await pilot.press(*"error")
+        await pilot.press("enter")
+        for _ in range(5):
+            await pilot.press("n")
+        await pilot.pause()
+        phase("search")
+        await pilot.press("colon")
+        await pilot.press(*str(len(turns) // 2 + 1))
+        await pilot.press("enter")
+        await pilot.pause()
+        phase("goto")
+        count = len(turns)
+        for number in range(150):
+            screen.go(number * 7919 % count)
+            await pilot.pause()
+        phase("jumps")
         app.exit()
 
     run = ReplayApp.run
@@ -264,59 +402,97 @@ def child_app(path: Path) -> None:
     main([str(path)])
 
 
+def _phases(out: str) -> tuple[dict[str, tuple[float, int]], int | None]:
+    """The child app's phases (seconds, peak RSS) by name, and its turn count."""
+    phases: dict[str, tuple[float, int]] = {}
+    turns = None
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) == 4 and words[0] == "phase":
+            phases[words[1]] = (float(words[2]), int(words[3]))
+        elif len(words) == 2 and words[0] == "turns":
+            turns = int(words[1])
+    return phases, turns
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=25.0)
     parser.add_argument("--formats", default=",".join(FORMATS))
     parser.add_argument("--skip-app", action="store_true")
+    parser.add_argument("--skip-scan", action="store_true")
+    parser.add_argument("--first-screen-only", action="store_true",
+                        help="the app only to its first screen (no stepping, search, ...)")
     parser.add_argument("--keep", action="store_true", help="reuse files already made")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the files are made")
     parser.add_argument("--limit-gb", type=float, default=6.0, help="address-space cap")
     parser.add_argument("--child-app", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--child-phases", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_app is not None:
-        child_app(args.child_app)
+        child_app(args.child_app, args.child_phases)
         return 0
-    OUT.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     limit = int(args.limit_gb * 2**30)
     print(f"load: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} (1, 5 min), "
           f"{os.cpu_count()} cores; sizes {args.mb:g} MB and {2 * args.mb:g} MB")
-    print(f"{'format':<16} {'MB':>6} {'scan s':>7} {'RSS/file':>8} {'app s':>7} {'RSS/file':>8}")
+    print(f"{'format':<16} {'MB':>6} {'turns':>8} {'scan s':>7} {'cpu s':>6} {'RSS/file':>8} "
+          f"{'app s':>7} {'RSS/file':>8} {'first s':>7} {'RSS/file':>8}  phases: s, RSS/file")
     passed = True
     for name in args.formats.split(","):
         suffix, make = FORMATS[name]
         rows = []
         for factor in (1, 2):
-            folder = OUT / f"{name}-{factor}"
+            folder = args.out / f"{name}-{factor}"
             folder.mkdir(exist_ok=True)
             path = folder / (suffix if not suffix.startswith(".") else f"bench{suffix}")
             if not (args.keep and path.exists()):
                 path.unlink(missing_ok=True)
                 make(int(args.mb * factor * 1e6), path)
             size = path.stat().st_size
-            scan = measure_child([sys.executable, "-m", "replay", "scan", "--json", str(path)],
-                                 limit)
-            app = (None if args.skip_app else measure_child(
-                [sys.executable, __file__, "--child-app", str(path)], limit))
-            rows.append((size, scan, app))
-            app_text = ("" if app is None else
-                        f"{app[0]:7.1f} {app[1] / size:7.2f}x" + ("" if app[2] == 0 else
-                                                                 f" exit {app[2]}"))
-            print(f"{name:<16} {size / 1e6:6.1f} {scan[0]:7.1f} {scan[1] / size:7.2f}x "
-                  f"{app_text}" + ("" if scan[2] == 0 else f"  scan exit {scan[2]}"),
-                  flush=True)
-            passed &= scan[2] == 0 and scan[1] / size <= SCAN_TARGET
+            scan = (None if args.skip_scan else measure_child(
+                [sys.executable, "-m", "replay", "scan", "--json", str(path)], limit))
+            command = [sys.executable, __file__, "--child-app", str(path)]
+            if not args.first_screen_only:
+                command.append("--child-phases")
+            app = None if args.skip_app else measure_child(command, limit)
+            phases, turns = _phases(app[3]) if app is not None else ({}, None)
+            rows.append((size, scan, app, phases))
+            scan_text = (f"{'':>7} {'':>6} {'':>8}" if scan is None else
+                         f"{scan[0]:7.1f} {scan[4]:6.1f} {scan[1] / size:7.2f}x")
+            app_text = ""
+            if app is not None:
+                first = phases.get("first-screen", (math.nan, 0))
+                app_text = (f"{app[0]:7.1f} {app[1] / size:7.2f}x {first[0]:7.1f} "
+                            f"{first[1] / size:7.2f}x  " + " ".join(
+                                f"{phase} {seconds:.1f} {peak / size:.2f}x"
+                                for phase, (seconds, peak) in phases.items()
+                                if phase != "first-screen")
+                            + ("" if app[2] == 0 else f" exit {app[2]}"))
+            print(f"{name:<16} {size / 1e6:6.1f} {turns if turns is not None else '':>8} "
+                  f"{scan_text} {app_text}" + ("" if scan is None or scan[2] == 0 else
+                                               f"  scan exit {scan[2]}"), flush=True)
+            if scan is not None:
+                passed &= scan[2] == 0 and scan[1] / size <= SCAN_TARGET
             if app is not None:
                 passed &= app[2] == 0 and app[1] / size <= APP_TARGET
-        (size1, scan1, app1), (size2, scan2, app2) = rows
+        (size1, scan1, app1, phases1), (size2, scan2, app2, phases2) = rows
         grow = size2 / size1
-        ratios = (f"scan time x{scan2[0] / scan1[0]:.2f} RSS x{scan2[1] / scan1[1]:.2f}")
-        passed &= scan2[0] / scan1[0] <= DOUBLING_TARGET * grow / 2
+        ratios = []
+        if scan1 is not None and scan2 is not None:
+            ratios.append(f"scan time x{scan2[0] / scan1[0]:.2f} (CPU x{scan2[4] / scan1[4]:.2f})"
+                          f" RSS x{scan2[1] / scan1[1]:.2f}")
+            passed &= scan2[4] / scan1[4] <= DOUBLING_TARGET * grow / 2  # CPU: load-proof
         if app1 is not None and app2 is not None:
-            ratios += f"; app time x{app2[0] / app1[0]:.2f} RSS x{app2[1] / app1[1]:.2f}"
-        print(f"{'':<16} doubled ({grow:.2f}x the bytes): {ratios}", flush=True)
+            first1, first2 = phases1.get("first-screen"), phases2.get("first-screen")
+            ratios.append(f"app time x{app2[0] / app1[0]:.2f} (CPU x{app2[4] / app1[4]:.2f})"
+                          f" RSS x{app2[1] / app1[1]:.2f}")
+            if first1 and first2:
+                ratios.append(f"first screen x{first2[0] / first1[0]:.2f}")
+        print(f"{'':<16} doubled ({grow:.2f}x the bytes): {'; '.join(ratios)}", flush=True)
         if not args.keep:
             for factor in (1, 2):
-                shutil.rmtree(OUT / f"{name}-{factor}", ignore_errors=True)
+                shutil.rmtree(args.out / f"{name}-{factor}", ignore_errors=True)
     return 0 if passed else 1
 
 

@@ -85,6 +85,10 @@ def app_parser() -> argparse.ArgumentParser:
     add_rules(parser, "also stop at assistant turns that only call tools",
               "also stop at a request that got no reply at all (shown as a placeholder turn)")
     add_blind(parser, own=True)
+    parser.add_argument("--no-cache", dest="cache", action="store_false",
+                        help="the session list counts every session again instead of reading "
+                             "the counts of unchanged ones from the scan cache, and keeps "
+                             "nothing")
     parser.add_argument("--version", action="version", version=f"replay {__version__}")
     return parser
 

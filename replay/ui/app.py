@@ -16,13 +16,12 @@ from textual.app import App, ComposeResult, InvalidThemeError, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ProgressBar, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from replay.config import DEFAULT_THEME, Settings, remember
 from replay.core.annotate.annotations import AnnotationStore, default_reviewer, session_identity
 from replay.core.annotate.journal import JournalError
-from replay.core.corpus.scan import summarize
 from replay.core.detection.empty import DEFAULT_RULES, DetectionRules, EmptyTurn, Suggester
 from replay.core.live.completion import DEFAULT_SETTLE, DEFAULT_STALL
 from replay.core.readers import (
@@ -49,13 +48,12 @@ from replay.ui.messages import (
     ScreenPainted,
     SessionsListed,
     SessionsLoaded,
+    SessionsSummarized,
     SessionStarted,
-    SessionSummarized,
     SilenceChanged,
     TurnsAdded,
     ViewChanged,
 )
-from replay.ui.quitting import QuitGuard
 from replay.ui.screens.replay_screen import ReplayScreen
 from replay.ui.screenshot import screenshot_command
 
@@ -113,6 +111,9 @@ class LaunchOptions:
     follow_roots: tuple[Path, ...] = ()
     """Following: folders whose sessions are all followed (`path` alone when it is a
     folder; the machine's session folders with discovery)."""
+    cache: bool = True
+    """A session list reads the counts of unchanged sessions from the scan cache, and keeps
+    what it counts (`--no-cache`: count every session again, keep nothing)."""
 
 
 def empty_turn_provider() -> type[Provider]:
@@ -136,6 +137,8 @@ class LoadingScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(literal(f"Reading {self.path}"))
+        from textual.widgets import ProgressBar  # only when reading takes long
+
         # No total until the reader reports one: a whole JSON document has nothing to report
         # until it is parsed, and a bar moving back and forth says so better than 0%.
         yield ProgressBar(total=None, show_eta=False)
@@ -189,9 +192,20 @@ class ReplayApp(App[None]):
             self.theme = DEFAULT_THEME
         if not self.settings.animations:
             self.animation_level = "none"
+        # Textual made the stylesheet with its own default theme's variables, and the theme
+        # just set queued a refresh that would parse every stylesheet again with this one's.
+        # Given them now, the stylesheet is parsed once, and that refresh is skipped.
+        self._first_variables: dict[str, str] | None = self.get_css_variables()
+        self.stylesheet.set_variables(self._first_variables)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return app_variable_defaults(self.current_theme)
+
+    def refresh_css(self, animate: bool = True) -> None:
+        first, self._first_variables = self._first_variables, None
+        if first is not None and first == self.get_css_variables():
+            return  # the refresh the theme set in __init__ queued: nothing changed since
+        super().refresh_css(animate)
 
     def on_mount(self) -> None:
         self.set_keymap(self.settings.keymap)
@@ -258,7 +272,8 @@ class ReplayApp(App[None]):
         """Read every session of the source, then show the one or list them all."""
         try:
             sessions = load_sessions(
-                path, reader.name, lambda done, total: self.post_message(LoadProgress(done, total)))
+                path, reader.name, lambda done, total: self.post_message(LoadProgress(done, total)),
+                indexed=True)  # a format that can holds its turns as compact columns
         except ReaderError as error:
             self.post_message(LoadFailed(str(error)))
             return
@@ -314,19 +329,19 @@ class ReplayApp(App[None]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False,
           description="Counting turns")
     def summarize_sessions(self, reader: Reader, entries: list[SessionEntry]) -> None:
-        """Read listed sessions one at a time for the picker's counts, keeping none."""
+        """Count listed sessions for the picker's rows: those the scan cache kept unchanged
+        at once, then the others read one at a time (each kept for the next time)."""
+        from replay.core.discovery.counts import count_entries
+
         worker = get_current_worker()
-        rules = self.options.rules
-        for entry in entries:
+        for counted in count_entries(reader, entries, self.options.rules,
+                                     cache=self.options.cache,
+                                     cancelled=lambda: worker.is_cancelled,
+                                     warn=lambda line: cache_warning(self, line)):
             if worker.is_cancelled:
                 return
-            try:
-                # Indexed: counting a 200 MB session must not hold its turns whole.
-                summary = summarize(read_entry(reader, entry, indexed=True), rules)
-            except ReaderError as error:
-                self.post_message(SessionSummarized(entry, None, str(error)))
-            else:
-                self.post_message(SessionSummarized(entry, summary))
+            if counted:
+                self.post_message(SessionsSummarized(counted))
 
     def _load_progressively(self, path: Path, reader: Reader) -> None:
         assert reader.builder is not None
@@ -392,6 +407,8 @@ class ReplayApp(App[None]):
     def show_progress(self, event: LoadProgress) -> None:
         percent = 100 * event.done // event.total if event.total else 100
         if isinstance(self.screen, LoadingScreen):
+            from textual.widgets import ProgressBar
+
             self.screen.query_one(ProgressBar).update(total=100, progress=percent)
         elif self.replay_screen is not None:
             self.replay_screen.load_percent = percent
@@ -427,13 +444,14 @@ class ReplayApp(App[None]):
         else:
             self.push_screen(picker)
 
-    @on(SessionSummarized)
-    def show_summary(self, event: SessionSummarized) -> None:
+    @on(SessionsSummarized)
+    def show_summary(self, event: SessionsSummarized) -> None:
         from replay.ui.screens.picker import SessionPicker
 
         for screen in self.screen_stack:
             if isinstance(screen, SessionPicker):
-                screen.show_summary(event.entry, event.summary, event.error)
+                for counted in event.counted:
+                    screen.show_summary(counted.entry, counted.summary, counted.error)
 
     @on(TurnsAdded)
     def grow_session(self, event: TurnsAdded) -> None:
@@ -492,11 +510,7 @@ class ReplayApp(App[None]):
             return
         if self._idle_collect is not None:
             self._idle_collect.stop()
-        self._idle_collect = self.set_timer(IDLE_COLLECT_SECONDS, self._collect_garbage)
-
-    def _collect_garbage(self) -> None:
-        self._idle_collect = None
-        gc.collect()
+        self._idle_collect = self.set_timer(IDLE_COLLECT_SECONDS, collect_garbage)
 
     @on(ScreenPainted)
     def let_loading_read_on(self) -> None:
@@ -569,6 +583,8 @@ class ReplayApp(App[None]):
 
     async def action_quit(self) -> None:
         """Quit, but ask first when annotations exist only in memory."""
+        from replay.ui.quitting import QuitGuard  # and the screens it asks with
+
         QuitGuard(self).quit()
 
     # ---------------------------------------------------------------- commands
@@ -618,6 +634,20 @@ class ReplayApp(App[None]):
         self.notify(f"{title} {state}.", timeout=2, markup=False)
 
 
+def collect_garbage() -> None:
+    """A full collection (see `ReplayApp.collect_when_idle`)."""
+    gc.collect()
+
+
+def cache_warning(app: App[None], line: str) -> None:
+    """The scan cache was set aside (a broken file): said once, from the counting thread."""
+    try:
+        app.call_from_thread(app.notify, shown(line), title="Scan cache", severity="warning",
+                             markup=False, timeout=8)
+    except RuntimeError:
+        pass  # the app is closing: nobody to tell
+
+
 def lazy_suggester(labels: LabelSet) -> Suggester:
     """A suggester for the label set, imported on the first empty turn shown (not at start)."""
     loaded: list[Suggester | None] = []
@@ -655,7 +685,8 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
              suggest: bool = True, blind: bool | None = None, stall: float = DEFAULT_STALL,
              settle: float = DEFAULT_SETTLE, discovered: list[FoundSession] | None = None,
              chosen: bool = False, header_note: str | None = None,
-             discover: bool = False, follow_roots: Iterable[Path] = ()) -> ReplayApp:
+             discover: bool = False, follow_roots: Iterable[Path] = (),
+             cache: bool = True) -> ReplayApp:
     """Build the app the same way for the CLI and the tests (`blind` overrides the setting)."""
     from replay.resources import default_sample
 
@@ -665,6 +696,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         follow=follow, reviewer=reviewer, annotations=annotations, labels=labels,
         rules=rules, problems=list(problems or []), stall=stall, settle=settle,
         discover=discover, discovered=discovered, chosen=chosen, header_note=header_note,
-        follow_roots=tuple(follow_roots),
+        follow_roots=tuple(follow_roots), cache=cache,
     )
     return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)

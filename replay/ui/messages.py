@@ -4,13 +4,18 @@ what screens tell the app (a screen never calls the app's methods)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 from textual.screen import Screen
 
-from replay.core.corpus.scan import SessionSummary
 from replay.core.readers.base import Reader, SessionEntry
 from replay.core.session.model import Session
+
+if TYPE_CHECKING:
+    # Only the session list's counts: the scan module (and the suggester it brings) is
+    # not imported on the way to the first screen.
+    from replay.core.discovery.counts import Counted
 
 
 @dataclass
@@ -36,12 +41,11 @@ class SessionsListed(Message):
 
 
 @dataclass
-class SessionSummarized(Message):
-    """One listed session was read for its row in the picker, and let go."""
+class SessionsSummarized(Message):
+    """Listed sessions' rows of counts for the picker: every one the scan cache kept
+    unchanged at once, then each other one as it was read (and let go)."""
 
-    entry: SessionEntry
-    summary: SessionSummary | None
-    error: str | None = None
+    counted: list[Counted]
 
 
 @dataclass

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -233,10 +234,13 @@ def test_the_next_hit_of_the_match_list_is_what_search_finds() -> None:
                     navigator.search(query, start, forward), (query, start, forward)
 
 
-def test_a_harness_command_is_found_as_the_screen_shows_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunk", [1024 * 1024, 97])
+def test_a_harness_command_is_found_as_the_screen_shows_it(
+        tmp_path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """`/clear` shows as `/clear`, a bash-mode command as `! ls`, an empty output as
-    `⎿ (no output)`: search finds those words, in a file read whole or indexed, and not the
-    raw tags nobody sees."""
+    `⎿ (no output)`: search finds those words, in a file read whole or indexed (a chunk at
+    a time, lines longer than a chunk too), and not the raw tags nobody sees."""
+    monkeypatch.setattr("replay.core.index.needle_bytes.SCAN_BYTES", chunk)
     texts = {
         1: "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
            "<command-args>list[int] [/]</command-args>",

@@ -22,18 +22,18 @@ def cells(table: DataTable[object], row: int) -> list[str]:
 
 async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import replay.ui.app as app_module
+    from replay.core.discovery import counts
 
     project = _project(tmp_path)
     expected = {s.label: len(s.turns) for s in load_sessions(project)}
-    read_entry = app_module.read_entry
+    read_entry = counts.read_entry
     release = threading.Event()
 
     def slow_read(reader: object, entry: object, **options: bool) -> object:
         release.wait(10)  # a big session: counting takes a while
         return read_entry(reader, entry, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(app_module, "read_entry", slow_read)
+    monkeypatch.setattr(counts, "read_entry", slow_read)
     app = build_app(project)
     async with app.run_test(size=(140, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
@@ -65,6 +65,7 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
 async def test_a_session_that_cannot_be_read_leaves_the_list_up(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import replay.ui.app as app_module
+    from replay.core.discovery import counts
     from replay.core.readers import ReaderError
     from tests.core.test_opencode import TURNS, build_database
 
@@ -77,7 +78,9 @@ async def test_a_session_that_cannot_be_read_leaves_the_list_up(
         return read_entry(reader, entry, **options)  # type: ignore[arg-type]
 
     newest = load_sessions(database)[-1].session_id
+    # Gone when it is counted and when it is opened.
     monkeypatch.setattr(app_module, "read_entry", failing)
+    monkeypatch.setattr(counts, "read_entry", failing)
     app = build_app(database)
     async with app.run_test(size=(140, 30), notifications=True) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
@@ -22,7 +22,16 @@ from replay.core.detection.empty import (
     is_stop,
     missing_reply,
 )
-from replay.core.readers.base import EMPTY_FILE, Progress, Reader, UnreadablePath, iter_lines
+from replay.core.readers.base import (
+    EMPTY_FILE,
+    LineBuilder,
+    Progress,
+    Reader,
+    ReaderError,
+    RecordFeed,
+    UnreadablePath,
+    iter_lines,
+)
 from replay.core.safe import json_path
 from replay.core.session.model import (
     PROMPT_TURNS,
@@ -254,15 +263,45 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
     assert reader.builder is not None and reader.windowed
     builder = reader.builder(str(path))
     lean = getattr(builder, "for_scan", None)
-    if lean is not None:
-        lean()
-    scan = _WindowScan(builder.session, rules, suggest)
+    # A builder may hand the scan a feed of its own (the same turns, as far as a scan reads
+    # them, for less work).
+    lean_feed = lean() if lean is not None else None
     try:
         total = os.path.getsize(path)
         handle = open(path, "rb")
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
-    feed, advance = builder.feed, scan.advance
+    complete = reader.complete_alone or reader.complete
+
+    def completed(builder: LineBuilder) -> Session:
+        # Subagent sessions are not part of the report: not read (or let go at once).
+        assert complete is not None
+        session = complete(path, builder)
+        session.sidechains = []
+        return session
+
+    with handle:
+        # `read_line_session`'s loop, with the judging and collecting added.
+        views = getattr(builder, "takes_views", False)
+        feed = RecordFeed(builder, iter_lines(handle, views=views), total, EMPTY_FILE)
+        return scan_records(feed, rules, suggest, progress,
+                            completed if complete is not None else None, lean_feed)
+
+
+def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, suggest: bool = True,
+                 progress: Progress | None = None,
+                 complete: Callable[[LineBuilder], Session] | None = None,
+                 feed_one: Callable[[bytes, int, int], None] | None = None) -> ScanReport:
+    """Scan one session from its records (`Reader.record_feed`, or a file's lines), keeping a
+    window of its turns: `scan_file` for records that are not lines. `complete` gives the
+    session once every record is fed (None: the builder's); `feed_one` feeds a record (None: the
+    builder's `feed`). Raises ReaderError."""
+    builder = feed.builder
+    scan = _WindowScan(builder.session, rules, suggest)
+    feed_one = feed_one or builder.feed
+    advance = scan.advance
+    # A builder that makes no reference cycles needs no collection while it is fed.
+    collect = not getattr(builder, "acyclic", False)
     was_enabled = gc.isenabled()
     # The turns of a scan die young and make no cycles: the collector would walk the window
     # again and again for nothing (a third of the time on tiny records). A young collection
@@ -270,33 +309,28 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
     gc.disable()
     try:
         fed = False
-        with handle:
-            # `read_line_session`'s loop, with the judging and collecting added.
-            views = getattr(builder, "takes_views", False)
-            for line, offset, lineno in iter_lines(handle, views=views):
-                fed = True
-                feed(line, offset, lineno)
-                if not lineno & _BATCH_MASK:
-                    advance()
-                    if not lineno & _COLLECT_MASK:
+        for record, offset, number in feed.records:
+            fed = True
+            feed_one(record, offset, number)
+            if not number & _BATCH_MASK:
+                advance()
+                if not number & _COLLECT_MASK:
+                    if collect:
                         gc.collect(1)
-                        if progress is not None:
-                            progress(offset, total)
+                    if progress is not None:
+                        progress(offset, feed.total)
         builder.finish()
         session = builder.session
-        if not fed:
-            session.warn(EMPTY_FILE, skipped=False)
-        complete = reader.complete_alone or reader.complete
+        if not fed and feed.empty is not None:
+            session.warn(feed.empty, skipped=False)
         if complete is not None:
-            # Subagent sessions are not part of the report: not read (or let go at once).
-            session = complete(path, builder)
-            session.sidechains = []
+            session = complete(builder)
         empties = scan.finish()
     finally:
         if was_enabled:
             gc.enable()
     if progress is not None:
-        progress(total, total)
+        progress(feed.total, feed.total)
     return ScanReport(session, empties, scan.prompt)
 
 
@@ -306,3 +340,44 @@ costs nothing on the other lines."""
 
 _COLLECT_MASK = (1 << 16) - 1
 """A young collection every 65,536 lines."""
+
+
+def scan_stream(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
+                suggest: bool = True) -> Iterator[ScanReport]:
+    """Scan every session of a file of a reader with a `stream`, keeping a window of each
+    one's turns: the reports `scan_session` gives on the sessions `read` returns, in order,
+    each as soon as its session is read, in memory bounded by the window (not the file).
+
+    Raises ReaderError (a reader's own failure on bad input is one, as in `each_session`).
+    """
+    assert reader.stream is not None
+    scan: _WindowScan | None = None
+    was_enabled = gc.isenabled()
+    gc.disable()  # as in `scan_file`: the window's turns die young and make no cycles
+    try:
+        ticks = 0
+        for item in reader.stream(path):
+            if item is None:
+                if scan is not None:
+                    scan.advance()
+                ticks += 1
+                if not ticks & _COLLECT_TICKS:
+                    gc.collect(1)
+                continue
+            if scan is not None:
+                yield ScanReport(scan.session, scan.finish(), scan.prompt)
+            scan = _WindowScan(item, rules, suggest)
+        if scan is not None:
+            yield ScanReport(scan.session, scan.finish(), scan.prompt)
+    except ReaderError:
+        raise
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
+            RecursionError) as error:
+        raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+_COLLECT_TICKS = (1 << 10) - 1
+"""A young collection every 1,024 of a stream's pauses."""

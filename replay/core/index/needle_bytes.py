@@ -18,7 +18,6 @@ its own glue between them. A needle holding that glue may be in no record as suc
 
 from __future__ import annotations
 
-import mmap
 import os
 import re
 from functools import cache
@@ -33,7 +32,7 @@ SEPARATORS = re.compile(r"[\[\]\n]")
 MADE_UP = "block"
 """A word the reader writes (`[block]`) that no record needs to hold."""
 
-SCAN_BYTES = 8 * 1024 * 1024
+SCAN_BYTES = 1024 * 1024
 """Bytes of the file looked through at a time (cut at a line's end)."""
 
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))", re.DOTALL)
@@ -90,18 +89,50 @@ def lines_holding(path: str, piece: str) -> set[int]:
     casefolded, as written or with their JSON escapes decoded."""
     starts: set[int] = set()
     wanted = piece.encode("utf-8", "surrogatepass")
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if not size:
-            return starts
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            base = 0
-            while base < size:
-                end = data.find(b"\n", min(base + SCAN_BYTES, size))
-                end = size if end < 0 else end + 1
-                _look(data[base:end], base, piece, wanted, starts)
-                base = end
+    # Read a chunk at a time, not mapped: a mapped file's pages count in the app's memory
+    # (its resident set) as long as they stay mapped, the whole file for one search.
+    with open(path, "rb", buffering=0) as handle:
+        base = 0
+        pending = b""
+        while True:
+            chunk = handle.read(SCAN_BYTES)
+            if not chunk:
+                break
+            data = pending + chunk if pending else chunk
+            cut = data.rfind(b"\n") + 1
+            if not cut:
+                pending = data  # a line longer than a chunk: read on to its end
+                continue
+            _look(data[:cut], base, piece, wanted, starts)
+            base += cut
+            pending = data[cut:]
+        if pending:
+            _look(pending, base, piece, wanted, starts)
     return starts
+
+
+def line_ends(path: str, starts: list[int]) -> list[int]:
+    """Where each line starting at one of `starts` (sorted line starts) ends: the offset of
+    its line feed, or the file's size."""
+    ends: list[int] = []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for start in starts:
+            at, block = start, 4096
+            while True:
+                data = os.pread(fd, block, at)
+                found = data.find(b"\n")
+                if found >= 0:
+                    ends.append(at + found)
+                    break
+                if len(data) < block:
+                    ends.append(at + len(data))
+                    break
+                at += len(data)
+                block = min(block * 2, SCAN_BYTES)
+    finally:
+        os.close(fd)
+    return ends
 
 
 def _look(chunk: bytes, base: int, piece: str, wanted: bytes, starts: set[int]) -> None:
@@ -256,44 +287,64 @@ def shown_lines_holding(path: str, needle: str) -> set[int]:
         piece = needle_piece(needle)
         if piece is None:
             return set()
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if not size:
-            return set()
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            lines = _tagged_lines(path, data, (size, os.fstat(handle.fileno()).st_mtime_ns))
-            if not piece:
-                return set(lines)
-            found: set[int] = set()
-            for start, end in lines.items():
-                raw = data[start:end]
-                if contents_only and b"command-contents" not in raw:
-                    continue
-                line = raw.decode("utf-8", "replace")
-                once = unescaped(line)
-                if piece in line.casefold() or piece in once.casefold() \
-                        or piece in unescaped(once).casefold():
-                    found.add(start)
-            return found
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        status = os.fstat(fd)
+        lines = _tagged_lines(path, fd, (status.st_size, status.st_mtime_ns))
+        if not piece:
+            return set(lines)
+        found: set[int] = set()
+        for start, end in lines.items():
+            raw = os.pread(fd, end - start, start)
+            if contents_only and b"command-contents" not in raw:
+                continue
+            line = raw.decode("utf-8", "replace")
+            once = unescaped(line)
+            if piece in line.casefold() or piece in once.casefold() \
+                    or piece in unescaped(once).casefold():
+                found.add(start)
+        return found
+    finally:
+        os.close(fd)
 
 
-def _tagged_lines(path: str, data: mmap.mmap, key: tuple[int, int]) -> dict[int, int]:
-    """The lines of the file (mapped as `data`) holding a harness tag, start to end."""
+def _tagged_lines(path: str, fd: int, key: tuple[int, int]) -> dict[int, int]:
+    """The lines of the file (open as `fd`) holding a harness tag, start to end (read a
+    chunk at a time, as `lines_holding` reads)."""
     known = _harness_lines.get(path)
     if known is not None and known[0] == key:
         return known[1]
     lines: dict[int, int] = {}
-    for word in _TAG_WORDS:
-        at = data.find(word)
-        while at >= 0:
-            if any(data[max(0, at - len(opening)):at] == opening for opening in _TAG_OPENINGS):
-                start = data.rfind(b"\n", 0, at) + 1
-                end = data.find(b"\n", at)
-                end = len(data) if end < 0 else end
-                lines[start] = end
-                at = data.find(word, end)
-            else:
-                at = data.find(word, at + len(word))
+    base, pending = 0, b""
+    while True:
+        chunk = os.pread(fd, SCAN_BYTES, base + len(pending))
+        if not chunk and not pending:
+            break
+        data = pending + chunk
+        cut = data.rfind(b"\n") + 1 if chunk else len(data)
+        if not cut:
+            pending = data  # a line longer than a chunk: read on to its end
+            continue
+        _tags_in(data[:cut], base, lines)
+        base += cut
+        pending = data[cut:]
+        if not chunk:
+            break
     _harness_lines.clear()  # one file searched at a time: keep only its lines
     _harness_lines[path] = (key, lines)
     return lines
+
+
+def _tags_in(chunk: bytes, base: int, lines: dict[int, int]) -> None:
+    """Add the lines of `chunk` (whole lines, from offset `base`) holding a harness tag."""
+    for word in _TAG_WORDS:
+        at = chunk.find(word)
+        while at >= 0:
+            if any(chunk[max(0, at - len(opening)):at] == opening for opening in _TAG_OPENINGS):
+                start = chunk.rfind(b"\n", 0, at) + 1
+                end = chunk.find(b"\n", at)
+                end = len(chunk) if end < 0 else end
+                lines[base + start] = base + end
+                at = chunk.find(word, end)
+            else:
+                at = chunk.find(word, at + len(word))

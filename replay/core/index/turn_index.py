@@ -25,6 +25,7 @@ from typing import overload
 
 from replay.core.detection.empty import REPLY_WINDOW, DetectionRules, is_empty, request_words
 from replay.core.index.needle_bytes import (
+    line_ends,
     lines_holding,
     needle_piece,
     shown_lines_holding,
@@ -72,8 +73,11 @@ class TurnIndex(TurnColumns):
     """The turns of one session file: columns for every turn, whole turns on demand."""
 
     def __init__(self, path: str, rebuild: Rebuild, *, tail: int = TAIL,
-                 cache: int = CACHE) -> None:
+                 cache: int = CACHE, named: bool = False) -> None:
         self.path = path
+        self._named = named
+        """Turns name their record too (`Source.record`, a JSON pointer into a document):
+        the rebuild names it again, and it is kept."""
         """The file the turns' records are read back from."""
         self._rebuild = rebuild
         self._tail_size = max(tail, 1)
@@ -202,7 +206,7 @@ class TurnIndex(TurnColumns):
         role = _ROLE_CODE.get(turn.role)
         source = turn.source
         if role is None or source is None or source.path != self.path \
-                or source.record is not None or not source.spans:
+                or (source.record is not None and not self._named) or not source.spans:
             return None
         shown = kinds = flags = size = 0
         user = role == 0
@@ -339,7 +343,8 @@ class TurnIndex(TurnColumns):
                 name="unreadable")])
             turn.time, turn.completed = self.time_at(index), self.completed_at(index)
         turn.index = index
-        turn.source = Source(self.path, first_line, spans)
+        record = turn.source.record if self._named and turn.source is not None else None
+        turn.source = Source(self.path, first_line, spans, record)
         return turn
 
     def _records(self, spans: tuple[tuple[int, int], ...]) -> list[bytes]:
@@ -585,17 +590,18 @@ class TurnIndex(TurnColumns):
         except (OSError, ValueError):
             return None
         found_turns: list[int] = []
-        offsets, span_at = self._offsets, self._span_at
+        offsets, lengths, span_at = self._offsets, self._lengths, self._span_at
+        within = _Overlaps(self.path, starts)
         for index in range(self._base):
             if index in self._kept or index in self._moved:
                 continue
             for span in range(span_at[index], span_at[index + 1]):
-                if offsets[span] in starts or offsets[span] - 3 in starts:
-                    found_turns.append(index)  # (- 3: a first line after a byte-order mark)
+                if offsets[span] in starts or within(offsets[span], lengths[span]):
+                    found_turns.append(index)
                     break
         for index in self._moved:
-            if any(offset in starts or offset - 3 in starts
-                   for offset, _ in self.spans_at(index)):
+            if any(offset in starts or within(offset, length)
+                   for offset, length in self.spans_at(index)):
                 found_turns.append(index)
         found_turns.extend((*self._kept, *self._tail))  # whole already: looked at as they are
         # What a search looks through that a record may not hold as such: the id (made up
@@ -633,6 +639,29 @@ class TurnIndex(TurnColumns):
                    self._completed, self._size, self._line, self._span_at, self._offsets,
                    self._lengths, self._id_at)
         return sum(column.itemsize * len(column) for column in columns) + len(self._ids)
+
+
+class _Overlaps:
+    """Whether a record's bytes share a line with one of the lines holding a needle: a
+    JSON-lines record is a line of its own (found by its start alone, or, after a byte-order
+    mark, within the file's first line), but an element of a JSON document starts inside a
+    line and may span many."""
+
+    def __init__(self, path: str, starts: set[int]) -> None:
+        self._path = path
+        self._starts = starts
+        self._sorted: list[int] | None = None
+        self._ends: list[int] = []
+
+    def __call__(self, offset: int, length: int) -> bool:
+        if self._sorted is None:
+            self._sorted = sorted(self._starts)
+            self._ends = line_ends(self._path, self._sorted)
+        starts = self._sorted
+        after = bisect.bisect_right(starts, offset)
+        if after < len(starts) and starts[after] < offset + length:
+            return True  # a line holding it starts inside the record
+        return after > 0 and self._ends[after - 1] > offset  # the record's first line holds it
 
 
 def _notice(turn: Turn) -> bool:

@@ -64,12 +64,29 @@ def _reader_of(module_name: str) -> Reader | None:
     """The module's reader (imported once: detection runs per file of a folder)."""
     module = importlib.import_module(f"{__name__}.{module_name}")
     reader = getattr(module, "READER", None)
-    return reader if isinstance(reader, Reader) else None
+    if not isinstance(reader, Reader):
+        return None
+    _IMPORTED[reader.name] = reader
+    return reader
 
 
-def _ordered_readers() -> Iterator[Reader]:
-    """Readers in sniffing order, each module imported only when reached."""
+_IMPORTED: dict[str, Reader] = {}
+"""Readers imported so far, by name: `get_reader` of one of them imports no other module."""
+
+
+HEAD_MAGIC: dict[str, bytes] = {"opencode_sqlite": b"SQLite format 3\x00"}
+"""Reader modules that take a file only when it starts with these bytes (their `sniff` says
+no to any other file): sniffing another file skips them unimported (the SQLite reader brings
+sqlite3, a few ms of opening a JSONL file). Directories are still asked."""
+
+
+def _ordered_readers(head: bytes | None = None) -> Iterator[Reader]:
+    """Readers in sniffing order, each module imported only when reached; given a file's
+    `head`, those whose `HEAD_MAGIC` it lacks are passed over."""
     for module_name in SNIFF_ORDER:
+        magic = HEAD_MAGIC.get(module_name)
+        if magic is not None and head is not None and not head.startswith(magic):
+            continue
         reader = _reader_of(module_name)
         if reader is not None:
             yield reader
@@ -95,6 +112,8 @@ def format_names() -> list[str]:
 
 def get_reader(name: str) -> Reader:
     """The reader called `name`; UnknownFormat names the valid ones otherwise."""
+    if name in _IMPORTED:
+        return _IMPORTED[name]
     for reader in _ordered_readers():
         if reader.name == name:
             return reader
@@ -140,7 +159,7 @@ def detect_reader(path: Path, *, empty_by_name: bool = True) -> Reader:
 
 
 def _sniff_all(path: Path, head: bytes, is_dir: bool) -> Reader | None:
-    for reader in _ordered_readers():
+    for reader in _ordered_readers(None if is_dir else head):
         if is_dir and not reader.directories:
             continue
         try:
@@ -185,9 +204,13 @@ def _empty_file_reader(path: Path) -> Reader | None:
 
 
 def load_sessions(
-    path: Path | str, format: str | None = None, progress: Progress | None = None
+    path: Path | str, format: str | None = None, progress: Progress | None = None,
+    *, indexed: bool = False,
 ) -> list[Session]:
     """Read every session at `path`, detecting the format unless `format` names one.
+
+    `indexed`: a format with `Reader.read_indexed` holds each session's turns in a compact
+    index (the app on a big file); the turns read are the same.
 
     Raises:
         UnreadablePath: the path cannot be read.
@@ -196,8 +219,9 @@ def load_sessions(
     path = Path(path)
     _check_path(path)
     reader = get_reader(format) if format else detect_reader(path)
+    read = reader.read_indexed if indexed and reader.read_indexed is not None else reader.read
     try:
-        return reader.read(path, progress)
+        return read(path, progress)
     except ReaderError:
         raise
     except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
@@ -242,7 +266,9 @@ def read_entry(reader: Reader, entry: SessionEntry, *, indexed: bool = False) ->
             return reader.complete(entry.path, builder)
         return builder.session
     if entry.own_file:
-        sessions = reader.read(entry.path, None)
+        read = reader.read_indexed if indexed and reader.read_indexed is not None \
+            else reader.read
+        sessions = read(entry.path, None)
         if sessions:
             return sessions[0]
     elif reader.read_session is not None:

@@ -57,6 +57,20 @@ def text_of(content: object) -> str:
     return ""
 
 
+def settle_info(session: Session, info: object) -> None:
+    """Record the run's exit status and submission in the session's meta only (what
+    `close_with_info` records there, before the steps are read)."""
+    if not isinstance(info, dict):
+        return
+    status = info.get("exit_status")
+    submission = info.get("submission")
+    if not isinstance(status, str) and not isinstance(submission, str):
+        return
+    if isinstance(status, str) and status:
+        session.meta[EXIT_STATUS] = status
+    session.meta[SUBMISSION] = str(len(submission) if isinstance(submission, str) else 0)
+
+
 def close_with_info(session: Session, info: object, path: str, pointer: str) -> None:
     """Record the run's exit status and submission (meta, and a closing system turn)."""
     if not isinstance(info, dict):

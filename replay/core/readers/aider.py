@@ -40,10 +40,12 @@ from __future__ import annotations
 import mmap
 import os
 import re
-from collections.abc import Iterator
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from replay.core.readers.base import (
     BOM,
@@ -328,14 +330,20 @@ def _classify(builder: _SessionBuilder, raw: str, lineno: int, offset: int, end:
         builder.assistant_line(raw.rstrip("\r"), lineno, offset, end)
 
 
-def _lines(data: bytes) -> Iterator[tuple[bytes, int, int]]:
+def _lines(data: bytes, start: int | None = None, stop: int | None = None,
+           last: bool = True) -> Iterator[tuple[bytes, int, int]]:
     """(line, offset, offset of the next line) for each line: LF, CRLF or CR ends one, and a
-    byte-order mark before the first is skipped."""
-    start = len(BOM) if data[:len(BOM)] == BOM else 0
-    for match in _LINE_END.finditer(data, start):
+    byte-order mark before the first is skipped. From `start` up to `stop` when given, else
+    the whole of `data`; `last`: `stop` is where the file ended (its last line may have no
+    line end), else it is the start of a line."""
+    if start is None:
+        start = len(BOM) if data[:len(BOM)] == BOM else 0
+    end = len(data) if stop is None else stop
+    for match in _LINE_END.finditer(data, start, end):
         yield data[start:match.start()], start, match.end()
         start = match.end()
-    yield data[start:], start, len(data) + 1
+    if last:
+        yield data[start:end], start, end + 1
 
 
 def parse_history(data: bytes, path: str) -> list[Session]:
@@ -346,18 +354,59 @@ def parse_history(data: bytes, path: str) -> list[Session]:
 def iter_history(data: Any, path: str) -> Iterator[Session]:
     """Every session of an aider chat history (bytes or a mapped file), in file order, each
     given as soon as its last line is read (the next header, or the end)."""
-    builder: _SessionBuilder | None = None
     done: Session | None = None
+    for item in history_stream(data, path):
+        if item is None:
+            continue
+        if done is not None:
+            yield done
+        done = item
+    if done is not None:
+        yield done
+
+
+PAUSE_LINES = 256
+"""`history_stream` pauses (yields None) every this many lines."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Chat:
+    """Where one session of a history is: enough to read its turns again alone."""
+
+    start: int
+    """Byte offset of its first line (its header; 0 for text before any header)."""
+    lines: int
+    """Lines of the file before it."""
+    number: int
+    """Its header's number in the file (0 for text before any header): turn ids hold it."""
+
+
+def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
+                   one: _Chat | None = None, stop: int | None = None,
+                   ) -> Iterator[Session | None]:
+    """The sessions of an aider chat history as `Reader.stream` gives them: each yielded
+    when its header is read (before its first turn), None every PAUSE_LINES lines; a session
+    is done when the next one is yielded or the generator ends.
+
+    `chats` gets where each session starts. With `one`, only that session is read, up to
+    byte `stop`: where the next one starts, or (negative) minus the size the file had when
+    its last session was read.
+    """
+    builder: _SessionBuilder | None = None
     seen_ids: set[str] = set()
-    headers = 0
+    headers = 0 if one is None else max(one.number - 1, 0)
     offset = 0
     has_header = _HEADER_AT_LINE_START.search(data) is not None
-    for lineno, (raw_bytes, offset, end) in enumerate(_lines(data), start=1):
+    lines = (_lines(data) if one is None or stop is None
+             else _lines(data, one.start, abs(stop), last=stop < 0))
+    for lineno, (raw_bytes, offset, end) in enumerate(
+            lines, start=1 if one is None else one.lines + 1):
+        if not lineno % PAUSE_LINES:
+            yield None
         raw = raw_bytes.decode("utf-8", errors="replace")
         if raw.startswith(HEADER):
             if builder is not None:
                 builder.flush()
-                done = builder.session
             started = raw[len(HEADER):].strip()
             session = Session(path=path, format=NAME)
             headers += 1
@@ -371,9 +420,9 @@ def iter_history(data: Any, path: str) -> Iterator[Session]:
             if started:
                 session.meta["started_at"] = started
             builder = _SessionBuilder(session, number, started=started or None)
-            if done is not None:
-                yield done
-                done = None
+            if chats is not None:
+                chats.append(_Chat(offset, lineno - 1, number))
+            yield session
         elif builder is None:
             if not raw.strip():
                 offset = end
@@ -388,13 +437,15 @@ def iter_history(data: Any, path: str) -> Iterator[Session]:
                 session.meta["header"] = "none: a pasted history"
             seen_ids.add("#0")
             builder = _SessionBuilder(session, 0)
+            if chats is not None:
+                chats.append(_Chat(len(BOM) if data[:len(BOM)] == BOM else 0, 0, 0))
+            yield session
             _classify(builder, raw, lineno, offset, end)
         else:
             _classify(builder, raw, lineno, offset, end)
         offset = end
     if builder is not None:
         builder.flush()
-        yield builder.session
 
 
 def _read(path: Path, progress: Progress | None = None) -> list[Session]:
@@ -414,32 +465,147 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
-def _iter(path: Path) -> Iterator[Session]:
-    """The sessions of a history one at a time, the file mapped (not read into memory)."""
+def _mapped(path: Path) -> Any:
+    """The file mapped (b"" when empty); UnreadablePath when it cannot be opened."""
     try:
         with open(path, "rb") as handle:
             if os.fstat(handle.fileno()).st_size == 0:
-                mapped: Any = b""
-            else:
-                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                return b""
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
+
+
+def _stream(path: Path, chats: list[_Chat] | None = None) -> Iterator[Session | None]:
+    """`Reader.stream`: the sessions of a history, the file mapped and its pages given back
+    as it is read (a mapped file's pages count as this process's memory); `chats` as in
+    `history_stream`."""
+    mapped = _mapped(path)
     found = False
-    released = 0
-    for session in iter_history(mapped, str(path)):
-        found = True
-        yield session
-        # A mapped file's pages count as this process's memory: give back those read.
-        last = session.turns[-1].source if session.turns else None
-        if last is not None and last.spans and isinstance(mapped, mmap.mmap):
-            reached = sum(last.spans[-1])
-            if reached - released >= 32 << 20:
+    pauses = 0
+    for item in history_stream(mapped, str(path), chats):
+        if item is not None:
+            found = True
+        else:
+            pauses += 1
+            if not pauses % 512 and isinstance(mapped, mmap.mmap):
                 mapped.madvise(mmap.MADV_DONTNEED)
-                released = reached
+        yield item
     if not found:  # every line with text starts a session: the file holds only white space
         empty = Session(path=str(path), format=NAME)
         empty.warn(EMPTY_FILE, skipped=False)
         yield empty
+
+
+def _iter(path: Path) -> Iterator[Session]:
+    """The sessions of a history one at a time, the file mapped (not read into memory)."""
+    done: Session | None = None
+    for item in _stream(path):
+        if item is None:
+            continue
+        if done is not None:
+            yield done
+        done = item
+    if done is not None:
+        yield done
+
+
+RECENT_CHATS = 16
+"""Sessions of an indexed history whose turns are kept whole once read (the one open, the
+ones just looked at); the others are read again from their lines when asked for."""
+
+_recent: OrderedDict[int, _ChatTurns] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+class _ChatTurns(Sequence[Turn]):
+    """The turns of one session of a history, read again from its lines when asked for and
+    kept while among the RECENT_CHATS last read (a history of thousands of chats is then
+    held as their counts, not their turns)."""
+
+    def __init__(self, path: str, chat: _Chat, stop: int, count: int) -> None:
+        self._path = path
+        self._chat = chat
+        self._stop = stop
+        self._count = count
+        self._turns: list[Turn] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _whole(self) -> list[Turn]:
+        with _recent_lock:
+            turns = self._turns
+            if turns is not None:
+                _recent.move_to_end(id(self))
+                return turns
+        turns = self._read()
+        with _recent_lock:
+            self._turns = turns
+            _recent[id(self)] = self
+            while len(_recent) > RECENT_CHATS:
+                _, oldest = _recent.popitem(last=False)
+                oldest._turns = None
+        return turns
+
+    def _read(self) -> list[Turn]:
+        try:
+            with open(self._path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                if handle.tell() < abs(self._stop):
+                    raise ValueError("the file is shorter than when it was read")
+                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                    found = [item for item in history_stream(data, self._path, one=self._chat,
+                                                             stop=self._stop)
+                             if item is not None]
+        except (OSError, ValueError) as error:
+            return [Turn(id=f"{self._chat.number}-{number}", role="system", parts=[Part(
+                Kind.ERROR, f"this turn could not be read back from {self._path}: {error}",
+                name="unreadable")]) for number in range(1, self._count + 1)]
+        turns = list(found[0].turns) if found else []
+        if len(turns) != self._count:
+            changed = f"{self._path}: this chat's turns changed since the file was read"
+            return [Turn(id=f"{self._chat.number}-{number}", role="system",
+                         parts=[Part(Kind.ERROR, changed, name="unreadable")])
+                    for number in range(1, self._count + 1)]
+        return turns
+
+    @overload
+    def __getitem__(self, index: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Turn]: ...
+
+    def __getitem__(self, index: int | slice) -> Turn | list[Turn]:
+        return self._whole()[index]
+
+    def __iter__(self) -> Iterator[Turn]:
+        return iter(self._whole())
+
+
+def _read_indexed(path: Path, progress: Progress | None = None) -> list[Session]:
+    """`read`, each session's turns read again from its lines when asked for (`_ChatTurns`:
+    `Reader.read_indexed`, the app on a history of thousands of chats)."""
+    chats: list[_Chat] = []
+    sessions: list[Session] = []
+    if progress is not None:
+        progress(0, 1)
+    for item in _stream(path, chats):
+        if item is not None:
+            sessions.append(item)
+            if len(sessions) > 1 and len(chats) >= len(sessions):
+                _let_go(sessions[-2], str(path), chats[len(sessions) - 2],
+                        chats[len(sessions) - 1].start)
+    if sessions and len(chats) == len(sessions):
+        _let_go(sessions[-1], str(path), chats[-1], -os.path.getsize(path))
+    if progress is not None:
+        progress(1, 1)
+    return sessions
+
+
+def _let_go(session: Session, path: str, chat: _Chat, stop: int) -> None:
+    """Keep the session's count of turns, not its turns (read again when asked for)."""
+    session.turns = _ChatTurns(path, chat, stop, len(session.turns))  # type: ignore[assignment]
 
 
 def looks_like_pasted_history(head: bytes) -> bool:
@@ -459,5 +625,7 @@ READER = Reader(
     sniff=_sniff,
     read=_read,
     iter_sessions=_iter,
+    stream=_stream,
+    read_indexed=_read_indexed,
     priority=40,
 )

@@ -74,6 +74,21 @@ class LineBuilder(Protocol):
         """Called once the input is exhausted (for now), to settle pending state."""
 
 
+@dataclass(slots=True)
+class RecordFeed:
+    """One session's records, to be fed in order to a fresh builder (a windowed scan)."""
+
+    builder: LineBuilder
+    """The builder the records go to (it only appends turns, as `Reader.windowed` says)."""
+    records: Iterable[tuple[bytes, int, int]]
+    """(record, byte offset, 1-based number) of each record: a line of a JSON-lines file,
+    an element of a JSON document's array. A record may be a view valid until the next."""
+    total: int
+    """The file's size in bytes (for progress)."""
+    empty: str | None = None
+    """The warning to give when no record at all was fed (None: none)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SessionEntry:
     """One session of a multi-session source, known before it is read (for a session list
@@ -136,10 +151,28 @@ class Reader:
     windowed: bool = False
     """True when `builder` only ever appends turns (`Session.add`) and never reads them back
     through `session.turns`: a scan may then keep only a window of them."""
+    record_feed: Callable[[Path], RecordFeed | None] | None = None
+    """For formats whose one-session files can be read record by record though not every
+    file of the format is a line session (a JSON document's message array, a JSON-lines
+    format whose other files hold many sessions): a fresh builder and the file's records,
+    or None when this file is not one such session (read it whole). The builder only
+    appends turns, as for `windowed` (a scan keeps a window of them), and gives the session
+    `read` would; `index_turns` takes it as it takes a `builder`'s (the app)."""
     iter_sessions: Callable[[Path], Iterator[Session]] | None = None
     """For files holding many sessions one after another: each session as soon as it is
     read, the file never held whole (a scan keeps one session at a time); `read` gives the
     same sessions as a list. Raises ReaderError as `read` does."""
+    stream: Callable[[Path], Iterator[Session | None]] | None = None
+    """For files not read line by line (a JSON document, a markdown history): `read` as a
+    generator a scan keeps a window of turns of. It yields each session as soon as it
+    exists, before its first turn is added (a scan then swaps its `turns` for a window), and
+    None now and then between turns (the turns so far may be judged); a session is done when
+    the next one is yielded or the generator ends. Its turns are only appended
+    (`Session.add`) and only the latest ones are read back. The sessions are those `read`
+    gives, warnings included; raises ReaderError as `read` does."""
+    read_indexed: Callable[[Path, Progress | None], list[Session]] | None = None
+    """`read` with each session's turns held in a compact `TurnIndex` (rebuilt from their
+    records on demand), for the app on a big file; None keeps every turn whole."""
     index_turns: Callable[[Any], object] | None = None
     """For line-based formats whose turns can be read back from their own records: hold a
     fresh builder's turns in a compact `TurnIndex` (the app on a big file); None keeps every

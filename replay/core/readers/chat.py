@@ -352,6 +352,15 @@ class ChatBuilder:
         self.session = session
         self.model = model
         self.ids: set[str] = set()
+        """Turn ids given so far, but for those made up as `m<index>` (see `_made`)."""
+        self._made = bytearray()
+        """1 at `index` when that message's turn got the made-up id `m<index>`: a byte per
+        message instead of a string per turn (a scan of millions of messages)."""
+        self.changed: Callable[[Turn], None] | None = None
+        """Told when a turn added earlier changes (a `TurnIndex` takes its columns again)."""
+        self.keep: Callable[[Turn], None] | None = None
+        """Told of a turn that its own records alone would not make again (a `TurnIndex`
+        keeps it whole)."""
         self.last_assistant: Turn | None = None
         self.pending_reasoning: list[Part] = []
         self.pending_source: Source | None = None
@@ -361,12 +370,41 @@ class ChatBuilder:
         """A reasoning-only turn made by `finish`; the next assistant step may still claim it."""
 
     def _turn_id(self, message: dict[str, Any], index: int) -> str:
+        """The message's own id, else `m<index>`; `@m<index>` added to an id already given."""
         found = scalar_id(message.get("id"))
-        turn_id = found if found is not None else f"m{index}"
-        if turn_id in self.ids:
+        if found is None:
+            turn_id = f"m{index}"
+            if turn_id not in self.ids and not self._was_made(turn_id):
+                if len(self._made) <= index:
+                    self._made.extend(bytes(index + 1 - len(self._made)))
+                self._made[index] = 1
+                return turn_id
+        else:
+            turn_id = found
+        if turn_id in self.ids or self._was_made(turn_id):
             turn_id = f"{turn_id}@m{index}"
         self.ids.add(turn_id)
         return turn_id
+
+    def _was_made(self, turn_id: str) -> bool:
+        """True when `turn_id` is a made-up `m<index>` id already given."""
+        digits = turn_id[1:]
+        if turn_id[:1] != "m" or not digits.isascii() or not digits.isdigit() \
+                or str(int(digits)) != digits:
+            return False
+        index = int(digits)
+        return index < len(self._made) and self._made[index] == 1
+
+    def _forget_id(self, turn_id: str) -> None:
+        """`turn_id` is free again (a provisional turn takes another)."""
+        if self._was_made(turn_id):
+            self._made[int(turn_id[1:])] = 0
+        else:
+            self.ids.discard(turn_id)
+
+    def _changed(self, turn: Turn) -> None:
+        if self.changed is not None:
+            self.changed(turn)
 
     @staticmethod
     def _absorb(turn: Turn, spans: tuple[tuple[int, int], ...]) -> None:
@@ -394,7 +432,7 @@ class ChatBuilder:
                 and self.session.turns[-1] is provisional):
             # Follow mode: the step the reasoning preceded has arrived; together they are one turn.
             self.session.turns.pop()
-            self.ids.discard(provisional.id)
+            self._forget_id(provisional.id)
             provisional.id = self._turn_id(message, index)
             provisional.parts.extend(parts)
             self._absorb(provisional, source.spans)
@@ -426,14 +464,21 @@ class ChatBuilder:
                 leftovers.append(result)
         if target is not None and len(leftovers) < len(results):
             self._absorb(target, source.spans)
+            self._changed(target)
         if not leftovers:
             return
         if target is not None and self.session.turns and self.session.turns[-1] is target:
             target.parts.extend(leftovers)
             self._absorb(target, source.spans)
+            self._changed(target)
         else:
             # Output with no call before it: shown as harness output, never as a person's turn.
-            self._new_turn("system", message, index, leftovers, source)
+            turn = self._new_turn("system", message, index, leftovers, source)
+            if target is not None and len(leftovers) < len(results) and self.keep is not None:
+                # One record split between two turns: neither is made again from its records
+                # alone (the call's outputs would go to the other one).
+                self.keep(target)
+                self.keep(turn)
 
     @staticmethod
     def _matching_call(turn: Turn, call_id: str | None) -> Part | None:
@@ -493,6 +538,7 @@ class ChatBuilder:
                 reasoning, spans = self._take_pending()
                 last.parts.extend([*reasoning, call])
                 self._absorb(last, spans + source.spans)
+                self._changed(last)
                 self.provisional = None
             else:
                 self._new_turn("assistant", item, index, [call], source)
@@ -521,11 +567,88 @@ class ChatBuilder:
             reasoning, spans = self._take_pending()
             provisional.parts.extend(reasoning)
             self._absorb(provisional, spans)
+            self._changed(provisional)
             return
         source = Source(self.pending_source.path, line=self.pending_source.line,
                         record=self.pending_source.record)
         turn = self._new_turn("assistant", {}, self.pending_index, [], source)
         self.provisional = turn
+
+
+Convert = Callable[[object, Session, int], object | None]
+"""A record's value as a chat message (ShareGPT's `{from, value}`), or None to skip it (it
+warned); `(value, session, index)`."""
+
+
+class RecordBuilder:
+    """Builds one session from the records of one conversation, each fed as its bytes with
+    its offset (a JSON document's messages by span, `span_feed`): what `fill_session` makes
+    of the parsed list, one record at a time, so a scan keeps a window of turns and the app
+    a `TurnIndex`."""
+
+    def __init__(self, session: Session, model: str | None, pointer: str,
+                 convert: Convert | None = None,
+                 opening: Callable[[ChatBuilder], None] | None = None) -> None:
+        """`pointer` locates the list (records are `pointer/index`); `opening` adds what
+        comes before the first record (ShareGPT's `system` string)."""
+        self.session = session
+        self.chat = ChatBuilder(session, model)
+        self.pointer = pointer
+        self.convert = convert
+        self.opening = opening
+        self.number_at: Callable[[int, int | None], int] | None = None
+        """For a `TurnIndex`: the record number at an offset (`span_feed.element_number`)."""
+
+    def fresh(self, path: str) -> RecordBuilder:
+        """A new builder of this conversation's records, without the opening (a turn read
+        back from its records: `span_feed.read_back`)."""
+        fresh = RecordBuilder(Session(path=path, format=self.session.format), self.chat.model,
+                              self.pointer, self.convert)
+        fresh.number_at = self.number_at
+        return fresh
+
+    def index_turns(self, **sizes: int) -> Any:
+        """Hold the turns in a `TurnIndex` (before any record is fed), read back by span."""
+        from replay.core.readers.span_feed import read_back
+
+        assert self.number_at is not None, "a TurnIndex needs the records' numbers"
+        return index_chat_turns(self.session, self.chat, read_back(self.fresh, self.number_at),
+                                named=True, **sizes)
+
+    def _open(self) -> None:
+        opening, self.opening = self.opening, None
+        if opening is not None:
+            opening(self.chat)
+
+    def feed(self, record: bytes, offset: int, number: int) -> None:
+        """Read record `number` (from 1) of the list, found at byte `offset`."""
+        self._open()
+        index = number - 1
+        value = orjson.loads(record)
+        if self.convert is not None:
+            value = self.convert(value, self.session, index)
+            if value is None:
+                return
+        source = Source(self.session.path, spans=((offset, len(record)),),
+                        record=f"{self.pointer}/{index}")
+        self.chat.add(value, index, source)
+
+    def finish(self) -> None:
+        """Settle reasoning that no step followed."""
+        self._open()
+        self.chat.finish()
+
+
+def index_chat_turns(session: Session, chat: ChatBuilder, rebuild: Any, *,
+                     named: bool = False, **sizes: int) -> Any:
+    """Hold a chat builder's turns in a `TurnIndex` (before anything is fed): the builder
+    tells it of turns it changes and of those to keep whole. `sizes`: its tail and cache."""
+    from replay.core.index.turn_index import TurnIndex
+
+    index = TurnIndex(session.path, rebuild, named=named, **sizes)
+    session.turns = index  # type: ignore[assignment]
+    chat.changed, chat.keep = index.changed, index.keep
+    return index
 
 
 def fill_session(session: Session, envelope: dict[str, Any] | None, messages: list[Any],

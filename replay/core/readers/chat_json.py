@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.core.readers.base import HEAD_BYTES, Progress, Reader, ReaderError
+from replay.core.readers.base import HEAD_BYTES, Progress, Reader, ReaderError, RecordFeed
 from replay.core.readers.chat import (
+    RecordBuilder,
     envelope_id,
     envelope_text,
     fill_session,
@@ -22,7 +23,8 @@ from replay.core.readers.chat import (
     sniff_document,
     starts_like_json,
 )
-from replay.core.readers.json_stream import ARRAYS
+from replay.core.readers.json_stream import ARRAYS, Elements
+from replay.core.readers.span_feed import element_feed, element_number, streamed
 from replay.core.session.model import Session
 
 NAME = "chat-json"
@@ -68,6 +70,26 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
+def _feed(path: Path) -> RecordFeed | None:
+    """The messages of a document holding one conversation in a top-level array, as records
+    (`Reader.record_feed`); None for anything else (read whole)."""
+    document = streamed(path)
+    if document is None:
+        return None
+    conversations = find_conversations(document)
+    if conversations is None or len(conversations) != 1:
+        return None
+    envelope, pointer, messages = conversations[0]
+    if not isinstance(messages, Elements) or (isinstance(document, ARRAYS)
+                                              and envelope is not None):
+        return None  # a list nested in the document, or a list of conversations
+    session = Session(path=str(path), format=NAME, session_id=envelope_id(envelope),
+                      title=envelope_text(envelope, "title", "name"))
+    builder = RecordBuilder(session, envelope_text(envelope, "model"), pointer)
+    builder.number_at = element_number(messages)
+    return element_feed(path, builder, messages)
+
+
 def _sniff(path: Path, head: bytes) -> bool:
     if not starts_like_json(head):
         return False
@@ -82,5 +104,7 @@ READER = Reader(
     title="generic chat JSON",
     sniff=_sniff,
     read=_read,
+    record_feed=_feed,
+    index_turns=RecordBuilder.index_turns,
     priority=90,
 )

@@ -8,9 +8,20 @@ See `chat.py` for how messages become turns.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from replay.core.readers.base import Progress, Reader, read_line_session
+from replay.core.readers.base import (
+    EMPTY_FILE,
+    Progress,
+    Reader,
+    RecordFeed,
+    UnreadablePath,
+    iter_lines,
+    read_line_session,
+)
 from replay.core.readers.chat import (
     INVALID,
     ChatBuilder,
@@ -21,6 +32,7 @@ from replay.core.readers.chat import (
     fill_session,
     find_conversations,
     first_record,
+    index_chat_turns,
     is_message,
     looks_like_messages,
     parse_line,
@@ -64,6 +76,14 @@ class ChatLineBuilder:
         """Settle reasoning that no step followed (yet)."""
         self._chat.finish()
 
+    def index_turns(self, **sizes: int) -> Any:
+        """Hold the turns in a `TurnIndex` (before any line is fed): whole turns are read
+        back from their lines. `sizes`: its tail and cache."""
+        from replay.core.readers.span_feed import line_number, read_back
+
+        return index_chat_turns(self.session, self._chat, read_back(ChatLineBuilder, line_number),
+                                **sizes)
+
 
 def is_conversation_record(value: object) -> bool:
     """True for a line holding a whole conversation (`{"messages": [...]}`)."""
@@ -93,6 +113,23 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     return [read_line_session(path, ChatLineBuilder(str(path)), progress)]
 
 
+def _feed(path: Path) -> RecordFeed | None:
+    """The lines of a message-per-line file for a fresh `ChatLineBuilder`
+    (`Reader.record_feed`); None for a file of whole conversations (one session a line)."""
+    if is_conversation_record(first_record(file_head(path))):
+        return None
+    try:
+        total = os.path.getsize(path)
+        handle = open(path, "rb")
+    except OSError as error:
+        raise UnreadablePath.of(path, error) from None
+
+    def lines() -> Iterator[tuple[bytes, int, int]]:
+        with handle:
+            yield from iter_lines(handle, views=True)
+    return RecordFeed(ChatLineBuilder(str(path)), lines(), total, EMPTY_FILE)
+
+
 def _sniff(path: Path, head: bytes) -> bool:
     record = first_record(head)
     return is_message(record) or is_conversation_record(record)
@@ -104,5 +141,7 @@ READER = Reader(
     sniff=_sniff,
     read=_read,
     builder=ChatLineBuilder,
+    record_feed=_feed,
+    index_turns=ChatLineBuilder.index_turns,
     priority=92,
 )

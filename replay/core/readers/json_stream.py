@@ -18,6 +18,7 @@ space) to its last is streamed; anything else (text around it, cut off, invalid)
 
 from __future__ import annotations
 
+import bisect
 import mmap
 import os
 import re
@@ -144,6 +145,22 @@ class Elements(Sequence[Any]):
         """(offset, length) of element `index` in the file."""
         start, end = self._spans[2 * index], self._spans[2 * index + 1]
         return start, end - start
+
+    def records(self) -> Iterator[tuple[memoryview, int, int]]:
+        """(bytes, offset, number) of each element, unparsed, numbered from 1: the records
+        a builder is fed (`base.RecordFeed`). A view is valid while the document is."""
+        view = memoryview(self._data)
+        spans, passed = self._spans, self._releaser.passed
+        for number in range(1, len(self) + 1):
+            start, end = spans[2 * number - 2], spans[2 * number - 1]
+            passed(end - start)
+            yield view[start:end], start, number
+
+    def index_at(self, offset: int) -> int | None:
+        """The index of the element starting at byte `offset`, None when none does."""
+        spans = self._spans
+        index = bisect.bisect_left(range(len(self)), offset, key=lambda i: spans[2 * i])
+        return index if index < len(self) and spans[2 * index] == offset else None
 
     def _parse(self, index: int) -> Any:
         start, end = self._spans[2 * index], self._spans[2 * index + 1]

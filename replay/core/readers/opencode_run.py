@@ -14,8 +14,10 @@ the export (`_opencode_parts.py`); a `step_finish` completes the turn at its tim
 
 from __future__ import annotations
 
+import re
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -29,6 +31,9 @@ from replay.core.readers.base import (
 )
 from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 
+if TYPE_CHECKING:
+    from replay.core.index.turn_index import TurnIndex
+
 NAME = "opencode-run"
 EVENT_TYPES = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})
 """The `type` of every event `opencode run --format json` writes."""
@@ -38,6 +43,9 @@ MAX_SPANS = 1_000
 """Records of one turn whose spans are kept (for the raw view, which shows at most 200,000
 characters): a message id repeated over a million events must not make reading quadratic."""
 
+RECENT_CALL_MAPS = 64
+"""Turns whose call maps are kept between events (an older turn's is made again)."""
+
 
 class RunBuilder:
     """Builds one session from the events of a run, fed line by line (follow mode too)."""
@@ -45,9 +53,14 @@ class RunBuilder:
     def __init__(self, path: str) -> None:
         """Start an empty session for `path`."""
         self.session = Session(path=path, format=NAME)
-        self._turns: dict[str, Turn] = {}
-        self._calls: dict[str, dict[str, int]] = {}
-        """Per turn id: the index of each tool call's part, by call id."""
+        self._turns: dict[str, int] = {}
+        """The index of each message's turn, by message id (the turns themselves live in
+        `session.turns`, which may be a `TurnIndex` holding only columns)."""
+        self._calls: OrderedDict[int, dict[str, int]] = OrderedDict()
+        """Per recent turn (by index): the index of each tool call's part, by call id."""
+        self.turn_index: TurnIndex | None = None
+        """Set when the session's turns are a `TurnIndex`: told of every turn changed after
+        it was added, and of the turns it cannot read back from their spans."""
 
     def feed(self, line: bytes, offset: int, lineno: int) -> None:
         """Take one event; lines that are not events are counted and skipped."""
@@ -78,28 +91,53 @@ class RunBuilder:
         if kind == "tool_use" and mapped.kind == Kind.TOOL_CALL and mapped.call_id:
             # A tool event is written when the call completes; keep one part per call
             # (found by its id: a turn of many thousand events stays linear).
-            calls = self._calls.setdefault(turn.id, {})
+            calls = self._calls_of(turn)
             known = calls.get(mapped.call_id)
             if known is not None and known < len(turn.parts) \
                     and turn.parts[known].call_id == mapped.call_id:
                 turn.parts[known] = mapped
+                self._changed(turn)
                 return
             calls[mapped.call_id] = len(turn.parts)
         turn.parts.append(mapped)
+        self._changed(turn)
+
+    def _calls_of(self, turn: Turn) -> dict[str, int]:
+        """The call map of a turn: kept for the latest turns (a message's events come
+        together), made again from its parts for an older one."""
+        calls = self._calls.get(turn.index)
+        if calls is None:
+            calls = {part.call_id: number for number, part in enumerate(turn.parts)
+                     if part.kind == Kind.TOOL_CALL and part.call_id}
+            self._calls[turn.index] = calls
+            if len(self._calls) > RECENT_CALL_MAPS:
+                self._calls.popitem(last=False)
+        else:
+            self._calls.move_to_end(turn.index)
+        return calls
+
+    def _changed(self, turn: Turn) -> None:
+        """Tell the index (if any) that a turn it may hold as columns changed."""
+        if self.turn_index is not None:
+            self.turn_index.changed(turn)
 
     def _turn(self, message_id: str, timestamp: object, span: tuple[int, int],
               lineno: int) -> Turn:
-        turn = self._turns.get(message_id)
-        if turn is None:
+        index = self._turns.get(message_id)
+        if index is None:
             iso, seconds = parse_time(timestamp)
             turn = self.session.add(Turn(
                 id=message_id, role="assistant", timestamp=iso, time=seconds,
                 source=Source(self.session.path, line=lineno, spans=(span,))))
-            self._turns[message_id] = turn
-        elif turn.source is not None and len(turn.source.spans) < MAX_SPANS \
-                and turn.source.spans[-1:] != (span,):
+            self._turns[message_id] = turn.index
+            return turn
+        turn = self.session.turns[index]
+        if turn.source is not None and turn.source.spans[-1:] != (span,):
             # Lines come in file order: only the last span can be this one again.
-            turn.source.spans = (*turn.source.spans, span)
+            if len(turn.source.spans) < MAX_SPANS:
+                turn.source.spans = (*turn.source.spans, span)
+            elif self.turn_index is not None:
+                self.turn_index.keep(turn)  # its records are no longer all named: kept whole
         return turn
 
     def _error(self, error: object, timestamp: object, span: tuple[int, int],
@@ -111,6 +149,7 @@ class RunBuilder:
             last.parts.append(part)
             if last.source is not None:
                 last.source.spans = (*last.source.spans, span)
+            self._changed(last)
             return
         iso, seconds = parse_time(timestamp)
         self.session.add(Turn(id=f"error-{lineno}", role="system", parts=[part], timestamp=iso,
@@ -121,6 +160,33 @@ class RunBuilder:
         """Nothing is pending between lines."""
 
 
+def read_back_turn(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes],
+                   line: int | None, turn_id: str, role: str) -> Turn:
+    """A turn read back from its own events (as a `TurnIndex` materialises one).
+
+    Raises:
+        ValueError: the events no longer make that turn (the file was replaced).
+    """
+    builder = RunBuilder(path)
+    for (offset, _), data in zip(spans, records, strict=True):
+        builder.feed(data, offset, line or 0)
+    for turn in builder.session.turns:
+        if turn.id == turn_id and turn.role == role:
+            return turn
+    raise ValueError(f"{path}: turn {turn_id} is no longer at its recorded place")
+
+
+def index_turns(builder: RunBuilder, **sizes: int) -> TurnIndex:
+    """Hold the builder's turns in a `TurnIndex` (before any line is fed); `sizes` are its
+    `tail` and `cache`."""
+    from replay.core.index.turn_index import TurnIndex
+
+    index = TurnIndex(builder.session.path, read_back_turn, **sizes)
+    builder.session.turns = index  # type: ignore[assignment]
+    builder.turn_index = index
+    return index
+
+
 def _looks_like_event(value: Any) -> bool:
     return (isinstance(value, dict) and isinstance(value.get("type"), str)
             and value["type"] in EVENT_TYPES
@@ -128,15 +194,25 @@ def _looks_like_event(value: Any) -> bool:
             and (isinstance(value.get("part"), dict) or isinstance(value.get("error"), dict)))
 
 
+_CUT_EVENT = re.compile(
+    rb'\{\s*"type"\s*:\s*"(' + b"|".join(sorted(t.encode() for t in EVENT_TYPES)) + rb')"\s*,'
+    rb'\s*"timestamp"\s*:\s*\d+\s*,\s*"sessionID"\s*:\s*"[^"\\]*"\s*,\s*"(?:part|error)"\s*:'
+    rb'\s*\{')
+"""How `emit` opens every event (its keys in that order): enough to know a first event
+too long for the head, whose JSON is cut there."""
+
+
 def sniff(path: Path, head: bytes) -> bool:
-    """True when the first line is an `opencode run --format json` event."""
+    """True when the first line is an `opencode run --format json` event (or, when it is
+    longer than the head holds, opens as one)."""
     line = first_json_line(head)
     if line is None or b'"sessionID"' not in line:
         return False
     try:
         return _looks_like_event(orjson.loads(line))
     except orjson.JSONDecodeError:
-        return False
+        # A first event of megabytes (a text part) is cut where the head ends.
+        return b"\n" not in head.lstrip() and _CUT_EVENT.match(line) is not None
 
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
@@ -150,6 +226,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     builder=RunBuilder,
+    index_turns=index_turns,
     single_session=True,
     priority=32,
 )

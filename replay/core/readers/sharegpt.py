@@ -14,10 +14,11 @@ from typing import Any
 
 import orjson
 
-from replay.core.readers.base import Progress, Reader, ReaderError
+from replay.core.readers.base import Progress, Reader, ReaderError, RecordFeed
 from replay.core.readers.chat import (
     INVALID,
     ChatBuilder,
+    RecordBuilder,
     Spans,
     envelope_id,
     envelope_text,
@@ -30,6 +31,7 @@ from replay.core.readers.chat import (
     starts_like_json,
 )
 from replay.core.readers.json_stream import ARRAYS, Elements
+from replay.core.readers.span_feed import element_feed, element_number, streamed
 from replay.core.session.model import Session, Source
 
 NAME = "sharegpt"
@@ -159,6 +161,36 @@ def _read_document(path: Path) -> list[Session]:
     return sessions
 
 
+def _feed(path: Path) -> RecordFeed | None:
+    """The turns of a document holding one conversation in a top-level array, as records
+    (`Reader.record_feed`); None for anything else (read whole)."""
+    head = file_head(path)
+    if turn_list(first_record(head)) is not None and head_document(head) is INVALID:
+        return None  # JSON lines: a conversation a line
+    envelope = streamed(path)
+    found = turn_list(envelope)
+    if found is None or not isinstance(found[1], Elements):
+        return None
+    assert isinstance(envelope, dict)
+    key, turns = found
+    session = Session(path=str(path), format=NAME, session_id=envelope_id(envelope),
+                      title=envelope_text(envelope, "title", "name"))
+    system = envelope.get("system")
+
+    def opening(builder: ChatBuilder) -> None:
+        if isinstance(system, str) and system.strip():
+            builder.add({"role": "system", "content": system, "id": "system"}, 0,
+                        Source(str(path), record="/system"))
+
+    def convert(value: object, session: Session, index: int) -> object | None:
+        return _as_message(value, session, f"{key} {index}")
+
+    builder = RecordBuilder(session, envelope_text(envelope, "model"), f"/{key}", convert,
+                            opening)
+    builder.number_at = element_number(turns)
+    return element_feed(path, builder, turns)
+
+
 def _read_lines(path: Path) -> list[Session]:
     def read_record(value: object, number: int, lineno: int, spans: Spans) -> Session | None:
         if turn_list(value) is None:
@@ -193,5 +225,7 @@ READER = Reader(
     title="ShareGPT JSON",
     sniff=_sniff,
     read=_read,
+    record_feed=_feed,
+    index_turns=RecordBuilder.index_turns,
     priority=88,
 )

@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from replay.core.readers._trajectory import finished, load, run_id, sniff_keys, text_of
 from replay.core.readers.base import Progress, Reader, ReaderError
 from replay.core.readers.json_stream import ARRAYS, Elements
@@ -97,8 +99,9 @@ def _step(session: Session, step: object, index: int,
     session.add(Turn(id=f"step-{index}", role="assistant", parts=parts, source=source))
 
 
-def read(path: Path, progress: Progress | None = None) -> list[Session]:
-    """The one session of a `.traj` file."""
+def _read(path: Path, progress: Progress | None, sizes: dict[str, int] | None) -> list[Session]:
+    """The one session of a `.traj` file; with `sizes` (a `TurnIndex`'s `tail` and
+    `cache`), its steps held in an index when the document is streamed."""
     document, session = load(path, NAME, EXPECTED, STREAMED)
     value: Any = document.value
     if value is None:
@@ -109,12 +112,47 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     info = value.get("info")
     if isinstance(info, dict) and isinstance(info.get("swe_agent_version"), str):
         session.meta["swe_agent_version"] = info["swe_agent_version"]
-    _opening(session, value.get("history"))
     steps = value["trajectory"]
     own = steps.span if isinstance(steps, Elements) else None
+    if sizes is not None and own is not None:
+        from replay.core.index.document_index import DocumentTurnIndex
+
+        # Columns per step, each step read back from its own element when shown.
+        session.turns = DocumentTurnIndex(  # type: ignore[assignment]
+            session.path, read_back, named=True, **sizes)
+    _opening(session, value.get("history"))
     for index, step in enumerate(steps):
         _step(session, step, index, own(index) if own else None)
     return finished(session, info, path, progress)
+
+
+def read(path: Path, progress: Progress | None = None) -> list[Session]:
+    """The one session of a `.traj` file."""
+    return _read(path, progress, None)
+
+
+def read_indexed(path: Path, progress: Progress | None = None, **sizes: int) -> list[Session]:
+    """`read`, the steps in a `TurnIndex` (`Reader.read_indexed`: the app on a big file);
+    `sizes` are its `tail` and `cache`."""
+    return _read(path, progress, sizes)
+
+
+def read_back(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes],
+              line: int | None, turn_id: str, role: str) -> Turn:
+    """A step's turn made again from its trajectory element (as `TurnIndex` rebuilds one).
+
+    Raises:
+        ValueError: the element no longer makes that turn (the file was replaced).
+    """
+    number = turn_id.removeprefix("step-")
+    if not number.isdigit() or len(records) != 1:
+        raise ValueError(f"{path}: turn {turn_id} is not a step of one record")
+    session = Session(path=path, format=NAME)
+    _step(session, orjson.loads(records[0]), int(number), spans[0])
+    turn = session.turns[0] if session.turns else None
+    if turn is None or turn.id != turn_id or turn.role != role:
+        raise ValueError(f"{path}: step {turn_id} is no longer at its recorded place")
+    return turn
 
 
 STREAMED = frozenset({"trajectory", "history"})

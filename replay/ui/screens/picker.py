@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets.data_table import ColumnKey
 
 from replay.core.corpus.scan import SessionSummary, summarize
 from replay.core.detection.empty import DetectionRules
@@ -397,11 +398,17 @@ class SessionPicker(Screen[None]):
             return False
         table = tables.first()
         dirty, self._dirty = self._dirty, set()
+        widths = {column: table.columns[ColumnKey(column)] for column in self.columns}
         for number in sorted(dirty):
             if str(number) in table.rows:  # not filtered out
                 row = self.rows[number]
                 for column, cell in zip(self.columns, self._cells(row), strict=True):
-                    table.update_cell(str(number), column, cell, update_width=True)
+                    # Widened only by a cell wider than its column: asked to fit a narrower
+                    # cell, the table measures every cell of the column again, and a list
+                    # of 2,000 sessions whose counts came from the cache at once took
+                    # minutes to draw them (a column a little wider than its cells is fine).
+                    wider = cell.cell_len > widths[column].content_width
+                    table.update_cell(str(number), column, cell, update_width=wider)
         return True
 
     @on(DataTable.RowSelected)

@@ -33,10 +33,17 @@ from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
 
 from replay.core.annotate.annotations import AnnotationStore
 from replay.core.annotate.journal import JournalError
-from replay.core.detection.empty import DetectionRules, EmptyTurn, Suggester, describe_empty
+from replay.core.detection.empty import (
+    DetectionRules,
+    EmptyTurn,
+    Suggester,
+    describe_empty,
+    records_completion,
+)
 from replay.core.index.navigation import Navigator
 from replay.core.session.labels import LabelSet
 from replay.core.session.model import Session, Turn, no_conversation, turn_id
@@ -140,6 +147,8 @@ class EmptyTurnsDescribed(Message):
 
     generation: int
     described: dict[int, EmptyTurn]
+    asked: list[int]
+    """The turns the thread was given (it may stop before the last, when replaced)."""
 
 
 class ReplayScreen(Screen[None]):
@@ -189,6 +198,8 @@ class ReplayScreen(Screen[None]):
         """Evidence and suggestion of each empty turn, worked out once."""
         self.generation = 0
         """Bumped whenever turns change, so a late description of old turns is dropped."""
+        self._annotated: tuple[object, frozenset[int]] = ((), frozenset())
+        """`annotated_indices`, with what it was worked out from."""
         self.playback = Playback()
         self.searching = Search()
         self.live = Following(following)
@@ -197,6 +208,7 @@ class ReplayScreen(Screen[None]):
         self.panes = ContextPanes(id="context")
         self.current_turn = CurrentTurn(id="current-area")
         self._opened_at = 0.0
+        self._resumed = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="status", markup=False)
@@ -229,12 +241,15 @@ class ReplayScreen(Screen[None]):
 
     def load_others(self) -> None:
         """Read the other reviewers' labels of this session from the journal."""
-        from replay.core.annotate.agree import labels_of_others
-
         try:
             records = self.store.journal.load().records
         except JournalError:
             records = []  # the store reported it already when it loaded
+        if not records:
+            self.others = {}  # no journal yet: the agreement module is not needed to say so
+            return
+        from replay.core.annotate.agree import labels_of_others
+
         self.others = labels_of_others(records, self.store.session_id, self.store.reviewer)
 
     def on_resize(self) -> None:
@@ -244,8 +259,17 @@ class ReplayScreen(Screen[None]):
             self.panes.show_around(self.session, self.navigator, self.index,
                                    self.at_placeholder)
 
-    def on_screen_resume(self) -> None:
-        # Back from a subagent's screen: this session is the one on screen again.
+    @on(events.ScreenResume)
+    def shown_again(self, event: events.ScreenResume) -> None:
+        """This session is the one on screen (again, back from a subagent's screen).
+
+        The first time, every widget was styled as it mounted a moment ago: Textual would
+        style the whole screen once more, a tenth of the work of the first screen. Later
+        resumes restyle it as Textual does.
+        """
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
         self.app.post_message(ReplayScreenShown(self))
 
     def _apply_size(self) -> None:
@@ -294,9 +318,17 @@ class ReplayScreen(Screen[None]):
         return placeholder_id(found) if self.navigator.is_placeholder(index) else found
 
     def annotated_indices(self) -> set[int]:
-        """Indices of the empty turns this reviewer has annotated."""
+        """Indices of the empty turns this reviewer has annotated (worked out again only when
+        the annotations or the stops change: every step asks, and a big session has 7,000
+        stops to look through)."""
         ids = self.store.annotated_ids
-        return {i for i in self.navigator.empty_indices if self.stop_id(i) in ids}
+        if not ids:
+            return set()
+        key = (ids, self.generation, len(self.navigator.empty_indices), id(self.navigator))
+        if self._annotated[0] != key:
+            self._annotated = (key, frozenset(i for i in self.navigator.empty_indices
+                                              if self.stop_id(i) in ids))
+        return set(self._annotated[1])
 
     def status_text(self, annotated: set[int] | None = None) -> Text:
         """The header line (`annotated`: indices of annotated empty turns, if known)."""
@@ -348,6 +380,9 @@ class ReplayScreen(Screen[None]):
             return
         turn = turns[self.index]
         empty = self.empty_turn(self.index)
+        ahead = self.reports.ahead(self.index) if not self.indexing else None
+        if ahead:  # (a big session's: those near the reviewer, as the reviewer moves)
+            self.describe_empty_turns(ahead, self.generation)
         if empty is not None and empty.is_placeholder != self.at_placeholder:
             empty = None  # on the request itself: its missing reply is the stop after it
         text = self.banner_text(turn, empty)
@@ -589,10 +624,6 @@ class ReplayScreen(Screen[None]):
             # A label saved while a reply was still being written: its turn grew content.
             mark_outgrown(self)
         self.show()
-        if not self.indexing:
-            missing = self.reports.missing()
-            if missing:
-                self.describe_empty_turns(missing, self.generation)
 
     @work(thread=True, exclusive=True, group="describe", exit_on_error=False,
           description="Describing empty turns")
@@ -601,18 +632,24 @@ class ReplayScreen(Screen[None]):
         for the session-wide statistics the suggester needs the first time."""
         turns = self.session.turns
         described: dict[int, EmptyTurn] = {}
+        # Once for all of them: asked per empty turn, it walked every turn each time (a
+        # session with no completion times: 17,000 empty turns of 188,000 took minutes).
+        records = records_completion(self.session)
+        worker = get_current_worker()
         for index in indices:
+            if worker.is_cancelled:
+                break  # a newer call (the reviewer moved on) has its own list
             if index < len(turns):
                 described[index] = describe_empty(self.session, turns[index], self.rules,
-                                                  self.suggester)
+                                                  self.suggester, records)
                 # A breath after each: with thousands of empty turns this runs for seconds,
                 # and would otherwise hold the interpreter while the reviewer steps or opens
                 # the palette.
                 time.sleep(DESCRIBE_PAUSE)
-        self.post_message(EmptyTurnsDescribed(generation, described))
+        self.post_message(EmptyTurnsDescribed(generation, described, indices))
 
     @on(EmptyTurnsDescribed)
     def keep_descriptions(self, event: EmptyTurnsDescribed) -> None:
         if event.generation == self.generation:
-            self.reports.keep(event.described)
+            self.reports.keep(event.described, event.asked)
 

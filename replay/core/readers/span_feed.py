@@ -1,0 +1,80 @@
+"""Records fed to a builder by byte span, and turns read back from those spans.
+
+A windowed scan (`corpus.scan.scan_records`) and the app's `TurnIndex` need a builder that
+appends turns from records it is fed one at a time, each with its byte offset: the lines of
+a JSON-lines file, or the elements of a JSON document's array, found by
+`json_stream.stream_document` without holding the document. This module holds what such
+readers share: the document streamed (or None when it cannot be), its array's records as a
+`RecordFeed`, and the `Rebuild` a `TurnIndex` calls to make a turn again from its records.
+Any format whose turns are made from records of one array (or of lines) can use it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from replay.core.readers.base import LineBuilder, RecordFeed, UnreadablePath
+from replay.core.readers.json_stream import Elements, NotStreamable, stream_document
+from replay.core.session.model import Turn
+
+if TYPE_CHECKING:
+    from replay.core.index.turn_index import Rebuild
+
+
+def streamed(path: Path) -> Any | None:
+    """The document at `path` with its top-level arrays streamed (`json_stream.Elements`),
+    or None when it is not one clean JSON value (empty, cut off, text around it: the
+    format's whole read says what it is). Raises UnreadablePath."""
+    try:
+        value, _start, _end = stream_document(path)
+    except NotStreamable:
+        return None
+    except OSError as error:
+        raise UnreadablePath.of(path, error) from None
+    return value
+
+
+def element_feed(path: Path, builder: LineBuilder, elements: Elements) -> RecordFeed:
+    """The elements of a streamed array as records for `builder` (numbered from 1)."""
+    return RecordFeed(builder, elements.records(), os.path.getsize(path))
+
+
+def element_number(elements: Elements) -> Callable[[int, int | None], int]:
+    """For `read_back`: the number (from 1) of the element starting at an offset."""
+    def number(offset: int, _line: int | None) -> int:
+        index = elements.index_at(offset)
+        if index is None:
+            raise ValueError(f"no record starts at byte {offset} any more")
+        return index + 1
+    return number
+
+
+def line_number(offset: int, line: int | None) -> int:
+    """For `read_back` on JSON lines: the line number the turn's first record had."""
+    return line or 0
+
+
+def read_back(make: Callable[[str], LineBuilder],
+              number: Callable[[int, int | None], int]) -> Rebuild:
+    """A `TurnIndex` rebuild: a fresh builder from `make(path)` is fed the turn's records
+    (each numbered by `number(offset, first line)`), and the turn they make (the first of
+    that role) is the turn, with the id it had.
+
+    The builder must make a turn from its own records alone; one that cannot tells the
+    index to keep it whole (`TurnIndex.keep`).
+    """
+    def rebuild(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes],
+                line: int | None, turn_id: str, role: str) -> Turn:
+        builder = make(path)
+        for (offset, _length), data in zip(spans, records, strict=True):
+            builder.feed(data, offset, number(offset, line))
+        builder.finish()
+        for turn in builder.session.turns:
+            if turn.role == role:
+                turn.id = turn_id
+                return turn
+        raise ValueError(f"{path}: turn {turn_id} is no longer at its recorded place")
+    return rebuild

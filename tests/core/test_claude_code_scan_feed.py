@@ -1,0 +1,240 @@
+"""The scan's own feed of the Claude Code builder builds what the builder's `feed` builds, as far
+as a scan reads it: every turn, part, source span, warning and event, on the real files, the
+samples and records made to trip a shortcut."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from replay.core.readers.base import iter_lines
+from replay.core.readers.claude_code_builder import ClaudeCodeBuilder
+from replay.core.session.model import Part, Session, Turn
+from tests.conftest import REALDATA, SAMPLES
+
+PART_FIELDS = ("kind", "text", "name", "status", "call_id", "synthetic", "duration", "mime",
+               "shortened", "length", "hidden")
+"""Everything of a part but its input and output text (a scan keeps neither)."""
+
+TURN_FIELDS = ("id", "role", "timestamp", "time", "completed", "agent", "is_summary",
+               "is_meta", "index", "note")
+"""Everything of a turn but its model and token counts (nothing a scan reports)."""
+
+
+def _part(part: Part) -> tuple[Any, ...]:
+    return tuple(getattr(part, name) for name in PART_FIELDS)
+
+
+def _turn(turn: Turn) -> tuple[Any, ...]:
+    source = turn.source
+    return (*(getattr(turn, name) for name in TURN_FIELDS),
+            None if source is None else (source.path, source.line, source.spans),
+            [_part(part) for part in turn.parts])
+
+
+def _session(session: Session) -> tuple[Any, ...]:
+    return (session.session_id, session.title, session.skipped, list(session.warnings),
+            session.events, dict(session.meta), [_turn(turn) for turn in session.turns])
+
+
+def _built(path: Path, scan: bool, limit: int | None = 2000) -> ClaudeCodeBuilder:
+    builder = ClaudeCodeBuilder(str(path), limit=limit)
+    scan_feed = builder.for_scan()
+    feed = scan_feed if scan else builder.feed
+    with open(path, "rb") as handle:
+        for line, offset, lineno in iter_lines(handle, views=scan):
+            feed(line, offset, lineno)
+    return builder
+
+
+def _assert_same(path: Path, limit: int | None = 2000) -> Session:
+    scanned, fed = _built(path, True, limit), _built(path, False, limit)
+    assert _session(scanned.session) == _session(fed.session)
+    return scanned.session
+
+
+def _claude_files() -> list[Path]:
+    files = [SAMPLES / "refactor.claude-code.jsonl"]
+    return files + sorted((REALDATA / "claude-code").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", _claude_files(), ids=lambda path: path.name[-40:])
+def test_real_files_build_the_same(path: Path) -> None:
+    _assert_same(path)
+    _assert_same(path, limit=None)
+    _assert_same(path, limit=40)
+
+
+def _record(kind: str, uuid: str, message: Any = None, **fields: Any) -> bytes:
+    record = {"type": kind, "uuid": uuid, "sessionId": "s-1", "parentUuid": None,
+              "timestamp": f"2026-03-01T10:00:{int(uuid[1:]) % 60:02d}.250Z", **fields}
+    if message is not None:
+        record["message"] = message
+    return orjson.dumps(record)
+
+
+def _call(call_id: str, name: str, message_id: str, **input_: Any) -> dict[str, Any]:
+    return {"role": "assistant", "id": message_id, "model": "claude-opus-4-6",
+            "usage": {"input_tokens": 3, "output_tokens": 9},
+            "content": [{"type": "tool_use", "id": call_id, "name": name, "input": input_}]}
+
+
+def _result(call_id: str, content: Any, error: bool = False) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id,
+                                         "content": content, "is_error": error}]}
+
+
+TRICKY: list[bytes] = [
+    _record("user", "u1", {"role": "user", "content": "please look at the reader"}),
+    _record("assistant", "u2", _call("toolu_1", "Bash", "msg_1", command="ls")),
+    # A result whose text holds the bytes of bookkeeping records and of other keys.
+    _record("user", "u3", _result("toolu_1", '{"type":"progress"} "type" : "queue-operation" '
+                                  '"tool_use_id":"toolu_9" "is_error":true'),
+            toolUseResult={"type": "progress", "stdout": '"type":"user"'}),
+    # Whitespace and escapes where a byte check would look.
+    b'{"type" : "progress" , "uuid":"u4","sessionId":"s-1","data":{"type":"hook_progress"}}',
+    b'{"\\u0074ype":"assistant","uuid":"u5","sessionId":"s-1","timestamp":'
+    b'"2026-03-01T10:00:05.000Z","message":{"role":"assistant","id":"msg_2","content":'
+    b'[{"type":"text","text":"escaped key"}]}}',
+    b'{"type":"user","uuid":"u6","sessionId":"s-1","timestamp":"2026-03-01T10:00:06Z",'
+    b'"message":{"role":"user","content":"\\u0070lease \\"go\\" on"}}',
+    # An Agent call, its long result (the part is shortened), then a short one.
+    _record("assistant", "u7", _call("toolu_2", "Task", "msg_3", prompt="find the tests")),
+    _record("user", "u8", _result("toolu_2", [{"type": "text", "text": "agentId: a1 " * 40}]),
+            toolUseResult={"agentId": "a1", "content": []}),
+    _record("assistant", "u9", _call("toolu_3", "Agent", "msg_4", prompt="short")),
+    _record("user", "u10", _result("toolu_3", "done", error=True)),
+    # One response over several lines, a result in between, then its text.
+    _record("assistant", "u11", {"role": "assistant", "id": "msg_5", "content": [
+        {"type": "thinking", "thinking": "", "signature": "EqAbC"}]}),
+    _record("assistant", "u12", _call("toolu_4", "Read", "msg_5", file_path="a.py")),
+    _record("user", "u13", _result("toolu_4", "x" * 500)),
+    _record("assistant", "u14", {"role": "assistant", "id": "msg_5", "content": [
+        {"type": "text", "text": "word " * 600}, {"type": "server_tool_use", "id": "srv_1",
+                                                  "name": "web_search", "input": {}},
+        {"type": "redacted_thinking", "data": "abc"}, {"type": "image", "source": {
+            "type": "base64", "media_type": "image/png", "data": "AAAA"}},
+        {"type": "document", "title": "spec.pdf"}, {"type": "web_search_tool_result",
+                                                    "tool_use_id": "srv_1", "content": []},
+        {"type": "mystery"}]}),
+    # Results without their call, mixed with text, twice for one call, with no id.
+    _record("user", "u15", _result("toolu_missing", "orphan output")),
+    _record("user", "u16", {"role": "user", "content": [
+        {"type": "text", "text": "and also"},
+        {"type": "tool_result", "tool_use_id": "toolu_4", "content": "again"},
+        {"type": "tool_result", "content": None}]}),
+    # Fields the decoder checks that a scan never reads, malformed: usage, model, role.
+    _record("assistant", "u17", {"role": "assistant", "id": "msg_6", "model": 7,
+                                 "usage": "lots", "content": [{"type": "text", "text": "a"}]}),
+    _record("assistant", "u18", {"role": 5, "id": "msg_7", "usage": {"input_tokens": "x"},
+                                 "content": "plain string reply"}),
+    b'{"type":"assistant","uuid":"u19","message":{"role":"assistant","model":"\xff\xfe",'
+    b'"content":[]}}',
+    b'{"type":"assistant","uuid":"u20","message":{"role":"assistant","usage":'
+    + b"[" * 3000 + b"]" * 3000 + b',"content":[]}}',
+    b'{"type":"user","uuid":"u21","message":{"content":"x"},"toolUseResult":'
+    + b"[" * 3000 + b"]" * 3000 + b"}",
+    # Records that cannot be read, each one warning.
+    b'{"type":"user","uuid":"u22","message":"a string"}',
+    b'{"type":"assistant","uuid":"u23","message":{"role":"assistant"}}',
+    b'{"type":"user","uuid":"u24","message":{"role":"user","content":[1, 2]}}',
+    b'{"type":"user","uuid":"u25","message":{"role":"user","content":5}}',
+    b'{"uuid":"u26","message":{}}',
+    b'[1, 2, 3]',
+    b'{"type":"user","uuid":"u27","message":{"role":"user","content":"cut',
+    b'{"type":"user","isMeta":"yes","uuid":"u28","message":{"role":"user","content":"m"}}',
+    # Meta and compaction flags, bookkeeping and titles.
+    _record("user", "u29", {"role": "user", "content": "<local-command-stdout>"
+                            "</local-command-stdout>"}, isMeta=True),
+    _record("user", "u30", {"role": "user", "content": "summary of before"},
+            isCompactSummary=True),
+    b'{"type":"summary","summary":"First title","leafUuid":"u1"}',
+    b'{"type":"custom-title","customTitle":"Named by the person","sessionId":"s-1"}',
+    b'{"type":"file-history-snapshot","messageId":"u1","snapshot":{}}',
+    b'{"type":"queue-operation","operation":"enqueue","sessionId":"s-1"}',
+    _record("assistant", "u31", {"role": "assistant", "id": "msg_8", "content": [
+        {"type": "thinking", "thinking": "t" * 300}, {"type": "text", "text": "\n\n"}]}),
+    b'{"type":"assistant","uuid":"u32","timestamp":"yesterday","message":{"role":"assistant",'
+    b'"content":[{"type":"text","text":"odd time"}]}}',
+    b'{"type":"assistant","uuid":"u33","timestamp":"2026-03-01T10:00:33+02:00","message":'
+    b'{"role":"assistant","id":"msg_9","content":[{"type":"text","text":"offset time"}]}}',
+]
+"""Records of every kind the scan's feed handles inline or hands on, and records that would
+trip a shortcut taken by their bytes."""
+
+
+def test_tricky_records_build_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "tricky.jsonl"
+    path.write_bytes(b"\n".join(TRICKY) + b"\n")
+    for limit in (40, None):
+        _assert_same(path, limit)
+    session = _assert_same(path)
+    assert session.skipped >= 8 and session.events == 5
+    assert session.title == "Named by the person"
+    kinds = {part.kind for turn in session.turns for part in turn.parts}
+    assert {"text", "reasoning", "tool_call", "tool_result", "image", "file"} <= kinds
+    agent_calls = [part for turn in session.turns for part in turn.parts if part.name == "Task"]
+    assert agent_calls and agent_calls[0].shortened and agent_calls[0].status == "completed"
+
+
+def test_many_responses_forget_old_messages_alike(tmp_path: Path) -> None:
+    # More responses than the builder remembers for grouping, and one that comes back.
+    lines = []
+    for number in range(9000):
+        lines.append(_record("assistant", f"u{number}", {"role": "assistant",
+                                                         "id": f"msg_{number}", "content": [
+                                                             {"type": "text", "text": "hi"}]}))
+    lines.append(_record("assistant", "u9001", {"role": "assistant", "id": "msg_8990",
+                                                "content": [{"type": "text", "text": "more"}]}))
+    lines.append(_record("assistant", "u9002", {"role": "assistant", "id": "msg_3",
+                                                "content": [{"type": "text", "text": "late"}]}))
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    session = _assert_same(path)
+    assert len(session.turns) == 9001
+
+
+def test_a_scan_uses_the_scan_feed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.core.corpus.scan import scan_file
+    from replay.core.readers import detect_reader
+
+    fed: list[int] = []
+    scan_feed = ClaudeCodeBuilder._scan_feed
+
+    def counted(self: ClaudeCodeBuilder, line: bytes, offset: int, lineno: int) -> None:
+        fed.append(lineno)
+        scan_feed(self, line, offset, lineno)
+
+    monkeypatch.setattr(ClaudeCodeBuilder, "_scan_feed", counted)
+    path = SAMPLES / "refactor.claude-code.jsonl"
+    report = scan_file(detect_reader(path), path)
+    assert fed and len(fed) == len(path.read_bytes().splitlines())
+    assert report.to_json()["turns"] > 0
+
+
+@pytest.mark.parametrize("path", sorted(_claude_files(), key=lambda path: -path.stat().st_size)[:3],
+                         ids=lambda path: path.name[-40:])
+def test_feeding_makes_no_reference_cycles(path: Path, tmp_path: Path) -> None:
+    # `acyclic` lets a scan skip the garbage collector: every object feeding makes must be
+    # freed by reference counting alone, tricky and unreadable records included.
+    import gc
+
+    assert ClaudeCodeBuilder.acyclic
+    tricky = tmp_path / "tricky.jsonl"
+    tricky.write_bytes(b"\n".join(TRICKY) + b"\n")
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for source in (path, tricky):
+            for scan in (True, False):
+                builder = _built(source, scan)
+                assert builder.session.turns
+                del builder
+        assert gc.collect() == 0
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,0 +1,235 @@
+"""Formats other than Claude Code whose turns the app holds in a `TurnIndex` (issue 27: the
+app's memory on huge files): an index-backed session answers as the whole list of turns,
+turn for turn, on the real and sample files and on files made to be awkward."""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replay.core.detection.empty import DEFAULT_RULES, describe_empty, gap_before, is_empty, is_stop
+from replay.core.index.navigation import Navigator
+from replay.core.index.turn_index import TurnIndex
+from replay.core.readers import get_reader
+from replay.core.readers import opencode_run as opencode_run_reader
+from replay.core.readers.base import iter_lines
+from replay.core.session.model import Kind, Session, first_prompt
+from replay.core.suggest import default_suggester
+from replay.core.suggest.signals import _compute_stats
+from tests.core.test_turn_index import RULE_SETS, _resolved, describe_words, whole_form
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sample_sessions"
+
+
+def read(format_name: str, path: Path, indexed: bool, **sizes: int) -> Session:
+    """The session of a file, its turns whole or in an index (as the app reads it)."""
+    reader = get_reader(format_name)
+    assert reader.builder is not None and reader.index_turns is not None
+    builder = reader.builder(str(path))
+    if indexed:
+        reader.index_turns(builder, **sizes)
+    with open(path, "rb") as handle:
+        for line, offset, lineno in iter_lines(handle):
+            builder.feed(line, offset, lineno)
+    builder.finish()
+    if reader.complete is not None:
+        return reader.complete(path, builder)
+    return builder.session
+
+
+def _event(kind: str, message: str | None, number: int, **part: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"id": f"prt_{number}", "sessionID": "ses_x", "type": kind, **part}
+    if message is not None:
+        body["messageID"] = message
+    return {"type": kind.replace("-", "_") if kind != "tool" else "tool_use",
+            "timestamp": 1_700_000_000_000 + number * 1000, "sessionID": "ses_x",
+            "part": body}
+
+
+def awkward_run(path: Path) -> Path:
+    """Steps of text, reasoning and tools; an empty step; a tool written twice (running,
+    then completed); a message whose events come back much later; errors inside a step and
+    after one; an event without a message id; a line that is no event."""
+    events: list[dict[str, Any]] = []
+    number = 0
+
+    def add(kind: str, message: str | None, **part: Any) -> None:
+        nonlocal number
+        number += 1
+        events.append(_event(kind, message, number, **part))
+
+    for step in range(150):
+        message = f"msg_{step:04d}"
+        add("step-start", message)
+        if step % 7 == 3:
+            add("step-finish", message, reason="stop")  # nothing shown: an empty turn
+            continue
+        add("reasoning", message, text=f"thinking about step {step} " * 3)
+        tool = {"callID": f"call_{step}", "tool": "bash"}
+        add("tool", message, **tool, state={"status": "running", "input": {"cmd": "ls"}})
+        add("tool", message, **tool, state={"status": "completed", "input": {"cmd": "ls"},
+                                            "output": f"file{step}.txt\n" * 20})
+        add("text", message, text=f"Step {step} done: [/] [link=x] list[int] é")
+        if step % 11 == 5:
+            events.append({"type": "error", "timestamp": 1, "sessionID": "ses_x",
+                           "error": {"name": "APIError", "data": {"message": "overloaded"}}})
+        add("step-finish", message, reason="stop")
+        if step % 13 == 12:
+            events.append({"type": "error", "timestamp": 2, "sessionID": "ses_x",
+                           "error": {"name": "ProviderError", "data": {"message": "gone"}}})
+        if step % 37 == 36:
+            add("text", "msg_0001", text=f"a late word for the first step, {step}")
+        if step % 50 == 10:
+            add("text", None, text="a part of no message")
+            events.append({"type": "note", "sessionID": "ses_x"})
+    path.write_text("".join(json.dumps(event) + "\n" for event in events))
+    return path
+
+
+def _run_files(tmp_path: Path) -> list[Path]:
+    return [SAMPLES / "dry-run-flag.opencode-run.jsonl", awkward_run(tmp_path / "awkward.jsonl")]
+
+
+FILES: dict[str, Callable[[Path], list[Path]]] = {
+    "opencode-run": _run_files,
+}
+
+
+@pytest.mark.parametrize("format_name", list(FILES))
+@pytest.mark.parametrize("tail", [1, 64])
+def test_the_index_answers_as_the_whole_list(tmp_path: Path, format_name: str,
+                                             tail: int) -> None:
+    suggester = default_suggester()
+    for path in FILES[format_name](tmp_path):
+        whole = read(format_name, path, indexed=False)
+        indexed = read(format_name, path, indexed=True, tail=tail, cache=3)
+        index = indexed.turns
+        assert isinstance(index, TurnIndex)
+        assert len(index) == len(whole.turns) > 0, path
+        assert indexed.warnings == whole.warnings and indexed.events == whole.events
+        for turn in whole.turns:
+            at = turn.index
+            assert turn.source is not None
+            assert (index.role_at(at), index.id_at(at), index.time_at(at),
+                    index.completed_at(at), index.spans_at(at), index.is_request_at(at)) == (
+                turn.role, turn.id, turn.time, turn.completed, turn.source.spans,
+                bool(turn.role == "user" and describe_words(turn))), (path, at)
+            assert index.text_size_at(at) == sum(p.text_length for p in turn.parts
+                                                 if p.kind == Kind.TEXT)
+            assert index.kinds_at(at) == {part.kind for part in turn.parts}
+            for rules in RULE_SETS:
+                assert index.stop_at(at, rules) == is_stop(whole, at, rules), (path, at, rules)
+                assert index.empty_at(at, rules) == is_empty(turn, rules)
+            assert whole_form(index[at]) == whole_form(turn), (path, at)
+            assert indexed.full_parts(index[at]) == whole.full_parts(turn)
+            assert gap_before(indexed, at) == gap_before(whole, at)
+        for rules in RULE_SETS:
+            ours, theirs = Navigator(indexed, rules), Navigator(whole, rules)
+            assert (ours.empty_indices, ours.placeholders) == (
+                theirs.empty_indices, theirs.placeholders)
+        assert [whole_form(turn) for turn in index] == [whole_form(t) for t in whole.turns]
+        assert first_prompt(index) == first_prompt(whole.turns)  # type: ignore[arg-type]
+        assert _compute_stats(indexed) == _compute_stats(whole)
+        for at in Navigator(whole, DEFAULT_RULES).empty_indices[:20]:
+            assert describe_empty(indexed, index[at], DEFAULT_RULES, suggester) == \
+                describe_empty(whole, whole.turns[at], DEFAULT_RULES, suggester)
+        for turn in whole.turns[:40]:
+            for text in (turn.id, turn.id[:5], f"#{turn.index + 1}"):
+                assert _resolved(index, text) == _resolved(whole.turns, text), (path, text)
+        ours, theirs = Navigator(indexed), Navigator(whole)
+        for needle in ["the", "STEP 3", "ok", "é", "[/]", "list[int]", "overloaded",
+                       "zzz-not-there", "assist", "msg_00", "file12"]:
+            assert ours.matches(needle) == theirs.matches(needle), (path, needle)
+
+
+def test_a_run_message_of_more_events_than_its_spans_hold_is_kept_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(opencode_run_reader, "MAX_SPANS", 5)
+    path = awkward_run(tmp_path / "awkward.jsonl")
+    whole = read("opencode-run", path, indexed=False)
+    indexed = read("opencode-run", path, indexed=True, tail=1, cache=1)
+    # Every step has more than five events: each is kept whole, and answers as before.
+    assert [repr(turn.parts) for turn in indexed.turns] == [
+        repr(turn.parts) for turn in whole.turns]
+
+
+def _big_run(path: Path, steps: int) -> Path:
+    with open(path, "w", encoding="utf-8") as handle:
+        for step in range(steps):
+            message = f"msg_{step:06d}"
+            for number, (kind, part) in enumerate((
+                    ("step-start", {}),
+                    ("text", {"text": f"step {step} " + "word " * 40}),
+                    ("tool", {"callID": f"c{step}", "tool": "read", "state": {
+                        "status": "completed", "input": {"filePath": "/x"},
+                        "output": "line\n" * 60}}),
+                    ("step-finish", {"reason": "stop"}))):
+                handle.write(json.dumps(_event(kind, message, step * 4 + number, **part))
+                             + "\n")
+    return path
+
+
+def test_a_big_run_holds_few_whole_turns(tmp_path: Path) -> None:
+    """The memory an indexed run session holds grows by columns, not by whole turns."""
+    path = _big_run(tmp_path / "big.jsonl", 20_000)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        session = read("opencode-run", path, indexed=True)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    index = session.turns
+    assert isinstance(index, TurnIndex) and len(index) == 20_000
+    whole_now = sum(index.whole_now(at) is not None for at in range(len(index)))
+    assert whole_now <= 64 + 512
+    # About 200 bytes a turn (columns, the id map); whole turns cost several kilobytes.
+    assert held < 20_000 * 400, held
+    last = index[len(index) - 1]
+    assert last.id == "msg_019999" and last.parts[1].text.startswith("step 19999 ")
+
+
+def test_search_candidates_of_document_elements_cover_every_match(tmp_path: Path) -> None:
+    """An element of a pretty-printed JSON document starts inside a line and spans many:
+    `lines_with` must still name every turn whose record holds the needle (it named none,
+    looking for records starting at the start of a matching line)."""
+    from replay.core.index.navigation import turn_search_text
+    from replay.core.readers.json_stream import stream_document
+    from replay.core.session.model import Part, Source, Turn
+
+    texts = [f"message {number} about {'apples' if number % 3 else 'pears'}"
+             for number in range(300)]
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"messages": [{"role": "user" if n % 2 else "assistant",
+                                              "content": {"text": text}}
+                                             for n, text in enumerate(texts)]}, indent=2))
+    document, _, _ = stream_document(path, frozenset({"messages"}))
+    elements = document["messages"]
+
+    def rebuild(path_: str, spans: tuple[tuple[int, int], ...], records: list[bytes],
+                line: int | None, turn_id: str, role: str) -> Turn:
+        message = json.loads(records[0])
+        return Turn(turn_id, role, parts=[Part(Kind.TEXT, message["content"]["text"])])
+
+    index = TurnIndex(str(path), rebuild, tail=1, cache=1)
+    for number, message in enumerate(elements):
+        turn = Turn(f"m{number}", message["role"], parts=[
+            Part(Kind.TEXT, message["content"]["text"])],
+            source=Source(str(path), spans=(elements.span(number),)))
+        turn.index = number
+        index.append(turn)
+    for needle in ("pears", "APPLES", "message 29", "zzz"):
+        candidates = index.lines_with(needle)
+        assert candidates is not None
+        truth = [at for at in range(len(index))
+                 if needle.casefold() in turn_search_text(index[at]).casefold()]
+        assert set(truth) <= set(candidates), needle
+        # And it still narrows: a needle in one record names few turns.
+        assert needle != "message 29" or len(candidates) <= 11 + 2  # 29, 290-299
