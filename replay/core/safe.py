@@ -9,6 +9,7 @@ which decode to the same text.
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import re
 from typing import Any
@@ -114,6 +115,14 @@ _JSON_UNSAFE = re.compile(f"[\x7f-\x9f{INVISIBLE}]")
 `\\u00NN`)."""
 
 
+@functools.cache
+def _json_unsafe_bytes() -> re.Pattern[bytes]:
+    """`_JSON_UNSAFE` as UTF-8 byte sequences (every character it matches is in the BMP)."""
+    found = [chr(code) for code in range(0x7F, 0x10000)
+             if not 0xD800 <= code < 0xE000 and _JSON_UNSAFE.match(chr(code))]
+    return re.compile(b"|".join(re.escape(char.encode("utf-8")) for char in found))
+
+
 def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group(0)):04x}"
 
@@ -132,6 +141,8 @@ def json_line(value: Any) -> bytes:
         encoded = orjson.dumps(_valid(value))
     if encoded.isascii() and b"\x7f" not in encoded:
         return encoded + b"\n"
+    if not _json_unsafe_bytes().search(encoded):
+        return encoded + b"\n"  # (a big line is not decoded to text for nothing)
     text = encoded.decode("utf-8")
     if _JSON_UNSAFE.search(text):
         encoded = _JSON_UNSAFE.sub(_json_escape, text).encode("utf-8")

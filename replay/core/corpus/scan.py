@@ -12,6 +12,7 @@ from typing import Any, overload
 from replay.core.detection.empty import (
     DEFAULT_RULES,
     NO_COMPLETION,
+    REASON_BY_CODE,
     REPLY_WINDOW,
     DetectionRules,
     EmptyTurn,
@@ -22,6 +23,7 @@ from replay.core.detection.empty import (
     is_stop,
     missing_reply,
 )
+from replay.core.detection.packed import PackedList
 from replay.core.readers.base import (
     EMPTY_FILE,
     LineBuilder,
@@ -46,7 +48,6 @@ from replay.core.suggest.signals import (
     USER_LOOKBACK_TURNS,
     WINDOW,
     SessionStats,
-    Signals,
     StatsTally,
     read_signals,
 )
@@ -63,8 +64,10 @@ class ScanReport:
     prompt: str | None = None
     """Its first real prompt (`first_prompt`), taken while its first turns were at hand."""
 
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object of PRODUCT.md's `scan --json` contract."""
+    def to_json(self, *, consume: bool = False) -> dict[str, Any]:
+        """The JSON object of PRODUCT.md's `scan --json` contract; `consume` lets go of each
+        empty turn as its object is made (`empty_turns` is then empty: a file of mostly
+        empty turns need not hold both)."""
         session = self.session
         return {
             # Lossless for any file name: `path` text, plus `path_base64` when not UTF-8.
@@ -78,8 +81,17 @@ class ScanReport:
             # A file of bookkeeping alone says so, as the app does where turns would be.
             "warnings": list(session.warnings) + [
                 note for note in (no_conversation(session),) if note],
-            "empty_turns": [empty.to_json() for empty in self.empty_turns],
+            "empty_turns": self._consumed() if consume else [
+                empty.to_json() for empty in self.empty_turns],
         }
+
+    def _consumed(self) -> list[dict[str, Any]]:
+        empties, self.empty_turns = self.empty_turns, []
+        empties.reverse()
+        found = []
+        while empties:
+            found.append(empties.pop().to_json())
+        return found
 
 
 def report_label(report: dict[str, Any]) -> str:
@@ -201,7 +213,9 @@ class _WindowScan:
         self.rules = rules
         self.suggest = suggest
         self.tally = StatsTally()
-        self.found: list[tuple[EmptyTurn, Signals | None]] = []
+        self.found = PackedList()
+        """Each empty turn's report and signals, packed (`detection.packed`) until the end:
+        a file of mostly empty turns would otherwise hold a kilobyte of objects for each."""
         self._next = 0
         self.prompt: str | None = None
         """The first real prompt, looked for among the turns `first_prompt` looks at."""
@@ -232,14 +246,19 @@ class _WindowScan:
         # wait for the session-wide figures (`finish`).
         empty = describe_empty(session, turn, rules, None, records_completion=True)
         signals = read_signals(session, turn.index, _PROVISIONAL) if self.suggest else None
-        self.found.append((empty, signals))
+        self.found.append((empty.index, empty.id, empty.role, empty.timestamp, empty.reason,
+                           tuple(empty.evidence), empty.gap_before), signals)
 
     def finish(self) -> list[EmptyTurn]:
         """The empty turns, with the session-wide figures now known."""
         self.advance(final=True)
         stats = self.tally.stats()
         empties: list[EmptyTurn] = []
-        for empty, signals in self.found:
+        for (index, turn_id, role, timestamp, reason, evidence, gap), signals in \
+                self.found.drain():
+            empty = EmptyTurn(index=index, id=turn_id, role=_NAMES.get(role, role),
+                              timestamp=timestamp, reason=_NAMES.get(reason, reason),
+                              evidence=list(evidence), gap_before=gap)
             if not stats.records_completion and NO_COMPLETION in empty.evidence:
                 empty.evidence.remove(NO_COMPLETION)
             if signals is not None:
@@ -333,6 +352,9 @@ def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, sugges
         progress(feed.total, feed.total)
     return ScanReport(session, empties, scan.prompt)
 
+
+_NAMES = {name: name for name in ("user", "assistant", "system", *REASON_BY_CODE)}
+"""Roles and reasons as one string each (unpacked, every report would have its own)."""
 
 _BATCH_MASK = 63
 """Turns are judged after every 64th line: the window holds that many more, and the check

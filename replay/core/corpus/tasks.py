@@ -88,10 +88,10 @@ def scan_task(task: SessionTask) -> TaskResult:
                 # One session in a file of its own (alone or in a folder): scanned through
                 # a window of turns, so memory stays bounded whatever the file's size or the
                 # size of its records.
-                reports = [scan_file(windowed[0], windowed[1], rules).to_json()]
+                reports = [scan_file(windowed[0], windowed[1], rules).to_json(consume=True)]
             elif fed is not None:
                 # The same for a format whose records are not lines (`Reader.record_feed`).
-                reports = [scan_records(fed, rules).to_json()]
+                reports = [scan_records(fed, rules).to_json(consume=True)]
             else:
                 if task.entry is not None:
                     reader = get_reader(task.format) if task.format else detect_reader(local)

@@ -221,12 +221,43 @@ def load_sessions(
     reader = get_reader(format) if format else detect_reader(path)
     read = reader.read_indexed if indexed and reader.read_indexed is not None else reader.read
     try:
+        if indexed and reader.read_indexed is None:
+            fed = read_fed(reader, path, progress)
+            if fed is not None:
+                return fed
         return read(path, progress)
     except ReaderError:
         raise
     except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
             RecursionError) as error:
         raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None
+
+
+def read_fed(reader: Reader, path: Path, progress: Progress | None = None) -> list[Session] | None:
+    """The one session of a file of a format with a record feed and a turn index
+    (`Reader.record_feed`, `Reader.index_turns`: a JSON document of one conversation), its
+    turns held in the index as they are fed (the app on a big file); None when the format
+    has neither or the file is not one such session (read it whole)."""
+    if reader.record_feed is None or reader.index_turns is None or not path.is_file():
+        return None
+    feed = reader.record_feed(path)
+    if feed is None:
+        return None
+    builder = feed.builder
+    reader.index_turns(builder)
+    fed = False
+    for record, offset, number in feed.records:
+        fed = True
+        builder.feed(record, offset, number)
+        if progress is not None and not number & 1023:
+            progress(offset, feed.total)
+    builder.finish()
+    session = builder.session
+    if not fed and feed.empty is not None:
+        session.warn(feed.empty, skipped=False)
+    if progress is not None:
+        progress(feed.total, feed.total)
+    return [session]
 
 
 def each_session(path: Path | str, format: str | None = None) -> Iterator[Session]:
@@ -265,6 +296,10 @@ def read_entry(reader: Reader, entry: SessionEntry, *, indexed: bool = False) ->
         if reader.complete is not None:
             return reader.complete(entry.path, builder)
         return builder.session
+    if entry.own_file and indexed and reader.read_indexed is None:
+        fed = read_fed(reader, entry.path)
+        if fed is not None:
+            return fed[0]
     if entry.own_file:
         read = reader.read_indexed if indexed and reader.read_indexed is not None \
             else reader.read

@@ -642,9 +642,8 @@ class ReplayScreen(Screen[None]):
             if index < len(turns):
                 described[index] = describe_empty(self.session, turns[index], self.rules,
                                                   self.suggester, records)
-                # A breath after each: with thousands of empty turns this runs for seconds,
-                # and would otherwise hold the interpreter while the reviewer steps or opens
-                # the palette.
+                # A breath after each: thousands of empty turns would otherwise hold the
+                # interpreter for seconds while the reviewer steps or opens the palette.
                 time.sleep(DESCRIBE_PAUSE)
         self.post_message(EmptyTurnsDescribed(generation, described, indices))
 
