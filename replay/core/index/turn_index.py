@@ -24,7 +24,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from replay.core.detection.empty import REPLY_WINDOW, DetectionRules, is_empty, request_words
-from replay.core.index.needle_bytes import holds, line_end, lines_holding, needle_piece
+from replay.core.index.needle_bytes import (
+    holds,
+    line_end,
+    lines_holding,
+    needle_piece,
+    shown_lines_holding,
+    shown_piece,
+)
 from replay.core.session.harness import interrupt_of, is_harness_text
 from replay.core.session.model import Kind, Part, Source, Turn, TurnColumns
 from replay.core.session.text import empty_wrapper_names, is_blank
@@ -574,11 +581,13 @@ class TurnIndex(TurnColumns):
             status = os.stat(self.path)
         except OSError:
             return None
-        key = (piece, len(self), status.st_size, status.st_mtime_ns)
+        shown = shown_piece(needle)  # a harness command's glue, as the screen shows it
+        key = (piece, shown, len(self), status.st_size, status.st_mtime_ns)
         if self._found is not None and self._found[0] == key:
             return self._found[1]  # a search and its match count ask the same in a row
         try:
             starts = lines_holding(self.path, piece)
+            starts |= shown_lines_holding(self.path, needle)
         except (OSError, ValueError):
             return None
         found_turns: list[int] = []

@@ -440,3 +440,39 @@ READER = Reader(
     priority=19,
     directories=True,
 )
+
+
+def message_stamps(path: Path) -> dict[str, tuple[int, int, int]]:
+    """Per session id, `(messages, latest creation, latest update)` of its messages: what
+    changes when a session gets a message (for following a database, where an older session
+    may be continued). Raises ReaderError."""
+    database = database_file(path)
+    if database is None:
+        raise UnreadablePath(f"{path}: no opencode.db in this directory")
+    try:
+        with _opened(database) as (connection, _immutable):
+            if "message" not in _tables(connection):
+                return {}
+            rows = connection.execute(
+                "SELECT session_id, COUNT(*), MAX(time_created), MAX(time_updated) "
+                "FROM message GROUP BY session_id").fetchall()
+    except sqlite3.Error as error:
+        raise _problem(database, error) from None
+    return {str(sid): (int(count), int(created or 0), int(updated or 0))
+            for sid, count, created, updated in rows}
+
+
+def message_ids_created_by(path: Path, session_id: str, created: int) -> frozenset[str]:
+    """The ids of a session's messages created at or before `created` (the time of its
+    latest one when watching began). Raises ReaderError."""
+    database = database_file(path)
+    if database is None:
+        raise UnreadablePath(f"{path}: no opencode.db in this directory")
+    try:
+        with _opened(database) as (connection, _immutable):
+            rows = connection.execute(
+                "SELECT id FROM message WHERE session_id = ? AND time_created <= ?",
+                (session_id, created)).fetchall()
+    except sqlite3.Error as error:
+        raise _problem(database, error) from None
+    return frozenset(str(row[0]) for row in rows)
