@@ -587,7 +587,9 @@ class TurnIndex(TurnColumns):
             return self._found[1]  # a search and its match count ask the same in a row
         try:
             starts = lines_holding(self.path, piece)
-            starts |= shown_lines_holding(self.path, needle)
+            shown_starts = shown_lines_holding(self.path, needle)
+            if shown_starts:  # rare (a harness command's name): merged into the sorted array
+                starts = array("q", sorted(shown_starts.union(starts)))
         except (OSError, ValueError):
             return None
         found_turns: list[int] = []
