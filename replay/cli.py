@@ -130,7 +130,12 @@ def _settled(args: argparse.Namespace) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `replay` console script."""
+    """Entry point of the `replay` console script.
+
+    The one owner of a closed pipe (`replay share S -o - | head`): whatever a command was
+    writing, and however (a Rich table, JSON lines, a page streamed), the run ends quietly
+    with exit 0, as `cat` does; commands let the `BrokenPipeError` come up to here.
+    """
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         if arguments and arguments[0] in command_names():
@@ -139,7 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             problem = _settled(args)
             if problem is not None:
                 return problem
-            return int(command_module(name).run(args))
+            status = int(command_module(name).run(args))
+            sys.stdout.flush()  # here, not at exit: a closed pipe met then is one too
+            return status
         args = app_parser().parse_args(arguments)
         problem = _settled(args)
         if problem is not None:

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from replay.commands._common import EXIT_FAILURE, EXIT_OK, say_error
+from replay.commands._common import EXIT_OK, cannot_write
 from replay.core.atomic import write_text_atomically
 from replay.core.publish.casestudy import CaseStudy, render_html, render_markdown
 from replay.core.safe import show_path
@@ -24,8 +24,7 @@ def write_case_studies(studies: Sequence[CaseStudy], kind: str, output: str | No
         try:
             write_text_atomically(Path(output), text)
         except OSError as error:
-            say_error(f"cannot write {output}: {error.strerror or error}")
-            return EXIT_FAILURE
+            return cannot_write(output, error)
         where = show_path(output)
     noun = "case study" if len(studies) == 1 else "case studies"
     print(f"replay: wrote {len(studies)} {noun} ({kind}) to {where}", file=sys.stderr, flush=True)

@@ -34,6 +34,19 @@ def say_error(message: str) -> None:
     print(f"replay: {one_line(message)}", file=sys.stderr, flush=True)
 
 
+def cannot_write(output: object, error: OSError) -> int:
+    """Say that `output` cannot be written and give the exit status for it.
+
+    A closed pipe is not a failure to report: the reader went away (`| head`), and
+    `replay.cli.main` ends the run quietly, whatever the command. So a `BrokenPipeError`
+    (also from `-o /dev/stdout` or a FIFO) goes on up to it.
+    """
+    if isinstance(error, BrokenPipeError):
+        raise error
+    say_error(f"cannot write {output}: {error.strerror or error}")
+    return EXIT_FAILURE
+
+
 def settings_or_defaults() -> Settings:
     """The user's settings; problems with the config file are reported on stderr, not fatal."""
     loaded = load_settings()

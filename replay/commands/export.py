@@ -12,8 +12,8 @@ from replay.arguments import add_format, add_labels, add_reviewer
 from replay.commands._casestudy import write_case_studies
 from replay.commands._common import (
     EXIT_BAD_INPUT,
-    EXIT_FAILURE,
     EXIT_OK,
+    cannot_write,
     journal_records_or_none,
     load_or_none,
     named_only,
@@ -134,8 +134,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             count = write_file(rows, args.output, kind, bom=not args.no_bom)
         except OSError as error:
-            say_error(f"cannot write {args.output}: {error.strerror or error}")
-            return EXIT_FAILURE
+            return cannot_write(args.output, error)
         where = show_path(args.output)
     noun = "row" if count == 1 else "rows"
     print(f"replay: wrote {count} {noun} ({kind}) to {where}{_why_none(args, count)}",

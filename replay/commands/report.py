@@ -8,8 +8,8 @@ from typing import Any
 from replay.arguments import add_format, add_paths, add_rules, positive_int
 from replay.commands._common import (
     EXIT_BAD_INPUT,
-    EXIT_FAILURE,
     EXIT_OK,
+    cannot_write,
     journal_files_or_none,
     pooled_records_or_none,
     say_error,
@@ -76,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             charts = write_report_html(report, args.html, args.top)
         except OSError as error:
-            say_error(f"cannot write {args.html}: {error.strerror or error}")
-            return EXIT_FAILURE
+            return cannot_write(args.html, error)
         if not charts:
             say_error('warning: no charts in the HTML (they need: pip install "replay[report]")')
         say_error(f"wrote {args.html}")

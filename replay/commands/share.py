@@ -10,8 +10,8 @@ from pathlib import Path
 from replay.arguments import add_format, add_labels
 from replay.commands._common import (
     EXIT_BAD_INPUT,
-    EXIT_FAILURE,
     EXIT_OK,
+    cannot_write,
     journal_records_or_none,
     load_or_none,
     named_only,
@@ -65,6 +65,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="for a path holding several sessions (a folder, a database, an "
                              "Aider history, a chat dataset): the one to share, by its id or a "
                              "unique start of it")
+    parser.add_argument("--missing-replies", action="store_true",
+                        help="also show a placeholder #N+ after every request that got no "
+                             "reply, as the app does with the same option (on by default when "
+                             "the app's settings turn it on)")
     add_labels(parser, "TOML label set, for label titles and suggestions")
     add_format(parser, "read the session as this transcript format instead of detecting it")
 
@@ -104,7 +108,9 @@ def run(args: argparse.Namespace) -> int:
         from replay.core.publish.redact import Redactor
 
         redactor = Redactor()
-    rules = DEFAULT_RULES.with_options(tool_only_is_empty=settings.tool_only_is_empty)
+    rules = DEFAULT_RULES.with_options(
+        tool_only_is_empty=settings.tool_only_is_empty,
+        missing_replies=args.missing_replies or settings.missing_replies)
     kind = kind_of(args)
     # Only a page must fit a browser: Markdown and the recording keep every word.
     shared = share_session(session, annotations, labels, suggester=suggester_for(labels),
@@ -114,8 +120,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         where = _write(_chunks(shared, kind), output)
     except OSError as error:
-        say_error(f"cannot write {output}: {error.strerror or error}")
-        return EXIT_FAILURE
+        return cannot_write(output, error)
     if redactor is not None:
         say_error(f"redacted {redactor.summary()}")
     folded = " (large session: turns folded, long parts cut; the page says so)" \

@@ -151,7 +151,38 @@ def _stop_on_signals() -> threading.Event:
 
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
+    _stop_when_the_reader_leaves(stop)
     return stop
+
+
+def _stop_when_the_reader_leaves(stop: threading.Event) -> None:
+    """Set `stop` when standard output is a pipe whose reader went away (`watch | head -1`).
+
+    A follower writes only when something happens, so a closed pipe would otherwise go
+    unnoticed for as long as the session is quiet (as `tail -f | head` did before it learnt
+    to look). Polling the pipe's write end for nothing reports only its error.
+    """
+    import select
+    import stat
+
+    try:
+        descriptor = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(descriptor).st_mode):
+            return  # a file or a terminal: nothing to notice
+    except (OSError, ValueError):
+        return
+    poller = select.poll()
+    poller.register(descriptor, 0)  # POLLERR and POLLHUP are reported whatever is asked
+
+    def wait() -> None:
+        try:
+            while not poller.poll():
+                pass
+        except OSError:
+            return
+        stop.set()
+
+    threading.Thread(target=wait, name="watch-reader", daemon=True).start()
 
 
 def watch_folders(roots: list[Path], args: argparse.Namespace, rules: DetectionRules) -> int:
@@ -166,8 +197,6 @@ def watch_folders(roots: list[Path], args: argparse.Namespace, rules: DetectionR
         follow_folder_forever(folder, _print_folder, stop)
         # Stopped: what was written since the last wake-up may complete an empty turn.
         _print_folder(folder.poll())
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         folder.close()
     return EXIT_OK
@@ -228,10 +257,6 @@ def run(args: argparse.Namespace) -> int:
     except ReaderError as error:
         say_error(str(error))
         return EXIT_BAD_INPUT
-    except BrokenPipeError:
-        # The reader of our output went away (`| head`): nothing left to say, and nowhere to.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
     finally:
         follower.close()
     return EXIT_OK

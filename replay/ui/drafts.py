@@ -1,11 +1,19 @@
 """Annotation drafts: a label picked or a note typed at a stop and not saved yet, kept per
-stop while the reviewer looks elsewhere, until saved or discarded."""
+stop while the reviewer looks elsewhere, until saved or discarded.
+
+Quitting with drafts keeps them beside the journal (`drafts_path`); the next run of the
+session offers them again at their stops, as drafts: what was typed is never lost, and
+never saved as an annotation without enter."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from replay.core.annotate.annotations import Annotation
+from replay.core.atomic import write_text_atomically
 from replay.core.session.text import one_line
 
 DraftKey = tuple[str, str]
@@ -43,6 +51,7 @@ class Drafts:
 
     def __init__(self) -> None:
         self._by_key: dict[DraftKey, Draft] = {}
+        self._restored: set[str] = set()
 
     def keep(self, key: DraftKey, draft: Draft, saved: Annotation | None) -> None:
         """Keep `draft` for the stop, or forget the stop's draft when it saves nothing new."""
@@ -63,3 +72,62 @@ class Drafts:
     def items(self) -> list[tuple[DraftKey, Draft]]:
         """Every draft kept, by stop."""
         return list(self._by_key.items())
+
+    def restore(self, journal: Path, session: str,
+                saved: Callable[[str], Annotation | None]) -> int:
+        """Take back the drafts the last run kept for `session` beside `journal`, once per
+        session (a stop keeps the draft it has now); how many came back. `saved`: the saved
+        annotation of a stop id, so a draft since saved some other way is not offered."""
+        if session in self._restored:
+            return 0
+        self._restored.add(session)
+        path = drafts_path(journal)
+        back = 0
+        for key, draft in read_kept(path).items():
+            if key[0] == session and key not in self._by_key and \
+                    draft.differs_from(saved(key[1])):
+                self._by_key[key] = draft
+                back += 1
+        return back
+
+
+DRAFTS_SUFFIX = ".drafts.json"
+"""Beside a journal, the drafts left when the app quit (`journal.jsonl.drafts.json`)."""
+
+
+def drafts_path(journal: Path) -> Path:
+    """Where the drafts of sessions annotated in `journal` are kept between runs."""
+    return journal.with_name(journal.name + DRAFTS_SUFFIX)
+
+
+def read_kept(path: Path) -> dict[DraftKey, Draft]:
+    """The drafts kept in `path` (none when it is missing or unreadable: a draft is never
+    worth a refusal to start)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return {(str(item["session"]), str(item["stop"])): Draft(
+                    str(item["name"]), item["label"] if isinstance(item["label"], str) else None,
+                    str(item["note"]), str(item["confidence"]), str(item["overrule"]))
+                for item in document["drafts"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def keep_drafts(path: Path, drafts: list[tuple[DraftKey, Draft]],
+                sessions: set[str]) -> None:
+    """Keep `drafts` in `path` for the next run, in place of what it held for `sessions`
+    (the drafts of other sessions stay). Removes the file when nothing is left.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    kept = {key: draft for key, draft in read_kept(path).items() if key[0] not in sessions}
+    kept.update(drafts)
+    if not kept:
+        path.unlink(missing_ok=True)
+        return
+    items = [{"session": key[0], "stop": key[1], "name": draft.name, "label": draft.label,
+              "note": draft.note, "confidence": draft.confidence, "overrule": draft.overrule}
+             for key, draft in kept.items()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(path, json.dumps({"drafts": items}, ensure_ascii=False, indent=1))

@@ -17,6 +17,7 @@ from replay.ui.screens.replay_screen import ReplayScreen
 
 if TYPE_CHECKING:
     from replay.ui.app import ReplayApp
+    from replay.ui.drafts import Draft, DraftKey
 
 
 class QuitGuard:
@@ -62,16 +63,43 @@ class QuitGuard:
         self._quit_unsaved()
 
     def _quit_unsaved(self) -> None:
-        """Quit, but ask first when annotations exist only in memory."""
+        """Quit, but ask first when annotations exist only in memory. Drafts are kept for
+        the next run first, whatever the way out."""
         app = self.app
+        kept = self.keep_drafts()
         waiting = self.screens_with_unsaved()
         if not waiting or isinstance(app.screen, QuitScreen):
-            app.exit()
+            app.exit(message=Text("\n".join(kept)) if kept else None)
             return
         count = sum(len(screen.store.unsaved) for screen in waiting)
         journal = str(waiting[0].store.journal.path)
         app.push_screen(QuitScreen(count, journal),
                         lambda choice: self._answer(choice, waiting))
+
+    def keep_drafts(self) -> list[str]:
+        """Keep every screen's drafts beside its journal for the next run (`drafts_path`),
+        in place of what was kept for its session before; what to say on the way out."""
+        from replay.ui.drafts import drafts_path, keep_drafts
+
+        by_file: dict[Path, tuple[list[tuple[DraftKey, Draft]], set[str]]] = {}
+        for screen in self.replay_screens():
+            screen.annotation.unsaved_drafts()  # (the stop's own, as it is now, counts too)
+            items, sessions = by_file.setdefault(drafts_path(screen.store.journal.path),
+                                                 ([], set()))
+            items.extend(screen.annotation.drafts.items())
+            sessions.add(screen.store.session_id)
+        said = []
+        for path, (items, sessions) in by_file.items():
+            try:
+                keep_drafts(path, items, sessions)
+            except OSError as error:
+                said.append(f"replay: {plural(len(items), 'draft')} could not be kept in "
+                            f"{path}: {error.strerror or error}")
+                continue
+            if items:
+                said.append(f"replay: {plural(len(items), 'draft')} not saved (a label or "
+                            f"note typed and not entered) kept for the next run in {path}")
+        return [one_line(line) for line in said]
 
     def _answer(self, choice: str | None, waiting: list[ReplayScreen]) -> None:
         if choice == "quit":

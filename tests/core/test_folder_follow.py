@@ -404,3 +404,58 @@ def test_fifos_links_and_loops_are_said_once_and_never_block(tmp_path: Path) -> 
     assert "not a regular file" in next(line for line in news.problems if "pipe" in line)
     assert sorted(_empties(news)) == [("alias.jsonl", "u-0"), ("real.jsonl", "u-0")]
     assert folder.poll(None).problems == []
+
+
+def test_an_older_opencode_database_session_continued_is_followed(tmp_path: Path) -> None:
+    """`opencode -c` on a session of the database that is not the newest: followed from its
+    new message on, its old empty turn not told (as a storage tree's is)."""
+    import sqlite3
+
+    data = tmp_path / "opencode"
+    data.mkdir()
+    writer = sqlite3.connect(data / "opencode.db")
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.executescript(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, slug TEXT, directory TEXT,"
+        " title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);"
+        "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,"
+        " time_updated INTEGER, data TEXT);"
+        "CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT,"
+        " time_created INTEGER, time_updated INTEGER, data TEXT);")
+    created = 1_760_000_000_000
+
+    def message(sid: str, n: int, role: str, parts: list[dict[str, Any]], *,
+                completed: bool) -> None:
+        time_info: dict[str, int] = {"created": created + n * 1000}
+        if completed:
+            time_info["completed"] = created + n * 1000 + 1
+        writer.execute("INSERT OR REPLACE INTO message VALUES (?, ?, ?, ?, ?)",
+                       (f"msg_{sid}_{n}", sid, created + n * 1000, created + n * 1000,
+                        orjson.dumps({"role": role, "time": time_info}).decode()))
+        for k, part in enumerate(parts):
+            writer.execute("INSERT OR REPLACE INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                           (f"prt_{sid}_{n}_{k}", f"msg_{sid}_{n}", sid, created + n * 1000,
+                            created + n * 1000, orjson.dumps(part).decode()))
+        writer.commit()
+
+    for number, sid in enumerate(("ses_old", "ses_newest")):
+        writer.execute("INSERT INTO session VALUES (?, 'prj', 's', '/w', ?, '1.2', ?, ?)",
+                       (sid, sid, created + number, created + number))
+    message("ses_old", 0, "user", [{"type": "text", "text": "hi [/] list[int]"}],
+            completed=False)
+    message("ses_old", 1, "assistant", [{"type": "step-start"}], completed=True)  # old, empty
+    message("ses_newest", 2, "user", [{"type": "text", "text": "hello"}], completed=False)
+    message("ses_newest", 3, "assistant", [{"type": "text", "text": "hi"}], completed=True)
+    clock = Clock()
+    folder = FolderFollower([tmp_path], clock=clock, stall=2)
+    assert _empties(folder.poll()) == []
+    assert all(not key.endswith("#ses_old") for key, _ in folder.followers())
+    message("ses_old", 10, "user", [{"type": "text", "text": "and now?"}], completed=False)
+    message("ses_old", 11, "assistant", [{"type": "step-start"}], completed=True)
+    news = folder.poll([str(data / "opencode.db-wal")])
+    assert [e.id for item in news.updates for e in item.update.new_empty] == ["msg_ses_old_11"]
+    assert all(item.key.endswith("#ses_old") for item in news.updates)
+    assert any(key.endswith("#ses_old") for key, _ in folder.followers())
+    clock.now += 10_000
+    assert _stalls(folder.tick()) == []  # its reply completed: nothing due
+    writer.close()

@@ -98,16 +98,18 @@ def test_an_unexpected_error_in_a_reader_is_that_sessions_line(
     for number in range(4):
         (folder / f"c{number}.json").write_text(json.dumps(
             {"id": f"conv-{number}", "messages": [{"role": "user", "content": "hi"}]}))
-    real = corpus.each_session
+    def failing(real: Any) -> Any:
+        def read(path: Any, *args: Any) -> Any:
+            if Path(path).name == "c1.json":
+                raise MemoryError
+            if Path(path).name == "c2.json":
+                raise KeyError("bug")
+            return real(path, *args)
+        return read
 
-    def failing(path: Any, format: Any = None) -> Any:
-        if Path(path).name == "c1.json":
-            raise MemoryError
-        if Path(path).name == "c2.json":
-            raise KeyError("bug")
-        return real(path, format)
-
-    monkeypatch.setattr(corpus, "each_session", failing)
+    # Both ways a file's sessions are read: whole, or fed record by record (chat JSON).
+    monkeypatch.setattr(corpus, "each_session", failing(corpus.each_session))
+    monkeypatch.setattr(corpus, "_fed", failing(corpus._fed))
     status, reports, err = _scan(capsys, "--jobs", "1", str(folder))
     assert [r["session_id"] for r in reports] == ["conv-0", "conv-3"]
     assert status == 1 and "Traceback" not in err  # EXIT_SKIPPED

@@ -8,10 +8,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay.core.index.navigation import Navigator
+from replay.core.index.navigation import Navigator, part_search_text
 from replay.core.index.needle_bytes import ascii_folds, lines_holding, needle_piece
 from replay.core.index.turn_index import TurnIndex
 from tests.core.test_turn_index import read
@@ -20,9 +21,31 @@ from tests.core.test_turn_index import read
 # change length or leave ASCII, astral characters, the reader's own separators.
 ALPHABET = ["a", "s", "S", "ß", "ẞ", "ſ", "k", "K", "\u212a", "é", "É", "ﬁ", "f", "i",
             "İ", "ı", "ΐ", "Σ", "ς", "σ", '"', "\\", "/", "[", "]", "{", "}", ":", ",", " ",
-            "\n", "\t", "😀", "\U0001d400", "\u0301", "u", "0", "e", "block", "image", "x"]
+            "\n", "\t", "😀", "\U0001d400", "\u0301", "u", "0", "e", "block", "image", "x",
+            "!", "⎿", "(", ")", "no output", "clear"]
 
 texts = st.lists(st.sampled_from(ALPHABET), max_size=8).map("".join)
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> str:
+    """A user text the harness wrote, shown otherwise than written (`harness.as_shown`)."""
+    shape = draw(st.sampled_from(["command", "bare", "contents", "bash", "output", "both"]))
+    if shape == "command":
+        return (f"<command-name>/{draw(texts)}</command-name>\n"
+                f"<command-message>{draw(texts)}</command-message>\n"
+                f"<command-args>{draw(texts)}</command-args>")
+    if shape == "bare":
+        return (f"<command-name>{draw(texts)}</command-name>"
+                f"<command-args>{draw(texts)}</command-args>")
+    if shape == "contents":
+        return (f"<command-name>/{draw(texts)}</command-name>"
+                f"<command-contents>{json.dumps({'text': draw(texts)})}</command-contents>")
+    if shape == "bash":
+        return f"<bash-input>{draw(texts)}</bash-input>"
+    if shape == "output":
+        return f"<local-command-stdout>{draw(texts)}</local-command-stdout>"
+    return f"<bash-stdout>{draw(texts)}</bash-stdout><bash-stderr>{draw(texts)}</bash-stderr>"
 
 
 @st.composite
@@ -32,8 +55,11 @@ def records(draw: st.DrawFn) -> list[dict[str, Any]]:
     for number in range(draw(st.integers(2, 7))):
         base = {"sessionId": "s", "uuid": f"u{number}-{draw(texts)}",
                 "timestamp": f"2026-03-01T09:00:{number:02d}.000Z"}
-        shape = draw(st.sampled_from(["prompt", "reply", "call", "result"]))
-        if shape == "prompt":
+        shape = draw(st.sampled_from(["prompt", "reply", "call", "result", "command"]))
+        if shape == "command":
+            out.append({**base, "type": "user",
+                        "message": {"role": "user", "content": draw(commands())}})
+        elif shape == "prompt":
             out.append({**base, "type": "user",
                         "message": {"role": "user", "content": draw(texts)}})
         elif shape == "reply":
@@ -98,8 +124,8 @@ def test_index_search_finds_what_the_whole_list_finds(
         assert isinstance(turns, TurnIndex)
         # Needles cut from the texts searched, so most of them are there to be found.
         for turn in whole.turns:
-            text = "\n".join(part.text or part.input or part.output or part.name or ""
-                             for part in turn.parts)
+            # (as the screen shows them: a harness command as `/name args`, `⎿ output`)
+            text = "\n".join(part_search_text(part) for part in turn.parts)
             if text:
                 start = data.draw(st.integers(0, len(text) - 1))
                 needles.append(text[start:start + data.draw(st.integers(1, 6))])
@@ -206,3 +232,35 @@ def test_the_next_hit_of_the_match_list_is_what_search_finds() -> None:
             for forward in (True, False):
                 assert Navigator.next_hit(hits, start, forward) == \
                     navigator.search(query, start, forward), (query, start, forward)
+
+
+@pytest.mark.parametrize("chunk", [1024 * 1024, 97])
+def test_a_harness_command_is_found_as_the_screen_shows_it(
+        tmp_path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`/clear` shows as `/clear`, a bash-mode command as `! ls`, an empty output as
+    `⎿ (no output)`: search finds those words, in a file read whole or indexed (a chunk at
+    a time, lines longer than a chunk too), and not the raw tags nobody sees."""
+    monkeypatch.setattr("replay.core.index.needle_bytes.SCAN_BYTES", chunk)
+    texts = {
+        1: "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
+           "<command-args>list[int] [/]</command-args>",
+        3: "<bash-input>ls -la</bash-input>",
+        5: "<local-command-stdout></local-command-stdout>",
+        7: "plain words about <command-name> tags, as typed",
+    }
+    path = tmp_path / "s.jsonl"
+    _planted(path, 400, texts)
+    whole = Navigator(read(path, indexed=False))
+    indexed_session = read(path, indexed=True, tail=1, cache=1)
+    assert isinstance(indexed_session.turns, TurnIndex)
+    indexed = Navigator(indexed_session)
+    for navigator in (whole, indexed):
+        assert navigator.matches("/clear") == [1]
+        assert navigator.matches("/CLEAR list[int] [/]") == [1]
+        assert navigator.matches("! ls -la") == [3]
+        assert navigator.matches("⎿ (no output)") == [5]
+        assert navigator.matches("(no output)") == [5]
+        # Raw tags are found only where they are what the screen shows (turn 7's prose).
+        assert navigator.matches("<command-name>") == [7]
+        assert navigator.matches("command-message") == []
+        assert navigator.search("/clear", 100) == 1

@@ -72,6 +72,28 @@ def test_narrow_terminal(snap_compare: object, tmp_path: Path) -> None:
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)  # type: ignore[operator]
 
 
+def test_narrow_terminal_following_a_long_session_name(snap_compare: object,
+                                                        tmp_path: Path) -> None:
+    """At 80 columns, following: the name is cut, the app's name, format and speed give
+    way, the position, play state and following stay."""
+    path = write_chat(tmp_path / "long.json",
+                      title="Refactor the importers [/] list[int] into one registry")
+    app = make_app(path, settings=SETTINGS, annotations=tmp_path / "j.jsonl")
+
+    async def run_before(pilot: object) -> None:
+        await ready(pilot, app)
+        app.clear_notifications()
+        screen = app.replay_screen
+        assert screen is not None
+        screen.following = True
+        screen.live.at_live_end = False
+        screen.live.new_turns = 3
+        screen.show()
+        await pilot.pause()  # type: ignore[attr-defined]
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)  # type: ignore[operator]
+
+
 @pytest.mark.parametrize("theme", ["replay-dark", "replay-light", "replay-contrast"])
 def test_theme(snap_compare: object, tmp_path: Path, theme: str) -> None:
     settings = Settings(animations=False, theme=theme)

@@ -88,3 +88,50 @@ async def test_quitting_with_nothing_unsaved_does_not_ask(chat_file: Path,
         await ready(pilot, app)
         await pilot.press("2", "tab", *"saved note", "enter", "ctrl+q")
         await wait_until(pilot, lambda: not app.is_running)
+
+
+async def test_a_draft_left_when_quitting_is_back_next_time(chat_file: Path,
+                                                            tmp_path: Path) -> None:
+    """Quitting with a note typed and not entered keeps it beside the journal (the question
+    says so), and the next run offers it again at its stop, as a draft: nothing typed is
+    lost, nothing is saved without enter."""
+    journal = tmp_path / "j.jsonl"
+    typed = "list[int] [/] [link=x] later"
+    app = build_app(chat_file, annotations=journal)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("2", "tab", *typed, "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, DraftsScreen)
+        assert "kept for the next run" in screen_text(app)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: not app.is_running)
+    kept = journal.with_name("j.jsonl.drafts.json")
+    assert kept.exists() and typed in kept.read_text(encoding="utf-8")
+    assert not journal.exists() or typed not in journal.read_text(encoding="utf-8")
+    app = build_app(chat_file, annotations=journal)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        assert screen.annotation.note == typed and screen.annotation.pending_label is not None
+        assert "1 draft not saved" in str(screen.status_text())
+        await pilot.press("tab", "enter")  # saved now, as any draft is
+        await pilot.pause()
+        assert typed in journal.read_text(encoding="utf-8")
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: not app.is_running)
+    assert not kept.exists()  # nothing left to keep
+
+
+async def test_a_second_quit_while_asked_keeps_the_drafts_too(chat_file: Path,
+                                                              tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    app = build_app(chat_file, annotations=journal)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("tab", *"only a note", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, DraftsScreen)
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: not app.is_running)
+    assert "only a note" in journal.with_name("j.jsonl.drafts.json").read_text(encoding="utf-8")

@@ -86,7 +86,8 @@ async def test_small_terminal_keeps_header_and_folds_context(chat_file: Path,
         await pilot.press("slash", *"migration", "enter")
         await pilot.pause()
         header = screen_text(app).splitlines()[0]
-        for piece in ("turn ", "paused", "x ·", "annotated", "match "):
+        # (the speed gives way first: the session's name stays)
+        for piece in ("migration", "turn ", "paused", "annotated", "match "):
             assert piece in header, header
         before = screen.query_one("#before", TurnLines)
         after = screen.query_one("#after", TurnLines)

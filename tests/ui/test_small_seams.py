@@ -11,6 +11,7 @@ from replay.ui.screens.picker import SessionPicker
 from replay.ui.screens.replay_screen import ReplayScreen
 from tests.ui.conftest import build_app, ready, wait_until
 from tests.ui.screen import screen_text
+from tests.ui.sessions import write_chat
 
 
 def screen_of(app: object) -> ReplayScreen:
@@ -36,9 +37,43 @@ async def test_the_header_at_80_columns_keeps_the_new_turns(chat_file: Path,
         screen.show()
         await pilot.pause()
         header = screen_text(app).splitlines()[0]
-        assert "+12 new turns (f)" in header, header
-        assert "turn 10 / 30" in header and "paused at empty turn" in header
+        # Shortened to fit beside the session, the position and the following state.
+        assert "+12 new (f)" in header, header
+        assert "turn 10 / 30" in header and "at empty turn" in header
+        assert "migration" in header and "following (paused)" in header
         assert screen.status_text().cell_len <= 80
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        header = screen_text(app).splitlines()[0]
+        assert "+12 new turns (f)" in header and "paused at empty turn" in header, header
+
+
+async def test_the_header_at_80_columns_keeps_the_session_and_following(
+        tmp_path: Path) -> None:
+    """At 80 columns the speed, the app's name and the format give way, and the session's
+    name is cut, before the position, the play state or following do; at 160 all show."""
+    title = "Refactor the importers [/] [link=x] list[int] into one registry of readers"
+    path = write_chat(tmp_path / "long.json", title=title)
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        screen.following = True
+        screen.live.at_live_end = True
+        screen.show()
+        await pilot.pause()
+        header = screen_text(app).splitlines()[0]
+        # Cut to 24 cells, the counts still beside it.
+        assert header.startswith(" Refactor the importers [… · turn 10 / 30 · paused · "
+                                 "0 / 2 annotated · following"), header
+        assert "replay ·" not in header and "chat-json" not in header and "1x" not in header
+        assert screen.status_text().cell_len <= 80
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        header = screen_text(app).splitlines()[0]
+        assert header.startswith(" replay · Refactor the importers [/] [link=x] lis…"
+                                 " · chat-json · turn 10 / 30 · paused · "), header
+        assert "x · 0 / 2 annotated · following" in header, header
 
 
 async def test_typing_a_note_the_footer_offers_no_key_that_types(chat_file: Path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
@@ -12,6 +13,7 @@ from replay.core.detection.empty import (
     is_empty,
     is_stop,
 )
+from replay.core.session.harness import as_shown
 from replay.core.session.model import Kind, Part, Session, Turn, TurnColumns
 
 SPEEDS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
@@ -28,10 +30,18 @@ def turn_search_text(turn: Turn) -> str:
     return "\n".join(pieces)
 
 
+_TAGGED = re.compile(r"\s*<")
+"""A text that may be a harness command (it starts with a tag)."""
+
+
 def part_search_text(part: Part) -> str:
-    """The words of one part a search looks through: its text, name, input and output."""
-    return "\n".join(piece for piece in (part.text, part.name, part.input, part.output)
-                     if piece)
+    """The words of one part a search looks through: its text as the screen shows it (a
+    harness command as `/clear args`, `! ls`, `⎿ output`: `as_shown`; any other text as
+    written), name, input and output."""
+    text = part.text
+    if text and part.kind == Kind.TEXT and _TAGGED.match(text):
+        text = as_shown(text) or text
+    return "\n".join(piece for piece in (text, part.name, part.input, part.output) if piece)
 
 
 def first_text(turn: Turn) -> str:

@@ -9,15 +9,25 @@ block. `needle_piece` takes the longest piece of the needle between those separa
 `lines_holding` finds the lines that hold it once casefolded, either as written or with
 their escapes decoded, so every spelling and every case fold (ß for "ss", the Kelvin sign
 for "k") counts.
+
+A harness command is searched as the screen shows it (`/clear args`, `! ls`,
+`⎿ (no output)`: `harness.as_shown`), which puts words of several tags side by side with
+its own glue between them. A needle holding that glue may be in no record as such:
+`shown_lines_holding` adds the few lines with a harness tag that may show it.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
+from array import array
+from collections.abc import Sequence
 from functools import cache
 
 import orjson
+
+from replay.core.session.harness import NO_OUTPUT
 
 SEPARATORS = re.compile(r"[\[\]\n]")
 """Characters the reader may add between or around the texts it takes from a record."""
@@ -77,10 +87,12 @@ def needle_piece(needle: str) -> str | None:
     return max(pieces, key=len) if pieces else None
 
 
-def lines_holding(path: str, piece: str) -> set[int]:
+def lines_holding(path: str, piece: str) -> array[int]:
     """Offsets of the lines of a file that hold `piece` (casefolded, no separator in it),
-    casefolded, as written or with their JSON escapes decoded."""
-    starts: set[int] = set()
+    casefolded, as written or with their JSON escapes decoded; sorted, in an array (a
+    one-letter piece is in most lines of a pretty-printed document: millions of them,
+    eight bytes each here, about fifty in a set)."""
+    starts: array[int] = array("q")
     wanted = piece.encode("utf-8", "surrogatepass")
     # Read a chunk at a time, not mapped: a mapped file's pages count in the app's memory
     # (its resident set) as long as they stay mapped, the whole file for one search.
@@ -96,33 +108,46 @@ def lines_holding(path: str, piece: str) -> set[int]:
             if not cut:
                 pending = data  # a line longer than a chunk: read on to its end
                 continue
-            _look(data[:cut], base, piece, wanted, starts)
+            found: set[int] = set()
+            _look(data[:cut], base, piece, wanted, found)
+            starts.extend(sorted(found))
             base += cut
             pending = data[cut:]
         if pending:
-            _look(pending, base, piece, wanted, starts)
+            found = set()
+            _look(pending, base, piece, wanted, found)
+            starts.extend(sorted(found))
     return starts
 
 
-def line_ends(path: str, starts: list[int]) -> list[int]:
-    """Where each line starting at one of `starts` (sorted line starts) ends: the offset of
-    its line feed, or the file's size."""
-    ends: list[int] = []
+def holds(starts: array[int], offset: int) -> bool:
+    """Whether `offset` is one of `starts` (sorted, from `lines_holding`)."""
+    at = bisect.bisect_left(starts, offset)
+    return at < len(starts) and starts[at] == offset
+
+
+def line_end(fd: int, start: int) -> int:
+    """Where the line starting at `start` of an open file ends: the offset of its line feed,
+    or the file's size."""
+    at, block = start, 4096
+    while True:
+        data = os.pread(fd, block, at)
+        found = data.find(b"\n")
+        if found >= 0:
+            return at + found
+        if len(data) < block:
+            return at + len(data)
+        at += len(data)
+        block = min(block * 2, SCAN_BYTES)
+
+
+def line_ends(path: str, starts: Sequence[int]) -> array[int]:
+    """Where each line starting at one of `starts` (line starts) ends (see `line_end`)."""
+    ends: array[int] = array("q")
     fd = os.open(path, os.O_RDONLY)
     try:
         for start in starts:
-            at, block = start, 4096
-            while True:
-                data = os.pread(fd, block, at)
-                found = data.find(b"\n")
-                if found >= 0:
-                    ends.append(at + found)
-                    break
-                if len(data) < block:
-                    ends.append(at + len(data))
-                    break
-                at += len(data)
-                block = min(block * 2, SCAN_BYTES)
+            ends.append(line_end(fd, start))
     finally:
         os.close(fd)
     return ends
@@ -231,3 +256,113 @@ def _could_spell(code: bytes, piece: str) -> bool:
     if 0xD800 <= number <= 0xDFFF:
         return True
     return any(character in piece for character in chr(number).casefold())
+
+
+SHOWN_GLUE = re.compile(r'[\[\]\n /!⎿()"\\]')
+"""What the shown form of a harness command may add or change between the texts it takes
+from its tags: line feeds, spaces (`/clear args`, an output's indent), the `/` before a
+name, `! `, `⎿ `, `(no output)`, and (for a `<command-contents>` written as JSON inside the
+record's JSON) quotes and backslashes, escaped twice in the file."""
+
+_TAG_WORDS = (b"command-", b"bash-")
+"""Every harness tag `as_shown` shows differently holds one of these (`command-name`,
+`local-command-stdout`, `bash-input`, ...)."""
+_TAG_OPENINGS = (b"<", b"<local-", b"\\u003c", b"\\u003C", b"\\u003clocal-", b"\\u003Clocal-")
+"""What stands before a tag word in a record: `<`, as written or JSON-escaped."""
+
+_harness_lines: dict[str, tuple[tuple[int, int], dict[int, int]]] = {}
+"""Per file, for its (size, modification time): the lines holding a harness tag, start to
+end (found once per version of the file: any search holding glue asks again)."""
+
+
+def shown_piece(needle: str) -> str | None:
+    """The longest piece of `needle` (casefolded) between the glue of a harness command's
+    shown form that a tag's text must hold, "" when no piece need be in one; None when the
+    needle holds no glue and is no piece of `(no output)`: then its occurrences in a shown
+    command lie inside one tag's text, which `lines_holding` finds as it is.
+
+    A piece that could be a word of `(no output)` (written by `as_shown`, in no record) is
+    never the one asked for."""
+    folded = needle.casefold()
+    if not folded or (not SHOWN_GLUE.search(folded) and folded not in NO_OUTPUT):
+        return None
+    made_up = [word for word in SHOWN_GLUE.split(NO_OUTPUT) if word]
+    pieces = [piece for piece in SHOWN_GLUE.split(folded)
+              if piece and not any(piece in word for word in made_up)]
+    return max(pieces, key=len) if pieces else ""
+
+
+def shown_lines_holding(path: str, needle: str) -> set[int]:
+    """Offsets of the lines with a harness tag whose text may show `needle` (see
+    `shown_piece`): a superset, each line checked as written and with its escapes decoded
+    (twice, for contents written as JSON).
+
+    A needle without glue (`shown_piece` None) is in the tags' texts as `lines_holding`
+    finds it, but for a `<command-contents>` written as JSON: only those lines are added."""
+    piece = shown_piece(needle)
+    contents_only = piece is None
+    if piece is None:
+        piece = needle_piece(needle)
+        if piece is None:
+            return set()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        status = os.fstat(fd)
+        lines = _tagged_lines(path, fd, (status.st_size, status.st_mtime_ns))
+        if not piece:
+            return set(lines)
+        found: set[int] = set()
+        for start, end in lines.items():
+            raw = os.pread(fd, end - start, start)
+            if contents_only and b"command-contents" not in raw:
+                continue
+            line = raw.decode("utf-8", "replace")
+            once = unescaped(line)
+            if piece in line.casefold() or piece in once.casefold() \
+                    or piece in unescaped(once).casefold():
+                found.add(start)
+        return found
+    finally:
+        os.close(fd)
+
+
+def _tagged_lines(path: str, fd: int, key: tuple[int, int]) -> dict[int, int]:
+    """The lines of the file (open as `fd`) holding a harness tag, start to end (read a
+    chunk at a time, as `lines_holding` reads)."""
+    known = _harness_lines.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    lines: dict[int, int] = {}
+    base, pending = 0, b""
+    while True:
+        chunk = os.pread(fd, SCAN_BYTES, base + len(pending))
+        if not chunk and not pending:
+            break
+        data = pending + chunk
+        cut = data.rfind(b"\n") + 1 if chunk else len(data)
+        if not cut:
+            pending = data  # a line longer than a chunk: read on to its end
+            continue
+        _tags_in(data[:cut], base, lines)
+        base += cut
+        pending = data[cut:]
+        if not chunk:
+            break
+    _harness_lines.clear()  # one file searched at a time: keep only its lines
+    _harness_lines[path] = (key, lines)
+    return lines
+
+
+def _tags_in(chunk: bytes, base: int, lines: dict[int, int]) -> None:
+    """Add the lines of `chunk` (whole lines, from offset `base`) holding a harness tag."""
+    for word in _TAG_WORDS:
+        at = chunk.find(word)
+        while at >= 0:
+            if any(chunk[max(0, at - len(opening)):at] == opening for opening in _TAG_OPENINGS):
+                start = chunk.rfind(b"\n", 0, at) + 1
+                end = chunk.find(b"\n", at)
+                end = len(chunk) if end < 0 else end
+                lines[base + start] = base + end
+                at = chunk.find(word, end)
+            else:
+                at = chunk.find(word, at + len(word))

@@ -464,7 +464,8 @@ class FolderFollower:
     def _poll_source(self, source: SessionSource, first: bool, found: FolderPoll,
                      final: bool) -> None:
         stamp = source.listing_stamp()
-        if stamp != source.listed:
+        changed = stamp != source.listed
+        if changed:
             try:
                 ids = source.session_ids()
             except (ReaderError, *READ_ERRORS) as error:
@@ -486,9 +487,16 @@ class FolderFollower:
                     source.new.add(sid)
                     source.followers[sid] = self._follower(source.path, sid, quiet=False)
         if not self.from_start:
-            # An older session of a storage tree that gets a message (opencode -c): followed
-            # from now on, and what it held at the start is not reported.
-            for sid in source.look_at_messages():
+            # An older session that gets a message (opencode -c), in a storage tree or a
+            # database: followed from now on, and what it held at the start is not reported.
+            continued = source.look_at_messages()
+            if changed:
+                try:
+                    continued += source.look_at_database()
+                except (ReaderError, *READ_ERRORS) as error:
+                    found.problems.append(f"{source.path}: {error}; tried again on its next "
+                                          "change")
+            for sid in continued:
                 if sid in source.known and sid not in source.followers:
                     source.resumed.add(sid)
                     source.followers[sid] = self._follower(source.path, sid, quiet=True)

@@ -93,7 +93,13 @@ class SessionSource:
         self.start_messages: dict[str, frozenset[str]] = {}
         """Storage: the message ids each session held when watching began."""
         self.resumed: set[str] = set()
-        """Storage: sessions there at the start that got a message later (now followed)."""
+        """Sessions there at the start that got a message later (now followed)."""
+        self.database_stamps: dict[str, tuple[int, int, int]] | None = None
+        """Database: each session's (messages, latest creation, latest update) when last
+        looked at."""
+        self.database_start: dict[str, int] = {}
+        """Database: the creation time of each session's latest message when watching
+        began."""
 
     def storage_messages(self) -> Path | None:
         """The `message/` folder of a storage tree (None for a database)."""
@@ -129,6 +135,30 @@ class SessionSource:
                     name.removesuffix(".json") for name in names)
             return []
         return [sid for sid, mtime in times.items() if before.get(sid) != mtime]
+
+    def look_at_database(self) -> list[str]:
+        """Database: the sessions that got or changed a message since the last look (none
+        the first time, when each session's latest message is noted instead); for a session
+        there at the start, `start_messages` then names the messages it held.
+
+        Raises:
+            ReaderError: the database cannot be read now.
+        """
+        if self.reader.name != "opencode-db":
+            return []
+        from replay.core.readers.opencode_sqlite import message_ids_created_by, message_stamps
+
+        stamps = message_stamps(self.path)
+        before, self.database_stamps = self.database_stamps, stamps
+        if before is None:
+            self.database_start = {sid: stamp[1] for sid, stamp in stamps.items()}
+            return []
+        changed = [sid for sid, stamp in stamps.items() if before.get(sid) != stamp]
+        for sid in changed:
+            if sid in self.database_start and sid not in self.start_messages:
+                self.start_messages[sid] = message_ids_created_by(
+                    self.path, sid, self.database_start[sid])
+        return changed
 
     def listing_stamp(self) -> tuple[object, ...]:
         """What changes when a session is added: the database (and its WAL), or the

@@ -69,7 +69,7 @@ def cast_chunks(shared: SharedSession) -> Iterator[str]:
     for turn in shared.turns():
         clock_at += previous_delay
         if turn.empty is not None:
-            yield _event(clock_at, "m", f"#{turn.number} {turn.empty.reason}")
+            yield _event(clock_at, "m", f"#{turn.name} {turn.empty.reason}")
         yield _event(clock_at, "o", turn_text(turn, shared))
         previous_delay = turn.delay
 
@@ -80,7 +80,7 @@ def _event(time: float, kind: str, text: str) -> str:
 
 def turn_text(turn: SharedTurn, shared: SharedSession) -> str:
     """One turn as terminal output, colours ours, the transcript's neutralised."""
-    heading = [f"#{turn.number}", turn.role, clock(turn)]
+    heading = [f"#{turn.name}", turn.role, "not in the file" if turn.placeholder else clock(turn)]
     if gap_text(turn):
         heading.append(gap_text(turn))
     style = turn.role if turn.role in STYLES else "bold"

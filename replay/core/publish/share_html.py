@@ -130,8 +130,8 @@ def _cell(cell: TimelineCell) -> str:
 
 def turn_html(turn: SharedTurn, shared: SharedSession) -> str:
     """One turn as an `<article>`."""
-    classes = ["turn", _e(turn.role)]
-    attributes = [f'id="{turn.number}"', f'data-turn="{turn.number}"',
+    classes = ["turn", _e(turn.role)] + (["placeholder"] if turn.placeholder else [])
+    attributes = [f'id="{turn.name}"', f'data-turn="{turn.name}"',
                   f'data-delay="{turn.delay:.3f}"', f'data-role="{_e(turn.role)}"']
     banner = ""
     if turn.empty is not None:
@@ -139,8 +139,9 @@ def turn_html(turn: SharedTurn, shared: SharedSession) -> str:
         attributes.append(f'data-empty="{_e(turn.empty.reason)}"')
         attributes.append(f'data-ordinal="{turn.ordinal}"')
         banner = _banner(turn, shared)
-    heading = [f'<a href="#{turn.number}">#{turn.number}</a>',
-               f'<span class="role">{_e(turn.role)}</span>', _e(clock(turn))]
+    heading = [f'<a href="#{turn.name}">#{turn.name}</a>',
+               f'<span class="role">{_e(turn.role)}</span>',
+               "<i>not in the file</i>" if turn.placeholder else _e(clock(turn))]
     if turn.gap is not None and turn.gap >= 1:
         heading.append(_e(gap_text(turn)))
     if turn.model:

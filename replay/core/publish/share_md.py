@@ -28,7 +28,8 @@ def markdown_chunks(shared: SharedSession) -> Iterator[str]:
     if session.session_id:
         yield f"- **Id:** {md_inline(shared.clean(session.session_id))}\n"
     if shared.empties:
-        listed = ", ".join(f"#{empty.index + 1} ({md_inline(empty.reason)})"
+        listed = ", ".join(f"#{empty.index + 1}{'+' if empty.is_placeholder else ''} "
+                           f"({md_inline(empty.reason)})"
                            for empty in shared.empties[:200])
         more = f" and {len(shared.empties) - 200:,} more" if len(shared.empties) > 200 else ""
         yield f"- **Empty turns:** {listed}{more}\n"
@@ -41,7 +42,8 @@ def markdown_chunks(shared: SharedSession) -> Iterator[str]:
 
 def turn_markdown(turn: SharedTurn, shared: SharedSession) -> str:
     """One turn: its heading, its banner when empty, its parts."""
-    heading = [f"#{turn.number}", md_inline(turn.role), md_inline(clock(turn))]
+    heading = [f"#{turn.name}", md_inline(turn.role),
+               "*not in the file*" if turn.placeholder else md_inline(clock(turn))]
     if gap_text(turn):
         heading.append(gap_text(turn))
     if turn.model:

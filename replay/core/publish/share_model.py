@@ -27,6 +27,8 @@ from replay.core.detection.empty import (
     format_duration,
     format_size,
     gap_before,
+    missing_reply,
+    no_reply_headline,
 )
 from replay.core.index.navigation import Navigator
 from replay.core.session.harness import as_shown
@@ -99,12 +101,22 @@ class SharedTurn:
     """Every reviewer's latest annotation of it."""
     model: str | None = None
     """The model of an assistant turn."""
+    placeholder: bool = False
+    """The app's placeholder for a reply that never came (`--missing-replies`), after
+    request `#number`: no turn of the file."""
+
+    @property
+    def name(self) -> str:
+        """`12`, or `12+` for the missing reply after request #12 (as the app names it)."""
+        return f"{self.number}+" if self.placeholder else str(self.number)
 
     @property
     def headline(self) -> str:
         """`the user sent an empty or blank message`: the app's banner phrase."""
         if self.empty is None:
             return ""
+        if self.placeholder:
+            return f"the reply to #{self.number} never came (a placeholder: not in the file)"
         reason = REASON_BY_CODE.get(self.empty.reason)
         return f"the {self.role} {reason.phrase if reason else 'sent nothing'}"
 
@@ -119,8 +131,8 @@ class TimelineCell:
     """#N of its last turn."""
     level: int
     """0-6: how much text its turns hold (log scale, as the app's bars)."""
-    empty: list[int] = field(default_factory=list)
-    """#N of the empty turns in it."""
+    empty: list[str] = field(default_factory=list)
+    """Names of the empty turns in it (`12`, `12+` for a missing reply)."""
     annotated: bool = False
     """Every empty turn in it is annotated."""
 
@@ -156,6 +168,8 @@ class SharedSession:
     navigator: Navigator | None = None
     """The app's navigator over the session, for playback timing."""
     _empty_at: dict[int, tuple[int, EmptyTurn]] = field(default_factory=dict)
+    _missing_at: dict[int, tuple[int, EmptyTurn]] = field(default_factory=dict)
+    """(ordinal, stop) of each missing reply, by its request's index."""
 
     @property
     def count(self) -> int:
@@ -182,9 +196,28 @@ class SharedSession:
         return self._empty_at.get(index)
 
     def turns(self) -> Iterator[SharedTurn]:
-        """Every turn, in order, read one at a time."""
+        """Every turn, in order, read one at a time; after a request whose reply never came
+        (`--missing-replies`), the app's placeholder for it."""
         for index in range(self.count):
             yield self.turn(index)
+            if index in self._missing_at:
+                yield self.missing(index)
+
+    def missing(self, index: int) -> SharedTurn:
+        """The placeholder for the reply that never came to the request at `index`, saying
+        what the app says: not in the file, and what came instead."""
+        assert self.navigator is not None
+        ordinal, empty = self._missing_at[index]
+        found = missing_reply(self.session, index)
+        what = no_reply_headline(self.session, index, found) if found is not None else \
+            "no reply"
+        parts = [SharedPart("marker", "∅ " + self.clean(what)),
+                 SharedPart("marker", f"replay shows this placeholder where the reply to "
+                                      f"#{index + 1} should be: the file holds no reply to it.")]
+        return SharedTurn(number=index + 1, role="assistant", timestamp=None, time=None,
+                          delay=self.navigator.delay_after(index, 1.0, self.idle_cap),
+                          gap=None, parts=parts, empty=empty, ordinal=ordinal,
+                          annotations=self.notes.get(empty.id, []), placeholder=True)
 
     def turn(self, index: int) -> SharedTurn:
         """The turn at `index`."""
@@ -222,12 +255,13 @@ class SharedSession:
         peak = max(weights) or 1.0
         for cell, weight in zip(cells, weights, strict=True):
             cell.level = int(weight / peak * 6)
+        done: dict[int, bool] = {}
         for empty in self.empties:
-            cell = cells[min(width - 1, empty.index * width // total)]
-            cell.empty.append(empty.index + 1)
-        for cell in cells:
-            cell.annotated = bool(cell.empty) and all(
-                self.notes.get(self._empty_at[number - 1][1].id) for number in cell.empty)
+            at = min(width - 1, empty.index * width // total)
+            cells[at].empty.append(f"{empty.index + 1}{'+' if empty.is_placeholder else ''}")
+            done[at] = done.get(at, True) and bool(self.notes.get(empty.id))
+        for at, annotated in done.items():
+            cells[at].annotated = annotated
         return cells
 
 
@@ -338,9 +372,10 @@ def share_session(
     """
     clean = clean or _identity
     identity = session_identity(session)
-    # A missing reply (a rule the app can switch on) is no turn of the file: not shown here.
-    empties = [_cleaned_empty(empty, clean) for empty in find_empty_turns(session, rules, suggester)
-               if not empty.is_placeholder]
+    # A missing reply (a rule the app can switch on) is no turn of the file: shown, as the
+    # app shows it, as a placeholder after its request.
+    empties = [_cleaned_empty(empty, clean)
+               for empty in find_empty_turns(session, rules, suggester)]
     notes: dict[str, list[Annotation]] = {}
     for note in sorted(annotations, key=lambda note: (note.reviewer, note.time)):
         if note.session_id == identity and not note.withdrawn:
@@ -354,8 +389,11 @@ def share_session(
         label_titles=titles, idle_cap=idle_cap, clean=clean, big=big,
         part_limit=BIG_PART_CHARS if big else None,
         navigator=Navigator(session, rules))
-    shared._empty_at = {empty.index: (ordinal, empty)
-                        for ordinal, empty in enumerate(empties, start=1)}
+    numbered = list(enumerate(empties, start=1))
+    shared._empty_at = {empty.index: (ordinal, empty) for ordinal, empty in numbered
+                        if not empty.is_placeholder}
+    shared._missing_at = {empty.index: (ordinal, empty) for ordinal, empty in numbered
+                          if empty.is_placeholder}
     return shared
 
 

@@ -38,7 +38,8 @@
 
   function describe() {
     var turn = turns[current];
-    var text = "turn " + turn.getAttribute("data-turn") + " / " + turns.length;
+    // (a missing reply's placeholder, `12+`, is no turn of the file: not counted)
+    var text = "turn " + turn.getAttribute("data-turn") + " / " + (body.getAttribute("data-turns") || turns.length);
     var ordinal = emptyOrdinal(current);
     if (ordinal) { text += " · empty turn " + ordinal + " / " + empties.length; }
     if (playing) { text += " · playing"; }

@@ -18,7 +18,8 @@ SHOWN = 8
 
 
 class DraftsScreen(ModalScreen[bool]):
-    """Leave anyway (True, the drafts are lost) or stay (False) to save them."""
+    """Leave anyway (True: quitting keeps the drafts for the next run, going back loses
+    them) or stay (False) to save them."""
 
     DEFAULT_CSS = """
     DraftsScreen { align: center middle; background: $background 50%; }
@@ -28,7 +29,7 @@ class DraftsScreen(ModalScreen[bool]):
     """
     BINDINGS = [
         Binding("q", "answer(True)", "Leave anyway", id="drafts-leave",
-                tooltip="Leave; the drafts are lost"),
+                tooltip="Leave without saving the drafts"),
         Binding("escape", "answer(False)", "Stay", id="drafts-stay",
                 tooltip="Stay, to save the drafts (enter at each)"),
     ]
@@ -51,8 +52,10 @@ class DraftsScreen(ModalScreen[bool]):
             yield Static(literal(
                 f"{plural(len(self.drafts), 'stop')} {verb} a label or a note that is not saved:\n"
                 f"{listed}"))
+            fate = ("they are kept for the next run (not saved)" if self.leaving == "quit"
+                    else "the drafts are lost")
             yield Static(literal(f"escape  stay (enter at a stop saves its draft)\n"
-                                 f"q       {self.leaving} anyway: the drafts are lost"),
+                                 f"q       {self.leaving} anyway: {fate}"),
                          id="drafts-choices")
 
     def action_answer(self, leave: bool) -> None:
