@@ -3,6 +3,7 @@
 Usage: python bench/bench_scan.py [--lines N] [--repeat K] [--regenerate]
        python bench/bench_scan.py --realshaped MB [--repeat K]
        python bench/bench_scan.py --file PATH [--repeat K]
+       ... [--against TREE]  (also the scan of another checkout, e.g. main before a change)
 
 Generates (once, reused afterwards) bench/out/claude-code-<N>.jsonl, a realistic Claude Code
 session of N records (about 230 MB for the default 100,000), or takes the real-shaped file of
@@ -290,10 +291,11 @@ class Run:
     peak: int
 
 
-def run_timed(command: list[str]) -> Run:
-    """Run a subprocess with its stdout discarded and measure it (its own rusage, via wait4)."""
+def run_timed(command: list[str], cwd: Path = REPO) -> Run:
+    """Run a subprocess with its stdout discarded and measure it (its own rusage, via wait4);
+    `python -m replay` runs the replay package of `cwd`."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=REPO)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=cwd)
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -315,6 +317,9 @@ def main() -> int:
     parser.add_argument("--realshaped", type=int, metavar="MB",
                         help="scan realshaped.py's file of this size instead")
     parser.add_argument("--file", type=Path, help="scan this file instead")
+    parser.add_argument("--against", type=Path, metavar="TREE",
+                        help="also run the scan of this checkout (its own replay package), "
+                             "alternating with the others: before against after")
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -343,6 +348,8 @@ def main() -> int:
     # Imports from bytecode, as installed (with PYTHONDONTWRITEBYTECODE set, a changed module
     # would be compiled again in every run, and the start-up measure that).
     compileall.compile_dir(REPO / "replay", quiet=1)
+    if args.against is not None:
+        compileall.compile_dir(args.against / "replay", quiet=1)
     print(f"load      {_load()} (1, 5, 15 min) at the start")
     python = sys.executable
     with tempfile.TemporaryDirectory(prefix="bench-scan-") as folder:
@@ -355,10 +362,12 @@ def main() -> int:
             "base0": [python, "-c", BASELINE, str(tiny)],
             "scan0": [python, "-m", "replay", "scan", "--json", "--no-cache", str(tiny)],
         }
+        if args.against is not None:
+            commands["other"] = commands["scan"]
         runs: dict[str, list[Run]] = {key: [] for key in commands}
         for _ in range(args.repeat):
             for key, command in commands.items():
-                runs[key].append(run_timed(command))
+                runs[key].append(run_timed(command, args.against if key == "other" else REPO))
     base_runs, scan_runs = runs["base"], runs["scan"]
     # Best of the runs: other processes only ever add time.
     base_wall, scan_wall = min(r.wall for r in base_runs), min(r.wall for r in scan_runs)
@@ -388,6 +397,12 @@ def main() -> int:
           f"per byte (start-up off) {per_byte:.2f}")
     print(f"memory    peak RSS {peak / 1e6:.1f} MB / file = {memory_ratio:.2f}  "
           f"(target <= {MEMORY_TARGET})")
+    if "other" in runs:
+        other = min(r.cpu for r in runs["other"])
+        pairs = sorted(o.cpu / b.cpu for o, b in zip(runs["other"], base_runs, strict=True))
+        print(f"against   {args.against}: {other:.2f} s CPU, {other / base_cpu:.2f}x the loop "
+              f"(rounds {' '.join(f'{r:.2f}' for r in pairs)}); this tree / that one = "
+              f"{scan_cpu / other:.2f}")
     if expected is not None:
         print(f"check     scan found {report['turns']:,} turns, {len(found)} empty: "
               f"{'as generated' if correct else 'MISMATCH'}")

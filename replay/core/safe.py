@@ -135,18 +135,19 @@ def json_line(value: Any) -> bytes:
     surrogate (a file name that is not UTF-8, met where `json_path` was not used) is written
     with that byte as `\\xNN` rather than failing.
     """
+    # The line end written by orjson: a big line is not copied to add it.
     try:
-        encoded = orjson.dumps(value)
+        encoded = orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        encoded = orjson.dumps(_valid(value))
+        encoded = orjson.dumps(_valid(value), option=orjson.OPT_APPEND_NEWLINE)
     if encoded.isascii() and b"\x7f" not in encoded:
-        return encoded + b"\n"
+        return encoded
     if not _json_unsafe_bytes().search(encoded):
-        return encoded + b"\n"  # (a big line is not decoded to text for nothing)
+        return encoded  # (a big line is not decoded to text for nothing)
     text = encoded.decode("utf-8")
     if _JSON_UNSAFE.search(text):
         encoded = _JSON_UNSAFE.sub(_json_escape, text).encode("utf-8")
-    return encoded + b"\n"
+    return encoded
 
 
 def _valid(value: Any) -> Any:

@@ -375,3 +375,77 @@ def test_a_chat_whose_file_changed_says_so(tmp_path: Path) -> None:
     turns = indexed[5].turns
     assert len(turns) == len(list(turns)) > 0
     assert all(turn.parts[0].name == "unreadable" for turn in turns)
+
+
+# ---------------------------------------------------------------- opencode.db
+
+def _database(path: Path, messages: int, seed: int, *, part_bytes: int = 200) -> Path:
+    """One session: messages whose ids do not sort as their times, a few rows of bad JSON
+    (messages and parts), tool parts with long outputs."""
+    import sqlite3
+
+    from tests.core.test_opencode import SCHEMA
+
+    rng = random.Random(seed)
+    connection = sqlite3.connect(path)
+    connection.executescript(SCHEMA)
+    connection.execute("INSERT INTO session (id, project_id, parent_id, slug, directory, title, "
+                       "version, time_created, time_updated) VALUES "
+                       "('ses_a', 'p', NULL, 's', '/', 'one', '1', 1, 1)")
+    for number in range(messages):
+        message_id = f"msg_{rng.randrange(10**9):09d}_{number}"
+        role = "user" if number % 2 == 0 else "assistant"
+        data = "{not json" if rng.random() < 0.02 else json.dumps(
+            {"role": role, "time": {"created": 1_760_000_000_000 + number * 1000}})
+        connection.execute("INSERT INTO message (id, session_id, time_created, time_updated, "
+                           "data) VALUES (?, 'ses_a', ?, ?, ?)", (message_id, number, number, data))
+        for _ in range(rng.randrange(0, 3)):
+            if rng.random() < 0.05:
+                part = "[1, 2"
+            elif rng.random() < 0.5:
+                part = json.dumps({"type": "text", "text": "" if rng.random() < 0.2
+                                   else "words " * rng.randrange(1, 20)})
+            else:
+                part = json.dumps({"type": "tool", "tool": "bash", "callID": f"c{number}",
+                                   "state": {"status": "completed", "input": {"command": "ls"},
+                                             "output": "x" * part_bytes}})
+            connection.execute("INSERT INTO part (id, message_id, session_id, time_created, "
+                               "time_updated, data) VALUES (?, ?, 'ses_a', ?, ?, ?)",
+                               (f"prt_{rng.randrange(10**9):09d}", message_id, number, number,
+                                part))
+    connection.commit()
+    connection.close()
+    return path
+
+
+def test_an_opencode_session_read_in_chunks_is_the_session_read_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.core.readers import opencode_sqlite
+
+    path = _database(tmp_path / "opencode.db", 1_300, 8)
+    monkeypatch.setattr(opencode_sqlite, "CHUNK", 10**6)  # every message at once
+    [whole] = opencode_sqlite.read(path)
+    assert whole.skipped > 10  # bad message and part rows, said as warnings
+    for chunk in (1, 7, 64):
+        monkeypatch.setattr(opencode_sqlite, "CHUNK", chunk)
+        [chunked] = opencode_sqlite.read(path)
+        assert [_turn(t) for t in chunked.turns] == [_turn(t) for t in whole.turns]
+        assert (chunked.warnings, chunked.skipped) == (whole.warnings, whole.skipped)
+
+
+def test_an_opencode_session_of_big_parts_is_read_without_all_of_them_parsed(
+        tmp_path: Path) -> None:
+    from replay.core.readers import opencode_sqlite
+
+    small = _database(tmp_path / "small.db", 300, 9, part_bytes=20_000)
+    big = _database(tmp_path / "big.db", 1_200, 9, part_bytes=20_000)
+    peaks = []
+    for path in (small, big):
+        tracemalloc.start()
+        try:
+            opencode_sqlite.read(path)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    # The long outputs are kept shortened; only a chunk's are whole at once.
+    assert peaks[1] - peaks[0] < 0.5 * (big.stat().st_size - small.stat().st_size), peaks

@@ -233,3 +233,70 @@ def test_search_candidates_of_document_elements_cover_every_match(tmp_path: Path
         assert set(truth) <= set(candidates), needle
         # And it still narrows: a needle in one record names few turns.
         assert needle != "message 29" or len(candidates) <= 11 + 2  # 29, 290-299
+
+
+def awkward_trajectory(path: Path) -> Path:
+    """A SWE-agent run: a demonstration and the task in its history, steps with thoughts,
+    actions and outputs, steps with neither (empty turns), a step that is no object, markup
+    and escapes in the text."""
+    steps: list[Any] = []
+    for number in range(400):
+        if number % 9 == 4:
+            steps.append({"action": "", "observation": "", "thought": "", "response": ""})
+            continue
+        steps.append({"action": f"open file{number}.py" if number % 2 else "ls -la",
+                      "observation": f"[/] [link=x] list[int] é line {number}\n" * 5,
+                      "thought": f"Step {number}: look at \"file{number}\" next",
+                      "response": "DISCUSSION\n...", "execution_time": number / 10,
+                      "state": "{}"})
+    steps.insert(77, "not a step")
+    path.write_text(json.dumps({
+        "environment": "swe_main",
+        "history": [{"role": "system", "content": "You are an agent."},
+                    {"role": "user", "content": "a demo", "is_demo": True},
+                    {"role": "user", "content": "ISSUE:\nThe cache expires too early\n"}],
+        "trajectory": steps,
+        "info": {"exit_status": "submitted", "submission": "diff"}}, indent=2))
+    return path
+
+
+def _document_files(format_name: str, tmp_path: Path) -> list[Path]:
+    if format_name == "swe-agent":
+        return [SAMPLES / "cache-expiry.swe-agent.traj",
+                awkward_trajectory(tmp_path / "awkward.traj")]
+    messages = [{"role": "user" if number % 2 == 0 else "assistant",
+                 "content": "" if number % 7 == 3 else f"message {number} [/] é \"quoted\""}
+                for number in range(500)]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"id": "c1", "messages": messages}, indent=2))
+    return [SAMPLES / "support-bot.chat.json", path]
+
+
+@pytest.mark.parametrize("format_name", ["swe-agent", "chat-json"])
+def test_the_app_reads_documents_into_an_index_answering_as_the_whole_read(
+        tmp_path: Path, format_name: str) -> None:
+    """`load_sessions(indexed=True)` (the app's whole-file load) gives an index for a
+    document format (SWE-agent's `read_indexed`; chat JSON's record feed), turn for turn the
+    whole read's, with the same empty turns and search matches."""
+    from replay.core.readers import load_sessions
+
+    for path in _document_files(format_name, tmp_path):
+        [whole] = load_sessions(path, format_name)
+        [indexed] = load_sessions(path, format_name, indexed=True)
+        index = indexed.turns
+        assert isinstance(index, TurnIndex), path
+        assert len(index) == len(whole.turns) > 0
+        assert (indexed.warnings, indexed.title, indexed.session_id, indexed.meta) == (
+            whole.warnings, whole.title, whole.session_id, whole.meta)
+        assert [whole_form(turn) for turn in index] == [whole_form(t) for t in whole.turns]
+        assert [whole_form(index[at]) for at in reversed(range(len(index)))] == [
+            whole_form(t) for t in reversed(whole.turns)]
+        for rules in RULE_SETS:
+            ours, theirs = Navigator(indexed, rules), Navigator(whole, rules)
+            assert ours.empty_indices == theirs.empty_indices, (path, rules)
+        ours, theirs = Navigator(indexed), Navigator(whole)
+        for needle in ["the", "STEP 3", "é", "[/]", "list[int]", '"quoted"', 'file12"',
+                       "zzz-not-there", "message 4", "assist", "ls", "step-1"]:
+            assert ours.matches(needle) == theirs.matches(needle), (path, needle)
+        if len(index) > 600:
+            assert index.materialised > 0  # read back, not kept whole

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from replay.core.detection.empty import DEFAULT_RULES, describe_empty
 from replay.core.index.turn_index import CACHE, TAIL, TurnIndex
 from replay.core.readers.base import read_line_session
@@ -93,3 +95,44 @@ def test_reports_kept_are_bounded(monkeypatch: object) -> None:
     assert reports.known(navigator.empty_indices[-1]) is not None
     assert reports.report(navigator.empty_indices[0]) == describe_empty(
         session, session.turns[navigator.empty_indices[0]], DEFAULT_RULES)
+
+
+def _big_document(path: Path, name: str) -> Path:
+    if name == "swe-agent":
+        steps = [{"action": f"open f{number}.py", "observation": f"line {number}\n" * 20,
+                  "thought": "" if number % 5 == 2 else f"look at f{number}", "state": "{}"}
+                 for number in range(6_000)]
+        steps = [dict(step, action="") if not step["thought"] else step for step in steps]
+        out = path / "big.traj"
+        out.write_text(json.dumps({"history": [{"role": "user", "content": "fix it"}],
+                                   "trajectory": steps, "info": {"exit_status": "submitted"}},
+                                  indent=1))
+        return out
+    out = path / "big.chat.json"
+    out.write_text(json.dumps({"id": "big", "messages": [
+        {"role": "user" if number % 2 == 0 else "assistant",
+         "content": "" if number % 4 == 1 else f"message {number} " + "word " * 30}
+        for number in range(6_000)]}, indent=2))
+    return out
+
+
+@pytest.mark.parametrize("name", ["swe-agent", "chat-json"])
+async def test_a_big_document_opens_on_an_index(tmp_path: Path, name: str) -> None:
+    """A JSON document (no line builder) opens on a turn index too; stepping, search and
+    `o` read back only what they show."""
+    app = build_app(_big_document(tmp_path, name))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert isinstance(screen, ReplayScreen)
+        turns = screen.session.turns
+        assert isinstance(turns, TurnIndex) and len(turns) >= 6_000
+        for key in ("right_square_bracket", "right_square_bracket", "G", "o", "o"):
+            await pilot.press(key)
+        await pilot.pause()
+        hits = screen.searching.hits("message 5999" if name == "chat-json" else "f5999.py")
+        assert len(hits) == 1 and turns.id_at(hits[0]) in (
+            "m5999", "step-5999"), [turns.id_at(at) for at in hits]
+        assert whole_turns(turns) <= TAIL + CACHE
+        # Over 1,000 empty turns: only the reports near the reviewer are worked out.
+        assert turns.materialised < len(turns) // 4, turns.materialised

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,12 @@ NOT_ON_THE_FIRST_SCREEN = {
 }
 """Module (or package prefix ending in '.') -> what it is, for the failure message."""
 
+WIDGETS = 16
+"""Widgets on that first screen (the footer's keys aside): Textual's toast rack and tooltip,
+the header, timeline, the two panes and the current turn with its banner, the annotation bar
+(its parts not built yet), the footer, and the four hidden owners of playback, search,
+following and the turn's tools. The bar's five parts made it 21."""
+
 PROBE = r"""
 import os, sys, tempfile
 scratch = tempfile.mkdtemp()
@@ -62,6 +69,9 @@ def first_paint(self):
     if isinstance(self, ReplayScreen) and any(p.indices for p in self.query("#current")):
         indexing = self.indexing
         print("INDEXING" if indexing else "INDEXED")
+        # The footer's keys are its own business (one per key shown): not counted.
+        widgets = [w for w in self.walk_children() if type(w).__name__ != "FooterKey"]
+        print(len(widgets), sum(type(w).__name__ == "NoteInput" for w in widgets))
         print("\n".join(sorted(sys.modules)), flush=True)
         os._exit(0)
 
@@ -72,14 +82,27 @@ main([sys.argv[1]])
 """
 
 
-def first_screen_modules(path: Path) -> tuple[bool, set[str]]:
-    """Whether the session was still being read at the first screen, and every module
-    imported by then, in a fresh interpreter running `replay PATH` headless."""
+@dataclass(frozen=True)
+class FirstScreen:
+    """What `replay PATH` had done by its first painted turn."""
+
+    indexing: bool
+    """The session was still being read."""
+    widgets: int
+    """Widgets on the replay screen."""
+    note_fields: int
+    """Annotation note fields among them."""
+    modules: set[str]
+    """Every module imported."""
+
+
+def first_screen(path: Path) -> FirstScreen:
+    """The first screen of `replay PATH`, run headless in a fresh interpreter."""
     result = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True,
                             text=True, timeout=120, cwd=REPO, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
-    state, *modules = result.stdout.split()
-    return state == "INDEXING", set(modules)
+    state, widgets, notes, *modules = result.stdout.split()
+    return FirstScreen(state == "INDEXING", int(widgets), int(notes), set(modules))
 
 
 def heavy(modules: set[str]) -> list[str]:
@@ -110,10 +133,14 @@ def long_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_first_screen_of_a_long_session_imports_nothing_it_does_not_show(
         long_session: Path) -> None:
-    indexing, modules = first_screen_modules(long_session)
-    assert indexing  # the first turns on screen while the rest is read
-    assert "replay.ui.screens.replay_screen" in modules  # the probe saw the real screen
-    assert heavy(modules) == []
+    shown = first_screen(long_session)
+    assert shown.indexing  # the first turns on screen while the rest is read
+    assert "replay.ui.screens.replay_screen" in shown.modules  # the probe saw the real screen
+    assert heavy(shown.modules) == []
+    # Its first turn is no empty turn: the annotation bar's parts (a text field among
+    # them) are not built yet, and nothing else grows the screen unseen.
+    assert shown.note_fields == 0
+    assert shown.widgets <= WIDGETS
 
 
 def test_the_check_finds_a_heavy_module() -> None:

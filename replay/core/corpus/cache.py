@@ -41,6 +41,9 @@ SCHEMA = 1
 
 BATCH = 64
 """Results written per transaction (and at the end of a run)."""
+BIG_BYTES = 4 << 20
+"""A result this big is written at once, not held in memory beside the next ones (the
+report of a session of 100,000 empty turns is tens of megabytes)."""
 
 RACY_SECONDS = 2.0
 """A file changed this recently is not cached: a write within the same timestamp tick and
@@ -272,7 +275,7 @@ class ScanCache:
         except TypeError:
             return  # text orjson cannot write (never from a reader's report): not kept
         self._pending.append((key, os.fsencode(path), stamp, code_stamp(), data))
-        if len(self._pending) >= BATCH:
+        if len(self._pending) >= BATCH or len(data) >= BIG_BYTES:
             self.flush()
 
     def flush(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
@@ -12,7 +12,6 @@ from typing import Any, overload
 from replay.core.detection.empty import (
     DEFAULT_RULES,
     NO_COMPLETION,
-    REASON_BY_CODE,
     REPLY_WINDOW,
     DetectionRules,
     EmptyTurn,
@@ -23,7 +22,7 @@ from replay.core.detection.empty import (
     is_stop,
     missing_reply,
 )
-from replay.core.detection.packed import PackedList
+from replay.core.detection.packed import PackedEmpties, PackedList
 from replay.core.readers.base import (
     EMPTY_FILE,
     LineBuilder,
@@ -59,8 +58,8 @@ class ScanReport:
 
     session: Session
     """The session scanned."""
-    empty_turns: list[EmptyTurn]
-    """Its empty turns in order."""
+    empty_turns: Sequence[EmptyTurn]
+    """Its empty turns in order (a list, or `PackedEmpties` from a windowed scan)."""
     prompt: str | None = None
     """Its first real prompt (`first_prompt`), taken while its first turns were at hand."""
 
@@ -87,6 +86,8 @@ class ScanReport:
 
     def _consumed(self) -> list[dict[str, Any]]:
         empties, self.empty_turns = self.empty_turns, []
+        if not isinstance(empties, list):
+            return [empty.to_json() for empty in empties]  # (packed: made one at a time)
         empties.reverse()
         found = []
         while empties:
@@ -249,16 +250,15 @@ class _WindowScan:
         self.found.append((empty.index, empty.id, empty.role, empty.timestamp, empty.reason,
                            tuple(empty.evidence), empty.gap_before), signals)
 
-    def finish(self) -> list[EmptyTurn]:
-        """The empty turns, with the session-wide figures now known."""
+    def finish(self) -> PackedEmpties:
+        """The empty turns, with the session-wide figures now known (held packed)."""
         self.advance(final=True)
         stats = self.tally.stats()
-        empties: list[EmptyTurn] = []
+        empties = PackedEmpties()
         for (index, turn_id, role, timestamp, reason, evidence, gap), signals in \
                 self.found.drain():
-            empty = EmptyTurn(index=index, id=turn_id, role=_NAMES.get(role, role),
-                              timestamp=timestamp, reason=_NAMES.get(reason, reason),
-                              evidence=list(evidence), gap_before=gap)
+            empty = EmptyTurn(index=index, id=turn_id, role=role, timestamp=timestamp,
+                              reason=reason, evidence=list(evidence), gap_before=gap)
             if not stats.records_completion and NO_COMPLETION in empty.evidence:
                 empty.evidence.remove(NO_COMPLETION)
             if signals is not None:
@@ -352,9 +352,6 @@ def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, sugges
         progress(feed.total, feed.total)
     return ScanReport(session, empties, scan.prompt)
 
-
-_NAMES = {name: name for name in ("user", "assistant", "system", *REASON_BY_CODE)}
-"""Roles and reasons as one string each (unpacked, every report would have its own)."""
 
 _BATCH_MASK = 63
 """Turns are judged after every 64th line: the window holds that many more, and the check

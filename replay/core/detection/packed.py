@@ -19,8 +19,10 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import zlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from replay.core.detection.empty import REASON_BY_CODE, EmptyTurn
 
 _CODES: dict[type, int] = {}
 _CLASSES: list[type] = []
@@ -98,6 +100,22 @@ class PackedList:
             self._batches.append(zlib.compress(marshal.dumps(self._open), 1))
             self._open = []
 
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        """Every entry in order, as new objects (the list keeps them)."""
+        self._close()
+        for batch in self._batches:
+            for entry in marshal.loads(zlib.decompress(batch)):
+                yield tuple(_rich(value) for value in entry)
+
+    def at(self, position: int) -> tuple[Any, ...]:
+        """Entry `position` (from 0), as new objects."""
+        if not 0 <= position < self._count:
+            raise IndexError(f"entry {position} of {self._count}")
+        self._close()
+        entry = marshal.loads(zlib.decompress(self._batches[position // BATCH]))[
+            position % BATCH]
+        return tuple(_rich(value) for value in entry)
+
     def drain(self) -> Iterator[tuple[Any, ...]]:
         """Every entry in order, as new objects; the list is empty afterwards."""
         self._close()
@@ -106,3 +124,61 @@ class PackedList:
         while batches:
             for entry in marshal.loads(zlib.decompress(batches.pop())):
                 yield tuple(_rich(value) for value in entry)
+
+
+_ROLES_AND_REASONS = {name: name for name in ("user", "assistant", "system", *REASON_BY_CODE)}
+"""Roles and reasons as one string each (unpacked, every report would have its own)."""
+
+
+def _fields(empty: EmptyTurn) -> tuple[Any, ...]:
+    return (empty.index, empty.id, empty.role, empty.timestamp, empty.reason,
+            tuple(empty.evidence), empty.suggestion, empty.suggestion_confidence,
+            tuple(empty.suggestion_reasons), empty.suggestion_rule, empty.gap_before)
+
+
+def _empty(fields: tuple[Any, ...]) -> EmptyTurn:
+    (index, turn_id, role, timestamp, reason, evidence, suggestion, confidence, reasons,
+     rule, gap) = fields
+    return EmptyTurn(index=index, id=turn_id, role=_ROLES_AND_REASONS.get(role, role),
+                     timestamp=timestamp, reason=_ROLES_AND_REASONS.get(reason, reason),
+                     evidence=list(evidence), suggestion=suggestion,
+                     suggestion_confidence=confidence, suggestion_reasons=list(reasons),
+                     suggestion_rule=rule, gap_before=gap)
+
+
+class PackedEmpties(Sequence[EmptyTurn]):
+    """A scan's empty turns, packed: read as a list of `EmptyTurn`s, each made anew when
+    read (a report of 300,000 empty turns holds them in a few megabytes, not a hundred)."""
+
+    def __init__(self) -> None:
+        self._packed = PackedList()
+
+    def append(self, empty: EmptyTurn) -> None:
+        """Add the next empty turn."""
+        self._packed.append(_fields(empty))
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    @overload
+    def __getitem__(self, key: int) -> EmptyTurn: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> list[EmptyTurn]: ...
+
+    def __getitem__(self, key: int | slice) -> EmptyTurn | list[EmptyTurn]:
+        if isinstance(key, slice):
+            return [self[position] for position in range(*key.indices(len(self)))]
+        return _empty(self._packed.at(key + len(self) if key < 0 else key)[0])
+
+    def __iter__(self) -> Iterator[EmptyTurn]:
+        for (fields,) in self._packed:
+            yield _empty(fields)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, PackedEmpties)):
+            return len(self) == len(other) and all(
+                a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]

@@ -13,10 +13,10 @@ records (a tool name it gives a fenced command) are named by the reader (`made_u
 from __future__ import annotations
 
 import bisect
-import mmap
 import os
+from collections.abc import Sequence
 
-from replay.core.index.needle_bytes import lines_holding, needle_piece
+from replay.core.index.needle_bytes import line_end, lines_holding, needle_piece
 from replay.core.index.turn_index import KIND_BITS, ROLES, Rebuild, TurnIndex
 
 
@@ -43,7 +43,7 @@ class DocumentTurnIndex(TurnIndex):
         if self._found is not None and self._found[0] == key:
             return self._found[1]
         try:
-            starts = sorted(lines_holding(self.path, piece))
+            starts = lines_holding(self.path, piece)  # sorted
             found_turns = self._overlapping(starts) if starts else []
         except (OSError, ValueError):
             return None
@@ -62,24 +62,31 @@ class DocumentTurnIndex(TurnIndex):
         self._found = (key, result)
         return result
 
-    def _overlapping(self, starts: list[int]) -> list[int]:
+    def _overlapping(self, starts: Sequence[int]) -> list[int]:
         """The columned turns one of whose spans a line starting at one of `starts` (sorted)
         overlaps."""
         found: list[int] = []
-        with open(self.path, "rb") as handle:
-            if not os.fstat(handle.fileno()).st_size:
-                return found
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                for index in range(self._base):
-                    if index in self._kept:
+        # Where a holding line ends is read when asked, once each: the file is not mapped
+        # (its pages would count in the app's memory for the whole search).
+        ends: dict[int, int] = {}
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            for index in range(self._base):
+                if index in self._kept:
+                    continue
+                for offset, length in self.spans_at(index):
+                    last = bisect.bisect_right(starts, offset + length - 1) - 1
+                    if last < 0:
                         continue
-                    for offset, length in self.spans_at(index):
-                        last = bisect.bisect_right(starts, offset + length - 1) - 1
-                        if last < 0:
-                            continue
-                        start = starts[last]
-                        # A holding line starts inside the span, or runs into it.
-                        if start >= offset or data.find(b"\n", start, offset) < 0:
-                            found.append(index)
-                            break
+                    start = starts[last]
+                    if start < offset:
+                        end = ends.get(last)
+                        if end is None:
+                            end = ends[last] = line_end(fd, start)
+                    # A holding line starts inside the span, or runs into it.
+                    if start >= offset or end >= offset:
+                        found.append(index)
+                        break
+        finally:
+            os.close(fd)
         return found

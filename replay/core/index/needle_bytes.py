@@ -18,8 +18,11 @@ its own glue between them. A needle holding that glue may be in no record as suc
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
+from array import array
+from collections.abc import Sequence
 from functools import cache
 
 import orjson
@@ -84,10 +87,12 @@ def needle_piece(needle: str) -> str | None:
     return max(pieces, key=len) if pieces else None
 
 
-def lines_holding(path: str, piece: str) -> set[int]:
+def lines_holding(path: str, piece: str) -> array[int]:
     """Offsets of the lines of a file that hold `piece` (casefolded, no separator in it),
-    casefolded, as written or with their JSON escapes decoded."""
-    starts: set[int] = set()
+    casefolded, as written or with their JSON escapes decoded; sorted, in an array (a
+    one-letter piece is in most lines of a pretty-printed document: millions of them,
+    eight bytes each here, about fifty in a set)."""
+    starts: array[int] = array("q")
     wanted = piece.encode("utf-8", "surrogatepass")
     # Read a chunk at a time, not mapped: a mapped file's pages count in the app's memory
     # (its resident set) as long as they stay mapped, the whole file for one search.
@@ -103,33 +108,46 @@ def lines_holding(path: str, piece: str) -> set[int]:
             if not cut:
                 pending = data  # a line longer than a chunk: read on to its end
                 continue
-            _look(data[:cut], base, piece, wanted, starts)
+            found: set[int] = set()
+            _look(data[:cut], base, piece, wanted, found)
+            starts.extend(sorted(found))
             base += cut
             pending = data[cut:]
         if pending:
-            _look(pending, base, piece, wanted, starts)
+            found = set()
+            _look(pending, base, piece, wanted, found)
+            starts.extend(sorted(found))
     return starts
 
 
-def line_ends(path: str, starts: list[int]) -> list[int]:
-    """Where each line starting at one of `starts` (sorted line starts) ends: the offset of
-    its line feed, or the file's size."""
-    ends: list[int] = []
+def holds(starts: array[int], offset: int) -> bool:
+    """Whether `offset` is one of `starts` (sorted, from `lines_holding`)."""
+    at = bisect.bisect_left(starts, offset)
+    return at < len(starts) and starts[at] == offset
+
+
+def line_end(fd: int, start: int) -> int:
+    """Where the line starting at `start` of an open file ends: the offset of its line feed,
+    or the file's size."""
+    at, block = start, 4096
+    while True:
+        data = os.pread(fd, block, at)
+        found = data.find(b"\n")
+        if found >= 0:
+            return at + found
+        if len(data) < block:
+            return at + len(data)
+        at += len(data)
+        block = min(block * 2, SCAN_BYTES)
+
+
+def line_ends(path: str, starts: Sequence[int]) -> array[int]:
+    """Where each line starting at one of `starts` (line starts) ends (see `line_end`)."""
+    ends: array[int] = array("q")
     fd = os.open(path, os.O_RDONLY)
     try:
         for start in starts:
-            at, block = start, 4096
-            while True:
-                data = os.pread(fd, block, at)
-                found = data.find(b"\n")
-                if found >= 0:
-                    ends.append(at + found)
-                    break
-                if len(data) < block:
-                    ends.append(at + len(data))
-                    break
-                at += len(data)
-                block = min(block * 2, SCAN_BYTES)
+            ends.append(line_end(fd, start))
     finally:
         os.close(fd)
     return ends

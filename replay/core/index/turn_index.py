@@ -25,7 +25,8 @@ from typing import overload
 
 from replay.core.detection.empty import REPLY_WINDOW, DetectionRules, is_empty, request_words
 from replay.core.index.needle_bytes import (
-    line_ends,
+    holds,
+    line_end,
     lines_holding,
     needle_piece,
     shown_lines_holding,
@@ -586,23 +587,30 @@ class TurnIndex(TurnColumns):
             return self._found[1]  # a search and its match count ask the same in a row
         try:
             starts = lines_holding(self.path, piece)
-            starts |= shown_lines_holding(self.path, needle)
+            shown_starts = shown_lines_holding(self.path, needle)
+            if shown_starts:  # rare (a harness command's name): merged into the sorted array
+                starts = array("q", sorted(shown_starts.union(starts)))
         except (OSError, ValueError):
             return None
         found_turns: list[int] = []
         offsets, lengths, span_at = self._offsets, self._lengths, self._span_at
         within = _Overlaps(self.path, starts)
-        for index in range(self._base):
-            if index in self._kept or index in self._moved:
-                continue
-            for span in range(span_at[index], span_at[index + 1]):
-                if offsets[span] in starts or within(offsets[span], lengths[span]):
+        try:
+            for index in range(self._base):
+                if index in self._kept or index in self._moved:
+                    continue
+                for span in range(span_at[index], span_at[index + 1]):
+                    if holds(starts, offsets[span]) or within(offsets[span], lengths[span]):
+                        found_turns.append(index)
+                        break
+            for index in self._moved:
+                if any(holds(starts, offset) or within(offset, length)
+                       for offset, length in self.spans_at(index)):
                     found_turns.append(index)
-                    break
-        for index in self._moved:
-            if any(offset in starts or within(offset, length)
-                   for offset, length in self.spans_at(index)):
-                found_turns.append(index)
+        except OSError:
+            return None
+        finally:
+            within.close()
         found_turns.extend((*self._kept, *self._tail))  # whole already: looked at as they are
         # What a search looks through that a record may not hold as such: the id (made up
         # for a record without one) and the role (`system` for a line of orphan results).
@@ -645,23 +653,33 @@ class _Overlaps:
     """Whether a record's bytes share a line with one of the lines holding a needle: a
     JSON-lines record is a line of its own (found by its start alone, or, after a byte-order
     mark, within the file's first line), but an element of a JSON document starts inside a
-    line and may span many."""
+    line and may span many. Line ends are read as they are needed, once each."""
 
-    def __init__(self, path: str, starts: set[int]) -> None:
+    def __init__(self, path: str, starts: array[int]) -> None:
         self._path = path
         self._starts = starts
-        self._sorted: list[int] | None = None
-        self._ends: list[int] = []
+        self._ends: dict[int, int] = {}
+        self._fd: int | None = None
 
     def __call__(self, offset: int, length: int) -> bool:
-        if self._sorted is None:
-            self._sorted = sorted(self._starts)
-            self._ends = line_ends(self._path, self._sorted)
-        starts = self._sorted
+        starts = self._starts
         after = bisect.bisect_right(starts, offset)
         if after < len(starts) and starts[after] < offset + length:
             return True  # a line holding it starts inside the record
-        return after > 0 and self._ends[after - 1] > offset  # the record's first line holds it
+        if not after:
+            return False
+        end = self._ends.get(after - 1)
+        if end is None:
+            if self._fd is None:
+                self._fd = os.open(self._path, os.O_RDONLY)
+            end = self._ends[after - 1] = line_end(self._fd, starts[after - 1])
+        return end > offset  # the line holding it runs into the record
+
+    def close(self) -> None:
+        """Close the file, if it was opened."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _notice(turn: Turn) -> bool:

@@ -523,6 +523,8 @@ class _ChatTurns(Sequence[Turn]):
     kept while among the RECENT_CHATS last read (a history of thousands of chats is then
     held as their counts, not their turns)."""
 
+    __slots__ = ("_chat", "_count", "_path", "_stop", "_turns")
+
     def __init__(self, path: str, chat: _Chat, stop: int, count: int) -> None:
         self._path = path
         self._chat = chat

@@ -188,8 +188,8 @@ def _message_parts(connection: sqlite3.Connection, message_ids: list[str], sessi
     """Parts of the given messages, grouped by message, in id order."""
     grouped: dict[str, list[dict[str, Any]]] = {}
     # Chunks stay under SQLite's bound-variable limit.
-    for start in range(0, len(message_ids), 500):
-        chunk = message_ids[start:start + 500]
+    for start in range(0, len(message_ids), ORDER_CHUNK):
+        chunk = message_ids[start:start + ORDER_CHUNK]
         marks = ", ".join("?" * len(chunk))
         rows = connection.execute(
             f"SELECT id, message_id, data FROM part WHERE message_id IN ({marks}) "
@@ -197,32 +197,84 @@ def _message_parts(connection: sqlite3.Connection, message_ids: list[str], sessi
         for part_id, message_id, data in rows:
             raw = _load_json(data)
             if raw is None:
-                if session is not None:
-                    session.warn(f"part {part_id}: data is not a JSON object")
+                said = f"part {part_id}: data is not a JSON object"
+                if isinstance(session, _Said):
+                    session.warn_part(str(message_id), str(part_id), said)
+                elif session is not None:
+                    session.warn(said)
                 continue
             grouped.setdefault(str(message_id), []).append(
                 {**raw, "id": part_id, "messageID": message_id})
     return grouped
 
 
+CHUNK = 64
+"""Messages whose parts are read and made into turns at a time: a session's parts are never
+all parsed at once (a chunk's are, then its turns hold them shortened)."""
+
+ORDER_CHUNK = 500
+"""The chunk the warnings about parts are ordered by, message id then part id within each
+(as the reader has always said them)."""
+
+
+class _Said:
+    """Warnings held back, to be given to the session later in the order a whole read gave
+    them (every part's before any turn's; parts' by ORDER_CHUNK, message id and part id)."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[tuple[Any, ...], str, bool]] = []
+        self.places: dict[str, int] = {}
+        """Position in the session of each message of the chunk being read."""
+
+    def warn(self, message: str, *, skipped: bool = True) -> None:
+        """Keep one warning, in the order given."""
+        self.said.append(((len(self.said),), message, skipped))
+
+    def warn_part(self, message_id: str, part_id: str, message: str) -> None:
+        """Keep one warning about a part, ordered as a whole read ordered it."""
+        place = self.places.get(message_id, 0) // ORDER_CHUNK
+        self.said.append(((place, message_id, part_id), message, True))
+
+    def give(self, session: Session) -> None:
+        """Give the warnings kept to the session, in order."""
+        for _, message, skipped in sorted(self.said, key=lambda said: said[0]):
+            session.warn(message, skipped=skipped)
+
+
 def _turns(connection: sqlite3.Connection, database: Path, rows: list[tuple[Any, ...]],
            session: Session | None, *, shorten_long: bool) -> list[Turn]:
-    """Turns for `(id, data)` message rows, with their parts."""
-    infos: list[tuple[str, dict[str, Any]]] = []
+    """Turns for `(id, data)` message rows, with their parts, CHUNK messages at a time (a
+    turn's long parts shortened as they are made, so a session of 50 MB of parts holds a
+    chunk's parts parsed, not all of them)."""
+    # The messages' warnings first, as a whole read gave them; each message's data is
+    # parsed again with its chunk (parsed all at once they were 4 times their JSON).
+    kept: list[tuple[str, Any]] = []
     for message_id, data in rows:
-        info = _load_json(data)
-        if info is None:
+        if _load_json(data) is None:
             if session is not None:
                 session.warn(f"message {message_id}: data is not a JSON object")
             continue
-        infos.append((str(message_id), {**info, "id": str(message_id)}))
-    parts = _message_parts(connection, [message_id for message_id, _ in infos], session)
-    return [
-        turn_from_message(info, parts.get(message_id, []),
-                          Source(str(database), record=f"message:{message_id}"), session,
-                          fallback_id=message_id, shorten_long=shorten_long)
-        for message_id, info in infos
-    ]
+        kept.append((str(message_id), data))
+    parts_said, turns_said = (_Said(), _Said()) if session is not None else (None, None)
+    turns: list[Turn] = []
+    for start in range(0, len(kept), CHUNK):
+        chunk = [(message_id, {**(_load_json(data) or {}), "id": message_id})
+                 for message_id, data in kept[start:start + CHUNK]]
+        if parts_said is not None:
+            parts_said.places = {message_id: start + number
+                                 for number, (message_id, _) in enumerate(chunk)}
+        parts = _message_parts(connection, [message_id for message_id, _ in chunk],
+                               parts_said)  # type: ignore[arg-type]
+        turns.extend(
+            turn_from_message(info, parts.pop(message_id, []),
+                              Source(str(database), record=f"message:{message_id}"),
+                              turns_said,  # type: ignore[arg-type]
+                              fallback_id=message_id, shorten_long=shorten_long)
+            for message_id, info in chunk)
+    if session is not None and parts_said is not None and turns_said is not None:
+        parts_said.give(session)
+        turns_said.give(session)
+    return turns
 
 
 def _loader(database: Path) -> PartsLoader:

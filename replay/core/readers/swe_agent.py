@@ -164,6 +164,7 @@ READER = Reader(
     title="SWE-agent trajectory",
     sniff=_sniff,
     read=read,
+    read_indexed=read_indexed,
     single_session=True,
     priority=81,
 )

@@ -318,9 +318,8 @@ class ReplayScreen(Screen[None]):
         return placeholder_id(found) if self.navigator.is_placeholder(index) else found
 
     def annotated_indices(self) -> set[int]:
-        """Indices of the empty turns this reviewer has annotated (worked out again only when
-        the annotations or the stops change: every step asks, and a big session has 7,000
-        stops to look through)."""
+        """Indices of the empty turns this reviewer has annotated (kept until the annotations
+        or stops change: every step asks, and a big session has 7,000 stops)."""
         ids = self.store.annotated_ids
         if not ids:
             return set()
@@ -380,9 +379,8 @@ class ReplayScreen(Screen[None]):
             return
         turn = turns[self.index]
         empty = self.empty_turn(self.index)
-        ahead = self.reports.ahead(self.index) if not self.indexing else None
-        if ahead:  # (a big session's: those near the reviewer, as the reviewer moves)
-            self.describe_empty_turns(ahead, self.generation)
+        if ahead := self.reports.ahead(self.index) if not self.indexing else None:
+            self.describe_empty_turns(ahead, self.generation)  # (big: near the reviewer)
         if empty is not None and empty.is_placeholder != self.at_placeholder:
             empty = None  # on the request itself: its missing reply is the stop after it
         text = self.banner_text(turn, empty)

@@ -179,16 +179,33 @@ class AnnotationBar(Vertical):
         """The stop the bar holds the label, note and confidence of."""
         self._state_text = Text()
         self._drafts_counted = 0
+        self._built = False
+        """The parts are mounted (`_build`)."""
+        self._note = ""
+        """The note, while there is no note field yet."""
 
     def compose(self) -> ComposeResult:
-        yield Static(id="annotation-suggestion", markup=False)
-        yield Static(id="annotation-labels", markup=False)
-        yield Static(id="annotation-help", markup=False)
-        # Compact: one row with no border; a bordered Input at one row hid what was typed.
-        # Not selected on focus: tab then typing adds to a note read back, never replaces it.
-        yield NoteInput(placeholder="note: tab to write, enter to save, escape to leave",
-                        id="annotation-note", compact=True, select_on_focus=False)
-        yield Static(id="annotation-state", markup=False)
+        # Nothing until the bar is first shown (`_build`): the first screen of a long session
+        # is seldom an empty turn, and styling these parts (the note field's stylesheet
+        # among them) was a tenth of composing it.
+        yield from ()
+
+    def _build(self) -> None:
+        """Mount the bar's parts, the first time it is shown."""
+        if self._built:
+            return
+        self._built = True
+        self.mount(
+            Static(id="annotation-suggestion", markup=False),
+            Static(id="annotation-labels", markup=False),
+            Static(id="annotation-help", markup=False),
+            # Compact: one row with no border; a bordered Input at one row hid what was
+            # typed. Not selected on focus: tab then typing adds to a note read back, never
+            # replaces it.
+            NoteInput(self._note, placeholder="note: tab to write, enter to save, escape to "
+                      "leave", id="annotation-note", compact=True, select_on_focus=False),
+            Static(id="annotation-state", markup=False),
+        )
 
     # ---------------------------------------------------------------- state
 
@@ -257,6 +274,7 @@ class AnnotationBar(Vertical):
         self.others = others or {}
         self.display = empty is not None
         if empty is not None:
+            self._build()
             self._draw()
 
     def _saved(self) -> Annotation | None:
@@ -305,6 +323,7 @@ class AnnotationBar(Vertical):
         Blind (`blind` and nothing saved yet): the suggestion and the other reviewers'
         labels (`others`, label by reviewer) stay hidden until this reviewer saves.
         """
+        self._build()
         suggestion = Text()
         hidden = blind and (saved is None or not saved.label)
         if hidden:
@@ -365,11 +384,16 @@ class AnnotationBar(Vertical):
 
     def set_note(self, note: str) -> None:
         """Put a saved note back into the field."""
+        if not self._built:
+            self._note = note
+            return
         self.query_one("#annotation-note", Input).value = note
 
     @property
     def note(self) -> str:
         """The note typed so far."""
+        if not self._built:
+            return self._note
         return self.query_one("#annotation-note", Input).value
 
     # ---------------------------------------------------------------- actions
