@@ -266,7 +266,6 @@ class _WindowScan:
                 if found is not None:
                     empty.suggestion, empty.suggestion_confidence = found.label, found.confidence
                     empty.suggestion_reasons = list(found.reasons)
-                    empty.suggestion_rule = found.rule or None
                     empty.suggestion_rule = found.rule
             empties.append(empty)
         return empties
