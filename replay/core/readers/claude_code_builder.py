@@ -179,19 +179,23 @@ class ClaudeCodeBuilder:
 
     # -- reading records -------------------------------------------------------------------
 
-    def feed(self, line: bytes, offset: int, lineno: int) -> None:
-        """Take one record found at byte `offset`, line `lineno`."""
+    def _entry(self, line: bytes, lineno: int) -> Entry | None:
+        """The record of one line, as both feeds decode it (the same lines rejected, with the
+        same warnings); None when it is not one."""
         try:
-            entry = DECODER.decode(line)
+            return DECODER.decode(line)
         except msgspec.ValidationError:
-            entry = self._lenient(line, lineno)
-            if entry is None:
-                return
+            return self._lenient(line, lineno)
         except msgspec.DecodeError:
             self.session.warn(f"line {lineno}: not valid JSON")
-            return
         except RecursionError:
             self.session.warn(f"line {lineno}: nested too deeply to read")
+        return None
+
+    def feed(self, line: bytes, offset: int, lineno: int) -> None:
+        """Take one record found at byte `offset`, line `lineno`."""
+        entry = self._entry(line, lineno)
+        if entry is None:
             return
         kind = entry.type
         if self._need_meta and kind is not None:
@@ -222,17 +226,8 @@ class ClaudeCodeBuilder:
         prompts of Agent calls, the agent ids of their results, the first prompt. Decoded
         as `feed` decodes (the same lines rejected, the same warnings), the common records
         handled inline."""
-        try:
-            entry = DECODER.decode(line)
-        except msgspec.ValidationError:
-            entry = self._lenient(line, lineno)
-            if entry is None:
-                return
-        except msgspec.DecodeError:
-            self.session.warn(f"line {lineno}: not valid JSON")
-            return
-        except RecursionError:
-            self.session.warn(f"line {lineno}: nested too deeply to read")
+        entry = self._entry(line, lineno)
+        if entry is None:
             return
         kind = entry.type
         if self._need_meta and kind is not None:
