@@ -194,6 +194,12 @@ class ClaudeCodeBuilder:
 
     def feed(self, line: bytes, offset: int, lineno: int) -> None:
         """Take one record found at byte `offset`, line `lineno`."""
+        self._take(line, offset, lineno, False)
+
+    def _take(self, line: bytes, offset: int, lineno: int, scan: bool) -> None:
+        """One record, for the app (`feed`) or, `scan`, for a scan (`_scan_feed`): decoded
+        alike, the same warnings and events; only a reply's or a prompt's turn is built by
+        the scan's leaner methods."""
         entry = self._entry(line, lineno)
         if entry is None:
             return
@@ -205,9 +211,11 @@ class ClaudeCodeBuilder:
             if message is None or message.content is _MISSING:
                 self.session.warn(f"line {lineno}: {kind} record without message content")
             elif kind == "assistant":
-                self._assistant(entry, message, (offset, len(line)), lineno)
+                (self._scan_assistant if scan else self._assistant)(
+                    entry, message, (offset, len(line)), lineno)
             else:
-                self._user(entry, message, (offset, len(line)), lineno)
+                (self._scan_user if scan else self._user)(
+                    entry, message, (offset, len(line)), lineno)
         elif kind is None:
             self.session.warn(f"line {lineno}: record without a type")
         else:
@@ -223,29 +231,8 @@ class ClaudeCodeBuilder:
         """`feed` for a scan: the same turns, parts, warnings and events as far as a scan reads
         them, for less work per record. Left out: the model and token counts of a reply, and
         everything only the linking of subagent sessions needs (a scan reports none): the
-        prompts of Agent calls, the agent ids of their results, the first prompt. Decoded
-        as `feed` decodes (the same lines rejected, the same warnings), the common records
-        handled inline."""
-        entry = self._entry(line, lineno)
-        if entry is None:
-            return
-        kind = entry.type
-        if self._need_meta and kind is not None:
-            self._meta(line)
-        if kind == "assistant" or kind == "user":
-            message = entry.message
-            if message is None or message.content is _MISSING:
-                self.session.warn(f"line {lineno}: {kind} record without message content")
-            elif kind == "assistant":
-                self._scan_assistant(entry, message, (offset, len(line)), lineno)
-            else:
-                self._scan_user(entry, message, (offset, len(line)), lineno)
-        elif kind is None:
-            self.session.warn(f"line {lineno}: record without a type")
-        else:
-            self.session.events += 1
-            if kind in TITLE_RECORDS:
-                self._title(kind, line)
+        prompts of Agent calls, the agent ids of their results, the first prompt."""
+        self._take(line, offset, lineno, True)
 
     def _scan_assistant(self, entry: Entry, message: Message, span: tuple[int, int],
                         lineno: int) -> None:
