@@ -107,9 +107,10 @@ def test_an_unexpected_error_in_a_reader_is_that_sessions_line(
             return real(path, *args)
         return read
 
-    # Both ways a file's sessions are read: whole, or fed record by record (chat JSON).
+    # Both ways a file's sessions are read: whole, or fed record by record (chat JSON, whose
+    # reader is found for its own file first).
     monkeypatch.setattr(corpus, "each_session", failing(corpus.each_session))
-    monkeypatch.setattr(corpus, "_fed", failing(corpus._fed))
+    monkeypatch.setattr(corpus, "_own_file", failing(corpus._own_file))
     status, reports, err = _scan(capsys, "--jobs", "1", str(folder))
     assert [r["session_id"] for r in reports] == ["conv-0", "conv-3"]
     assert status == 1 and "Traceback" not in err  # EXIT_SKIPPED

@@ -30,7 +30,7 @@ from replay.core.readers import (
     get_reader,
     read_entry,
 )
-from replay.core.readers.base import Mapper, Reader, RecordFeed
+from replay.core.readers.base import Mapper, Reader
 from replay.core.suggest import default_suggester
 
 
@@ -82,31 +82,30 @@ def scan_task(task: SessionTask) -> TaskResult:
     local: Path | None = None
     try:
         with _local_copy(task.source) as local:
-            windowed = _windowed(local, task)
-            fed = _fed(local, task) if windowed is None else None
-            if windowed is not None:
+            # Detected once, whichever way it is then read.
+            reader, path = _own_file(local, task) or (None, local)
+            if reader is not None and reader.windowed and reader.builder is not None:
                 # One session in a file of its own (alone or in a folder): scanned through
                 # a window of turns, so memory stays bounded whatever the file's size or the
                 # size of its records.
-                reports = [scan_file(windowed[0], windowed[1], rules).to_json(consume=True)]
-            elif fed is not None:
+                reports = [scan_file(reader, path, rules).to_json(consume=True)]
+            elif (reader is not None and reader.record_feed is not None
+                  and (fed := reader.record_feed(path)) is not None):
                 # The same for a format whose records are not lines (`Reader.record_feed`).
                 reports = [scan_records(fed, rules).to_json(consume=True)]
+            elif task.entry is not None:
+                reader = get_reader(task.format) if task.format else detect_reader(local)
+                reports = [scan_session(read_entry(reader, task.entry), rules,
+                                        suggester).to_json()]
+            elif reader is not None and reader.stream is not None:
+                # A document or history read through a window of each session's turns, its
+                # reports kept on disk when there are many (`spill`).
+                reports = spill(_named(report.to_json(), task)
+                                for report in scan_stream(reader, local, rules))
             else:
-                if task.entry is not None:
-                    reader = get_reader(task.format) if task.format else detect_reader(local)
-                    sessions = [read_entry(reader, task.entry)]
-                    reports = [scan_session(session, rules, suggester).to_json()
-                               for session in sessions]
-                elif (streamed := _streamed(local, task)) is not None:
-                    # A document or history read through a window of each session's turns,
-                    # its reports kept on disk when there are many (`spill`).
-                    reports = spill(_named(report.to_json(), task)
-                                    for report in scan_stream(streamed, local, rules))
-                else:
-                    # One session at a time: a file of many is never held whole.
-                    reports = [scan_session(session, rules, suggester).to_json()
-                               for session in each_session(local, task.format)]
+                # One session at a time: a file of many is never held whole.
+                reports = [scan_session(session, rules, suggester).to_json()
+                           for session in each_session(local, task.format)]
     except ReaderError as error:
         message = str(error)
     except Exception as error:  # noqa: BLE001 - RecursionError, MemoryError, a reader's bug
@@ -143,45 +142,11 @@ def where(task: SessionTask) -> str:
     return f"{entry.path}: session {entry.key}"
 
 
-def _streamed(local: Path, task: SessionTask) -> Reader | None:
-    """The reader of a whole file whose format has a `stream` (scanned through a window of
-    each session's turns); else None."""
-    try:
-        if not local.is_file():
-            return None
-        reader = get_reader(task.format) if task.format else detect_reader(local)
-    except (OSError, ReaderError):
-        return None  # the whole read says why, as before
-    return reader if reader.stream is not None else None
-
-
 def _named(report: dict[str, Any], task: SessionTask) -> dict[str, Any]:
     """A report of a URL's local copy names the URL."""
     if is_url(task.source):
         report["path"] = task.source
     return report
-
-
-def _windowed(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:
-    """The reader and file of a task that is one session file of a windowed format
-    (`Reader.windowed`: one session, turns only appended), given alone or listed in a
-    folder; else None (read it whole)."""
-    found = _own_file(local, task)
-    if found is None:
-        return None
-    reader, path = found
-    return (reader, path) if reader.windowed and reader.builder is not None else None
-
-
-def _fed(local: Path, task: SessionTask) -> RecordFeed | None:
-    """The records of a task that is one session file of a format with `Reader.record_feed`
-    (a JSON document of one conversation), given alone or listed in a folder; else None."""
-    found = _own_file(local, task)
-    if found is None or found[0].record_feed is None:
-        return None
-    reader, path = found
-    assert reader.record_feed is not None
-    return reader.record_feed(path)
 
 
 def _own_file(local: Path, task: SessionTask) -> tuple[Reader, Path] | None:
