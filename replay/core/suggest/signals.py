@@ -41,6 +41,7 @@ from replay.core.suggest.human import (
     redirect_kind,
     reply_reading,
 )
+from replay.core.suggest.memo import MISSING, memo_of
 
 WINDOW = 40
 """How many turns either side a neighbour signal looks at."""
@@ -200,31 +201,101 @@ def _normalise(text: str) -> str:
 _WORD = re.compile(r"[a-z0-9_./-]+")
 
 
+class _Prepared:
+    """What `similarity` compares of one message, made once however often it is compared."""
+
+    __slots__ = ("blank", "words", "distinct", "counts")
+
+    def __init__(self, text: str) -> None:
+        sample = _normalise(text)
+        self.blank = not sample
+        self.words: list[str] = _WORD.findall(sample)
+        self.distinct = set(self.words)
+        self.counts: Counter[str] | None = None
+
+    def counted(self) -> Counter[str]:
+        """The words with their repeats (made the first time a comparison needs them)."""
+        if self.counts is None:
+            self.counts = Counter(self.words)
+        return self.counts
+
+
 def similarity(first: str, second: str, floor: float = 0.0) -> float:
     """How alike two messages are (0 to 1): the better of word-sequence ratio and word overlap.
 
     Scores below `floor` may come back lower than exact: the costly sequence match is skipped
     when its cheap upper bound cannot reach `floor`.
     """
-    a, b = _normalise(first), _normalise(second)
-    if not a or not b:
+    return _similar(_Prepared(first), _Prepared(second), floor)
+
+
+def _similar(first: _Prepared, second: _Prepared, floor: float) -> float:
+    """`similarity` of two prepared messages."""
+    if first.blank or second.blank:
         return 0.0
     # Words, not characters: two unrelated sentences share many letters but few words.
-    words_a, words_b = _WORD.findall(a), _WORD.findall(b)
-    set_a, set_b = set(words_a), set(words_b)
-    union = set_a | set_b
-    jaccard = len(set_a & set_b) / len(union) if union else 0.0
+    words_a, words_b = first.words, second.words
+    set_a, set_b = first.distinct, second.distinct
+    shared = set_a & set_b
+    union = len(set_a) + len(set_b) - len(shared)
+    jaccard = len(shared) / union if union else 0.0
     if jaccard >= 1.0:
         return jaccard
     # `SequenceMatcher.quick_ratio` (twice the words the two share, counted with repeats,
     # over both lengths) without building the matcher: most pairs stop here.
     length = len(words_a) + len(words_b)
-    bound = 2.0 * sum((Counter(words_a) & Counter(words_b)).values()) / length if length \
-        else 1.0
+    if length:
+        counts_a, counts_b = first.counted(), second.counted()
+        common = 0
+        for word in shared:
+            common += min(counts_a[word], counts_b[word])
+        bound = 2.0 * common / length
+    else:
+        bound = 1.0
     if bound <= jaccard or bound < floor:
         return jaccard
     matcher = SequenceMatcher(None, words_a, words_b, autojunk=False)
     return max(matcher.ratio(), jaccard)
+
+
+class _Said:
+    """A user turn's words, as the signals about the next message read them."""
+
+    __slots__ = ("text", "enough", "_prepared")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        """`_words_of` the turn (typed text, harness lines and empty wrappers left out)."""
+        self.enough = len(text.split()) >= REPEAT_MIN_WORDS
+        """Long enough to be an instruction that can be repeated."""
+        self._prepared: _Prepared | None = None
+
+    def prepared(self) -> _Prepared:
+        """The words as `similarity` compares them."""
+        if self._prepared is None:
+            self._prepared = _Prepared(self.text)
+        return self._prepared
+
+
+def _said(session: Session, turn: Turn) -> _Said:
+    """The words of a user turn, kept for a settled turn (see `memo`)."""
+    memo = memo_of(session)
+    index = turn.index
+    settled = index < memo.settled() and 0 <= index
+    if settled:
+        found = memo.answers.get(("said", index))
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
+    said = _Said(_words_of(session, turn, full=False))
+    if settled:
+        memo.answers.put(("said", index), said)
+    return said
+
+
+def _looks_ahead_settled(session: Session, index: int) -> bool:
+    """Every turn a look ahead from `index` reads (`WINDOW` turns) is settled: an answer about
+    `index` that reads no further may be kept."""
+    return 0 <= index and index + 1 + WINDOW <= memo_of(session).settled()
 
 
 # ---------------------------------------------------------------- structural signals
@@ -424,34 +495,71 @@ class Repeat:
 
 
 def _next_user(session: Session, index: int) -> Turn | None:
+    keep = _looks_ahead_settled(session, index)
+    if keep:
+        found = memo_of(session).answers.get(("next", index))
+        if found is not MISSING:
+            return None if found is None else session.turns[found]
+    following = None
     for turn in session.turns[index + 1 : index + 1 + WINDOW]:
         if turn.role == "user" and _has_words(turn):
-            return turn
-    return None
+            following = turn
+            break
+    if keep:
+        memo_of(session).answers.put(("next", index),
+                                     None if following is None else following.index)
+    return following
+
+
+def _user_with_words(turn: Turn) -> bool:
+    return turn.role == "user" and _has_words(turn)
+
+
+def _earlier_users(session: Session, index: int) -> list[int]:
+    """The last `USER_LOOKBACK` user turns with words before `index` (at most
+    `USER_LOOKBACK_TURNS` back), nearest first: from the memo's log for settled turns."""
+    low = max(0, index - USER_LOOKBACK_TURNS)
+    memo = memo_of(session)
+    middle = max(low, min(index, memo.settled()))
+    turns = session.turns
+    nearest = [position for position in range(index - 1, middle - 1, -1)
+               if _user_with_words(turns[position])]
+    if len(nearest) < USER_LOOKBACK and middle > low:
+        memo.users.cover(turns, low, middle, _user_with_words)
+        nearest += memo.users.before(middle, low, USER_LOOKBACK - len(nearest))
+    return nearest[:USER_LOOKBACK]
 
 
 def repeated_instruction(session: Session, index: int) -> Repeat | None:
     """The next user message when it repeats one of the last few user messages before."""
+    keep = _looks_ahead_settled(session, index)
+    if keep:
+        found = memo_of(session).answers.get(("repeat", index))
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
+    best = _repeat(session, index)
+    if keep:
+        memo_of(session).answers.put(("repeat", index), best)
+    return best
+
+
+def _repeat(session: Session, index: int) -> Repeat | None:
     following = _next_user(session, index)
     if following is None:
         return None
-    text = _words_of(session, following, full=False)
-    if len(text.split()) < REPEAT_MIN_WORDS:
+    said = _said(session, following)
+    if not said.enough:
         return None
     best: Repeat | None = None
-    seen = 0
-    for position in range(index - 1, max(-1, index - 1 - USER_LOOKBACK_TURNS), -1):
-        turn = session.turns[position]
-        if turn.role != "user" or not _has_words(turn):
-            continue
-        seen += 1
-        earlier = _words_of(session, turn, full=False)
-        if len(earlier.split()) >= REPEAT_MIN_WORDS:
-            score = similarity(text, earlier, REPEAT_THRESHOLD)
+    turns = session.turns
+    for position in _earlier_users(session, index):
+        earlier = _said(session, turns[position])
+        if earlier.enough:
+            score = _similar(said.prepared(), earlier.prepared(), REPEAT_THRESHOLD)
             if score >= REPEAT_THRESHOLD and (best is None or score > best.similarity):
                 best = Repeat(following.index, position, score)
-        if seen >= USER_LOOKBACK:
-            break
+                if score >= 1.0:
+                    break  # nothing farther back can be more alike (the nearest one wins)
     return best
 
 
@@ -484,7 +592,7 @@ def next_user_continues(session: Session, index: int) -> str | None:
     following = _next_user(session, index)
     if following is None:
         return None
-    return bare_continuation(_words_of(session, following, full=False))
+    return bare_continuation(_said(session, following).text)
 
 
 _CONFUSED = re.compile(
@@ -501,7 +609,7 @@ def next_user_confused(session: Session, index: int) -> str | None:
     following = _next_user(session, index)
     if following is None:
         return None
-    match = _CONFUSED.search(_words_of(session, following, full=False)[:300])
+    match = _CONFUSED.search(_said(session, following).text[:300])
     return " ".join(match.group(0).split()) if match else None
 
 
@@ -578,7 +686,7 @@ def next_message(session: Session, index: int) -> NextMessage | None:
     turn = _turn(session, index)
     end = turn.completed if turn.completed is not None else turn.time
     after = following.time - end if following.time is not None and end is not None else None
-    return NextMessage(following.index, _words_of(session, following, full=False), after)
+    return NextMessage(following.index, _said(session, following).text, after)
 
 
 # What a person writes when the reply did not come or went wrong, in the languages agent users
@@ -636,10 +744,22 @@ def _reaction_of(text: str) -> str | None:
 def reaction(session: Session, index: int) -> Reaction | None:
     """The person's next message when it is a row of question marks, an angry line or a
     complaint that no reply came."""
+    keep = _looks_ahead_settled(session, index)
+    if keep:
+        found = memo_of(session).answers.get(("reaction", index))
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
+    read = _reaction(session, index)
+    if keep:
+        memo_of(session).answers.put(("reaction", index), read)
+    return read
+
+
+def _reaction(session: Session, index: int) -> Reaction | None:
     following = _next_user(session, index)
     if following is None:
         return None
-    text = _words_of(session, following, full=False)
+    text = _said(session, following).text
     kind = _reaction_of(text)
     if kind is None:
         return None

@@ -1,0 +1,157 @@
+"""What the signals learnt about a session's turns, kept from one empty turn to the next.
+
+A scan judges its empty turns in order, and neighbouring empty turns ask the same questions:
+who spoke next, what they wrote, which earlier messages they might repeat. On a file of
+mostly empty turns (a ShareGPT export with a blank reply every other message) asking them
+again for each empty turn walked hundreds of turns each time. `TurnMemo` keeps the answers:
+
+- `answers`: a signal's answer for one turn, by (question, index);
+- `UserLog`: the indices of the user turns with words over a stretch of turns, so the last few
+  before a turn are found by bisection instead of a walk back.
+
+Only *settled* turns are kept: a followed session's last turns may still grow (the rest of a
+response, a provisional reasoning step replaced), so an answer is kept only when every turn it
+read lies before the last `UNSETTLED` ones. Answers are bounded (two generations of
+`GENERATION` each) and the log keeps a stretch of `USER_LOG_SPAN` turns' worth, so a
+session of a million turns holds no more than a short one. A memo belongs to one session and
+to one turn sequence: when `session.turns` is replaced, the memo starts again.
+"""
+
+from __future__ import annotations
+
+import weakref
+from bisect import bisect_left
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from replay.core.session.model import Session, Turn
+
+UNSETTLED = 2
+"""The last turns of a session, which may still change while it is being written."""
+
+GENERATION = 4096
+"""Answers kept per generation (the newest two generations are kept)."""
+
+MISSING: Any = object()
+"""`Recent.get`'s answer for a key it does not hold (None is an answer)."""
+
+
+class Recent:
+    """A dict of the newest answers: when one generation is full it becomes the old one, and
+    the generation before it is dropped."""
+
+    __slots__ = ("_new", "_old")
+
+    def __init__(self) -> None:
+        self._new: dict[Hashable, Any] = {}
+        self._old: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable) -> Any:
+        """The answer kept for `key`, else `MISSING`."""
+        found = self._new.get(key, MISSING)
+        if found is MISSING:
+            found = self._old.get(key, MISSING)
+        return found
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Keep an answer."""
+        if len(self._new) >= GENERATION:
+            self._old, self._new = self._new, {}
+        self._new[key] = value
+
+    def __len__(self) -> int:
+        return len(self._new) + len(self._old)
+
+
+USER_LOG_SPAN = 2048
+"""Turns of user-turn indices the log keeps behind the newest stretch asked about."""
+
+
+class UserLog:
+    """The indices of the turns that pass a test (user turns with words) over a stretch
+    [start, end) of settled turns, kept in order and extended as the questions move on."""
+
+    __slots__ = ("start", "end", "found")
+
+    def __init__(self) -> None:
+        self.start = 0
+        self.end = 0
+        self.found: list[int] = []
+
+    def cover(self, turns: Any, low: int, high: int, test: Callable[[Turn], bool]) -> None:
+        """Make [low, high) part of the stretch (every turn of it settled), reading only the
+        turns not read yet; a stretch far from the one held replaces it."""
+        if high <= low:
+            return
+        if low > self.end or high < self.start or low < self.start - USER_LOG_SPAN:
+            self.start = self.end = low  # too far from what is held: start again here
+            self.found = []
+        if low < self.start:
+            earlier = [low + offset for offset, turn in enumerate(turns[low:self.start])
+                       if test(turn)]
+            self.found[:0] = earlier
+            self.start = low
+        if high > self.end:
+            base = self.end
+            self.found.extend(base + offset for offset, turn in enumerate(turns[base:high])
+                              if test(turn))
+            self.end = high
+        if low - self.start > 2 * USER_LOG_SPAN:  # let go of what is far behind
+            keep = low - USER_LOG_SPAN
+            del self.found[:bisect_left(self.found, keep)]
+            self.start = keep
+
+    def before(self, index: int, low: int, count: int) -> list[int]:
+        """Up to `count` indices of the stretch in [low, index), nearest first."""
+        found = self.found
+        position = bisect_left(found, index)
+        nearest: list[int] = []
+        while position > 0 and len(nearest) < count:
+            position -= 1
+            if found[position] < low:
+                break
+            nearest.append(found[position])
+        return nearest
+
+
+class TurnMemo:
+    """Everything kept about one session's turns (see the module's docstring)."""
+
+    __slots__ = ("turns", "answers", "users")
+
+    def __init__(self, turns: object) -> None:
+        self.turns = turns
+        """The turn sequence the answers are about."""
+        self.answers = Recent()
+        self.users = UserLog()
+
+    def settled(self) -> int:
+        """Turns below this index no longer change."""
+        return len(self.turns) - UNSETTLED  # type: ignore[arg-type]
+
+
+_MEMOS: weakref.WeakKeyDictionary[Session, TurnMemo] = weakref.WeakKeyDictionary()
+
+
+_last: list[Any] = [None, None]
+"""The session asked about last (a weak reference) and its memo: the signals of one empty
+turn ask for the memo dozens of times."""
+
+
+def memo_of(session: Session) -> TurnMemo:
+    """The session's memo (a new one when its turns were replaced)."""
+    last, memo = _last
+    if last is not None and last() is session and memo.turns is session.turns:
+        return memo  # type: ignore[no-any-return]
+    memo = _MEMOS.get(session)
+    if memo is None or memo.turns is not session.turns:
+        memo = TurnMemo(session.turns)
+        _MEMOS[session] = memo
+    _last[0], _last[1] = weakref.ref(session), memo
+    return memo
+
+
+def forget(session: Session) -> None:
+    """Drop what is kept about a session (tests, or a caller that changed its turns)."""
+    _MEMOS.pop(session, None)
+    _last[0] = _last[1] = None
