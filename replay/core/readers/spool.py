@@ -5,7 +5,6 @@ the raw view reads records back by offset."""
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
 import stat
 import sys
@@ -53,6 +52,8 @@ def spooled(path: str | Path) -> Path:
 
 
 def _copy(source: BinaryIO, directory: Path) -> Path:
+    import hashlib  # here: OpenSSL's library costs every start of replay a few ms
+
     digest = hashlib.sha256()
     handle, partial = tempfile.mkstemp(dir=directory, suffix=".partial")
     with os.fdopen(handle, "wb") as target:
