@@ -7,7 +7,6 @@ the hot path of `replay scan` on big files, hence the common blocks inlined in `
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 from collections.abc import Callable
@@ -69,6 +68,8 @@ TITLE_KEYS: tuple[str, ...] = ("customTitle", "aiTitle", "title", "summary")
 
 def prompt_key(text: str) -> bytes:
     """A compact, stable key for a subagent prompt, to link a sidechain to its call."""
+    import hashlib  # here: hashlib loads OpenSSL, and a scan links no subagents
+
     return hashlib.blake2b(text.strip().encode("utf-8", "replace"), digest_size=16).digest()
 
 
