@@ -14,7 +14,6 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from difflib import SequenceMatcher
 
 from replay.core.detection.empty import (
     Interruption,
@@ -254,6 +253,8 @@ def _similar(first: _Prepared, second: _Prepared, floor: float) -> float:
         bound = 1.0
     if bound <= jaccard or bound < floor:
         return jaccard
+    from difflib import SequenceMatcher  # here: most scans never get this far
+
     matcher = SequenceMatcher(None, words_a, words_b, autojunk=False)
     return max(matcher.ratio(), jaccard)
 
