@@ -69,7 +69,7 @@ USER_LOG_SPAN = 2048
 
 class UserLog:
     """The indices of the turns that pass a test (user turns with words) over a stretch
-    [start, end) of settled turns, kept in order and extended as the questions move on."""
+    [start, end) of settled turns, kept in order, extended as the questions move on."""
 
     __slots__ = ("start", "end", "found")
 
@@ -78,31 +78,19 @@ class UserLog:
         self.end = 0
         self.found: list[int] = []
 
-    def cover(self, turns: Any, low: int, high: int, test: Callable[[Turn], bool]) -> None:
-        """Make [low, high) part of the stretch (every turn of it settled), reading only the
-        turns not read yet; a stretch far from the one held replaces it."""
-        if high <= low:
-            return
-        if low > self.end or high < self.start or low < self.start - USER_LOG_SPAN:
-            self.start = self.end = low  # too far from what is held: start again here
+    def nearest(self, turns: Any, index: int, low: int, count: int,
+                test: Callable[[Turn], bool]) -> list[int]:
+        """Up to `count` indices of turns in [low, index) that pass `test`, nearest first;
+        every turn below `index` settled. Reads only turns it has not read yet, and going
+        back only as far as it must (as a walk back would)."""
+        if index < self.start or self.end < low:
+            self.start = self.end = index  # too far from what is held: start again here
             self.found = []
-        if low < self.start:
-            earlier = [low + offset for offset, turn in enumerate(turns[low:self.start])
-                       if test(turn)]
-            self.found[:0] = earlier
-            self.start = low
-        if high > self.end:
+        elif index > self.end:
             base = self.end
-            self.found.extend(base + offset for offset, turn in enumerate(turns[base:high])
+            self.found.extend(base + offset for offset, turn in enumerate(turns[base:index])
                               if test(turn))
-            self.end = high
-        if low - self.start > 2 * USER_LOG_SPAN:  # let go of what is far behind
-            keep = low - USER_LOG_SPAN
-            del self.found[:bisect_left(self.found, keep)]
-            self.start = keep
-
-    def before(self, index: int, low: int, count: int) -> list[int]:
-        """Up to `count` indices of the stretch in [low, index), nearest first."""
+            self.end = index
         found = self.found
         position = bisect_left(found, index)
         nearest: list[int] = []
@@ -111,6 +99,22 @@ class UserLog:
             if found[position] < low:
                 break
             nearest.append(found[position])
+        if len(nearest) < count and self.start > low:
+            # Back past the start of the stretch, until enough are found (or `low`).
+            earlier: list[int] = []
+            start = self.start
+            while start > low and len(nearest) < count:
+                start -= 1
+                if test(turns[start]):
+                    earlier.append(start)
+                    nearest.append(start)
+            earlier.reverse()
+            found[:0] = earlier
+            self.start = start
+        if low - self.start > 2 * USER_LOG_SPAN:  # let go of what is far behind
+            keep = low - USER_LOG_SPAN
+            del found[:bisect_left(found, keep)]
+            self.start = keep
         return nearest
 
 

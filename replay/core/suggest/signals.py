@@ -526,8 +526,8 @@ def _earlier_users(session: Session, index: int) -> list[int]:
     nearest = [position for position in range(index - 1, middle - 1, -1)
                if _user_with_words(turns[position])]
     if len(nearest) < USER_LOOKBACK and middle > low:
-        memo.users.cover(turns, low, middle, _user_with_words)
-        nearest += memo.users.before(middle, low, USER_LOOKBACK - len(nearest))
+        nearest += memo.users.nearest(turns, middle, low, USER_LOOKBACK - len(nearest),
+                                      _user_with_words)
     return nearest[:USER_LOOKBACK]
 
 
