@@ -83,14 +83,24 @@ class UserLog:
         """Up to `count` indices of turns in [low, index) that pass `test`, nearest first;
         every turn below `index` settled. Reads only turns it has not read yet, and going
         back only as far as it must (as a walk back would)."""
-        if index < self.start or self.end < low:
-            self.start = self.end = index  # too far from what is held: start again here
+        if index < self.start:
+            self.start = self.end = index  # before what is held: start again here
             self.found = []
         elif index > self.end:
-            base = self.end
-            self.found.extend(base + offset for offset, turn in enumerate(turns[base:index])
-                              if test(turn))
-            self.end = index
+            # Back from `index` as a walk would, until enough are found or the stretch held
+            # is reached (which then runs up to `index`).
+            newer: list[int] = []
+            position, stop = index, max(low, self.end)
+            while position > stop and len(newer) < count:
+                position -= 1
+                if test(turns[position]):
+                    newer.append(position)
+            newer.reverse()
+            if position > self.end or self.end < low:
+                self.start, self.end, self.found = position, index, newer
+            else:
+                self.found.extend(newer)
+                self.end = index
         found = self.found
         position = bisect_left(found, index)
         nearest: list[int] = []
