@@ -291,3 +291,15 @@ def test_kept_answers_are_bounded() -> None:
     kept = memo.memo_of(session)
     assert len(kept.answers) <= 2 * memo.GENERATION
     assert kept.users.end - kept.users.start <= 3 * memo.USER_LOG_SPAN + sig.USER_LOOKBACK_TURNS
+
+
+def test_facts_put_in_words_when_read_are_the_facts() -> None:
+    """`suggest_from` reads the facts a rule's reasons name, each made when first read."""
+    session = generated(10, turns=600)
+    for index in _empties(session):
+        found = _signals(session, index)
+        facts = found.facts()
+        lazy = found.lazy_facts()
+        assert {name: lazy[name] for name in facts} == facts
+        with pytest.raises(KeyError):
+            lazy["no-such-fact"]

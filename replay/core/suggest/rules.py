@@ -290,7 +290,7 @@ def suggest_from(signals: Signals, labels: Collection[str] | None = None) -> Sug
     rule = first_rule(signals, labels)
     if rule is None:
         return None
-    facts = signals.facts()
+    facts = signals.lazy_facts()  # only the facts its reasons name are put in words
     # Split the template, not the filled text: a quoted message may hold a ";" of its own.
     reasons = [phrase.format_map(facts).strip() for phrase in rule.because.split(";")]
     return Suggestion(rule.label, rule.confidence, [reason for reason in reasons if reason],

@@ -12,7 +12,7 @@ import re
 import weakref
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from replay.core.detection.empty import (
@@ -903,56 +903,11 @@ class Signals:
 
     def facts(self) -> dict[str, str]:
         """Signal values in plain words, for the `because` templates of rules."""
-        summary, repeat = self.summary, self.repeat
-        partner_role = "user" if self.role == "assistant" else "assistant"
-        return {
-            "role": self.role,
-            "error": self.error or "",
-            "reasoning": f"{self.reasoning_chars or 0:,}",
-            "wrapper": self.wrapper or "",
-            "gap_before": format_duration(self.gap_before or 0.0),
-            "gap_before_ratio": f"{self.gap_before_ratio:.0f}",
-            "gap_after": format_duration(self.gap_after or 0.0),
-            "gap_after_ratio": f"{self.gap_after_ratio:.0f}",
-            "summary_ratio": f"{summary.ratio:.0f}" if summary else "",
-            "headings": str(summary.headings) if summary else "",
-            "summary_turn": f"#{summary.index + 1}" if summary else "",
-            "repeat_turn": f"#{repeat.earlier + 1}" if repeat else "",
-            "similarity": f"{repeat.similarity * 100:.0f}" if repeat else "",
-            "partner_role": partner_role,
-            "continue_word": self.continue_word or "",
-            "confused": self.confused or "",
-            "command": self.command or "",
-            "harness": self.harness or "",
-            "interrupt": self.interrupt.kind if self.interrupt else "",
-            "interrupt_turn": f"#{self.interrupt.marker + 1}" if self.interrupt else "",
-            "resent": (f"the request is re-sent word for word as #{self.interrupt.resent + 1}"
-                       if self.interrupt and self.interrupt.resent is not None else ""),
-            "hidden": format_size(self.hidden_reasoning),
-            "open_for": format_duration(self.open_for or 0.0),
-            "next_text": _quote(self.next.text) if self.next else "",
-            "then": (f"the person wrote “{_quote(self.next.text)}” "
-                     + (f"{format_duration(self.next.after)} later"
-                        if self.next.after is not None else "next")) if self.next else "",
-            "next_after": (format_duration(self.next.after)
-                           if self.next and self.next.after is not None else "soon"),
-            "reaction": self.reaction.quote if self.reaction else "",
-            "cut_off": self.cut_off or "",
-            "rounds": str(self.silent_rounds),
-            "no_reply_events": (" · ".join(self.no_reply.events) or "nothing recorded"
-                                if self.no_reply else ""),
-            "tools": ", ".join(self.tools[:3]) + (" …" if len(self.tools) > 3 else ""),
-            "act": self.act.describe() if self.act else "",
-            "act_text": self.act.text if self.act else "",
-            "left_open": self.left_open,
-            "reading": (f"the reply #{self.reading.index + 1} {_READ_AS[self.reading.kind]} "
-                        f"(“{self.reading.quote}”)") if self.reading else "",
-            "abort": self.abort or "",
-            "redirect": redirect_kind(self.next.text, self.repeat is not None)
-            if self.next else "",
-            "abort_after": (f"{format_duration(self.open_for)} in"
-                            if self.open_for is not None else "before it showed anything"),
-        }
+        return {name: fact(self) for name, fact in _FACTS.items()}
+
+    def lazy_facts(self) -> dict[str, str]:
+        """`facts()`, each made when first read: a rule's reasons name a few of them."""
+        return _LazyFacts(self)
 
 
 _READ_AS = {"carries-on": "carries on with the work", "asks": "asks what was wanted",
@@ -961,6 +916,71 @@ _READ_AS = {"carries-on": "carries on with the work", "asks": "asks what was wan
 
 STALL_SECONDS = 600.0
 """An empty reply open this long before completing has stalled."""
+
+
+_FACTS: dict[str, Callable[[Signals], str]] = {
+    "role": lambda s: s.role,
+    "error": lambda s: s.error or "",
+    "reasoning": lambda s: f"{s.reasoning_chars or 0:,}",
+    "wrapper": lambda s: s.wrapper or "",
+    "gap_before": lambda s: format_duration(s.gap_before or 0.0),
+    "gap_before_ratio": lambda s: f"{s.gap_before_ratio:.0f}",
+    "gap_after": lambda s: format_duration(s.gap_after or 0.0),
+    "gap_after_ratio": lambda s: f"{s.gap_after_ratio:.0f}",
+    "summary_ratio": lambda s: f"{s.summary.ratio:.0f}" if s.summary else "",
+    "headings": lambda s: str(s.summary.headings) if s.summary else "",
+    "summary_turn": lambda s: f"#{s.summary.index + 1}" if s.summary else "",
+    "repeat_turn": lambda s: f"#{s.repeat.earlier + 1}" if s.repeat else "",
+    "similarity": lambda s: f"{s.repeat.similarity * 100:.0f}" if s.repeat else "",
+    "partner_role": lambda s: "user" if s.role == "assistant" else "assistant",
+    "continue_word": lambda s: s.continue_word or "",
+    "confused": lambda s: s.confused or "",
+    "command": lambda s: s.command or "",
+    "harness": lambda s: s.harness or "",
+    "interrupt": lambda s: s.interrupt.kind if s.interrupt else "",
+    "interrupt_turn": lambda s: f"#{s.interrupt.marker + 1}" if s.interrupt else "",
+    "resent": lambda s: (f"the request is re-sent word for word as #{s.interrupt.resent + 1}"
+        if s.interrupt and s.interrupt.resent is not None else ""),
+    "hidden": lambda s: format_size(s.hidden_reasoning),
+    "open_for": lambda s: format_duration(s.open_for or 0.0),
+    "next_text": lambda s: _quote(s.next.text) if s.next else "",
+    "then": lambda s: (f"the person wrote “{_quote(s.next.text)}” "
+        + (f"{format_duration(s.next.after)} later"
+        if s.next.after is not None else "next")) if s.next else "",
+    "next_after": lambda s: (format_duration(s.next.after)
+        if s.next and s.next.after is not None else "soon"),
+    "reaction": lambda s: s.reaction.quote if s.reaction else "",
+    "cut_off": lambda s: s.cut_off or "",
+    "rounds": lambda s: str(s.silent_rounds),
+    "no_reply_events": lambda s: (" · ".join(s.no_reply.events) or "nothing recorded"
+        if s.no_reply else ""),
+    "tools": lambda s: ", ".join(s.tools[:3]) + (" …" if len(s.tools) > 3 else ""),
+    "act": lambda s: s.act.describe() if s.act else "",
+    "act_text": lambda s: s.act.text if s.act else "",
+    "left_open": lambda s: s.left_open,
+    "reading": lambda s: (f"the reply #{s.reading.index + 1} {_READ_AS[s.reading.kind]} "
+        f"(“{s.reading.quote}”)") if s.reading else "",
+    "abort": lambda s: s.abort or "",
+    "redirect": lambda s: redirect_kind(s.next.text, s.repeat is not None)
+        if s.next else "",
+    "abort_after": lambda s: (f"{format_duration(s.open_for)} in"
+        if s.open_for is not None else "before it showed anything"),
+}
+"""Each fact of `Signals.facts()` and how it is put in words."""
+
+
+class _LazyFacts(dict[str, str]):
+    """`Signals.facts()` as a dict that puts each fact in words when it is first read."""
+
+    __slots__ = ("_signals",)
+
+    def __init__(self, signals: Signals) -> None:
+        super().__init__()
+        self._signals = signals
+
+    def __missing__(self, name: str) -> str:
+        value = self[name] = _FACTS[name](self._signals)
+        return value
 
 
 def _quote(text: str, limit: int = 40) -> str:
