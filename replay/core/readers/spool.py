@@ -12,7 +12,6 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-from replay.core.paths import spool_dir
 from replay.core.readers.base import UnreadablePath
 
 STDIN = "-"
@@ -40,6 +39,8 @@ def spooled(path: str | Path) -> Path:
     """
     if not is_pipe(path):
         return Path(path)
+    from replay.core.paths import spool_dir  # here: platformdirs, only for a pipe
+
     directory = spool_dir()
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
