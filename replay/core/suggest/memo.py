@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import weakref
 from bisect import bisect_left
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from replay.core.session.model import Session, Turn
@@ -89,13 +89,8 @@ class UserLog:
         elif index > self.end:
             # Back from `index` as a walk would, until enough are found or the stretch held
             # is reached (which then runs up to `index`).
-            newer: list[int] = []
-            position, stop = index, max(low, self.end)
-            while position > stop and len(newer) < count:
-                position -= 1
-                if test(turns[position]):
-                    newer.append(position)
-            newer.reverse()
+            stop = max(low, self.end)
+            newer, position = _walk_back(turns, index, stop, count, test)
             if position > self.end or self.end < low:
                 self.start, self.end, self.found = position, index, newer
             else:
@@ -111,14 +106,8 @@ class UserLog:
             nearest.append(found[position])
         if len(nearest) < count and self.start > low:
             # Back past the start of the stretch, until enough are found (or `low`).
-            earlier: list[int] = []
-            start = self.start
-            while start > low and len(nearest) < count:
-                start -= 1
-                if test(turns[start]):
-                    earlier.append(start)
-                    nearest.append(start)
-            earlier.reverse()
+            earlier, start = _walk_back(turns, self.start, low, count - len(nearest), test)
+            nearest.extend(reversed(earlier))
             found[:0] = earlier
             self.start = start
         if low - self.start > 2 * USER_LOG_SPAN:  # let go of what is far behind
@@ -126,6 +115,30 @@ class UserLog:
             del found[:bisect_left(found, keep)]
             self.start = keep
         return nearest
+
+
+def _walk_back(turns: Any, index: int, stop: int, count: int,
+               test: Callable[[Turn], bool]) -> tuple[list[int], int]:
+    """The indices in [stop, index) of turns passing `test`, walking back from `index` until
+    `count` are found (in order), and the lowest index read (`index` when none was)."""
+    found: list[int] = []
+    position = index
+    # One slice, read backwards: a turn window answers a slice at once, an index at a time
+    # through Python. (A window that let go of the slice's start is read turn by turn: the
+    # walk may stop before it gets there.)
+    stretch: Iterable[Turn]
+    try:
+        stretch = reversed(turns[stop:index])
+    except IndexError:
+        stretch = (turns[at] for at in range(index - 1, stop - 1, -1))
+    for turn in stretch:
+        if len(found) >= count:
+            break
+        position -= 1
+        if test(turn):
+            found.append(position)
+    found.reverse()
+    return found, position
 
 
 class TurnMemo:
