@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
+from replay.core.corpus.encoded import EncodedList
 from replay.core.detection.empty import (
     DEFAULT_RULES,
     NO_COMPLETION,
@@ -64,9 +65,11 @@ class ScanReport:
     """Its first real prompt (`first_prompt`), taken while its first turns were at hand."""
 
     def to_json(self, *, consume: bool = False) -> dict[str, Any]:
-        """The JSON object of PRODUCT.md's `scan --json` contract; `consume` lets go of each
-        empty turn as its object is made (`empty_turns` is then empty: a file of mostly
-        empty turns need not hold both)."""
+        """The JSON object of PRODUCT.md's `scan --json` contract. With `consume`, its
+        `empty_turns` is an `EncodedList` (each report encoded and compressed as it is made:
+        a session of 100,000 empty turns holds them in a few megabytes, not as dicts; write
+        the object with `encoded.write_json_line`), and this report lets go of each empty
+        turn as it is encoded (`empty_turns` is then empty)."""
         session = self.session
         return {
             # Lossless for any file name: `path` text, plus `path_base64` when not UTF-8.
@@ -84,15 +87,22 @@ class ScanReport:
                 empty.to_json() for empty in self.empty_turns],
         }
 
-    def _consumed(self) -> list[dict[str, Any]]:
+    def _consumed(self) -> EncodedList:
         empties, self.empty_turns = self.empty_turns, []
-        if not isinstance(empties, list):
-            return [empty.to_json() for empty in empties]  # (packed: made one at a time)
-        empties.reverse()
-        found = []
-        while empties:
-            found.append(empties.pop().to_json())
-        return found
+        encoded = EncodedList()
+        append = encoded.append
+        if isinstance(empties, PackedEmpties):
+            for empty in empties.drain():
+                append(empty.to_json())
+            return encoded
+        if isinstance(empties, list):
+            empties.reverse()
+            while empties:
+                append(empties.pop().to_json())
+            return encoded
+        for empty in empties:
+            append(empty.to_json())
+        return encoded
 
 
 def report_label(report: dict[str, Any]) -> str:

@@ -175,6 +175,11 @@ class PackedEmpties(Sequence[EmptyTurn]):
         for (fields,) in self._packed:
             yield _empty(fields)
 
+    def drain(self) -> Iterator[EmptyTurn]:
+        """Every empty turn in order, each batch let go as it is read; empty afterwards."""
+        for (fields,) in self._packed.drain():
+            yield _empty(fields)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (list, PackedEmpties)):
             return len(self) == len(other) and all(
