@@ -437,7 +437,13 @@ def main() -> int:
     parser.add_argument("--limit-gb", type=float, default=6.0, help="address-space cap")
     parser.add_argument("--child-app", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--child-phases", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child-make", nargs=3, metavar=("FORMAT", "BYTES", "PATH"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_make is not None:
+        name, size, where = args.child_make
+        FORMATS[name][1](int(size), Path(where))
+        return 0
     if args.child_app is not None:
         child_app(args.child_app, args.child_phases)
         return 0
@@ -457,7 +463,11 @@ def main() -> int:
             path = folder / (suffix if not suffix.startswith(".") else f"bench{suffix}")
             if not (args.keep and path.exists()):
                 path.unlink(missing_ok=True)
-                make(int(args.mb * factor * 1e6), path)
+                # Made in a child: a child forked from this process starts with its resident
+                # memory (and `ru_maxrss` keeps that through exec), so a parent grown by
+                # making a 100 MB document inflated every later child's peak.
+                subprocess.run([sys.executable, __file__, "--child-make", name,
+                                str(int(args.mb * factor * 1e6)), str(path)], check=True)
             size = path.stat().st_size
             scan = (None if args.skip_scan else measure_child(
                 [sys.executable, "-m", "replay", "scan", "--json", str(path)], limit))
