@@ -217,8 +217,12 @@ class TurnWindow:
 class _WindowScan:
     """Judges each turn once the turns after it are read, then lets go of it."""
 
-    def __init__(self, session: Session, rules: DetectionRules, suggest: bool) -> None:
+    def __init__(self, session: Session, rules: DetectionRules, suggest: bool,
+                 settled: Callable[[], int] | None = None) -> None:
         self.session = session
+        self.settled = settled
+        """How many turns from the first can no longer change (`Reader.scan_feed`'s
+        builder); None when a turn is done once the next one is read."""
         self.window = TurnWindow()
         session.turns = self.window  # type: ignore[assignment]
         self.rules = rules
@@ -235,6 +239,10 @@ class _WindowScan:
         """Judge every turn that has enough turns after it (every turn, when `final`)."""
         window = self.window
         end = len(window) if final else len(window) - LOOK_AHEAD
+        if self.settled is not None and not final:
+            # A turn may still change (a late event of its message): it, the turns that see
+            # it as one of their neighbours and every turn after it wait.
+            end = min(end, self.settled() - LOOK_AHEAD)
         if self._next >= end:
             return
         # The window's own list, not `window[i]`: this runs once per turn.
@@ -325,7 +333,7 @@ def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, sugges
     session once every record is fed (None: the builder's); `feed_one` feeds a record (None: the
     builder's `feed`). Raises ReaderError."""
     builder = feed.builder
-    scan = _WindowScan(builder.session, rules, suggest)
+    scan = _WindowScan(builder.session, rules, suggest, getattr(builder, "settled", None))
     feed_one = feed_one or builder.feed
     advance = scan.advance
     # A builder that makes no reference cycles needs no collection while it is fed.

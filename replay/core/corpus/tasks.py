@@ -94,6 +94,11 @@ def scan_task(task: SessionTask) -> TaskResult:
                   and (fed := reader.record_feed(path)) is not None):
                 # The same for a format whose records are not lines (`Reader.record_feed`).
                 reports = [scan_records(fed, rules).to_json(consume=True)]
+            elif (reader is not None and reader.scan_feed is not None
+                  and (fed := reader.scan_feed(path)) is not None):
+                # ... and for one whose builder may change an old turn: each turn waits
+                # until no later record can change it (`Reader.scan_feed`).
+                reports = [scan_records(fed, rules).to_json(consume=True)]
             elif task.entry is not None:
                 reader = get_reader(task.format) if task.format else detect_reader(local)
                 reports = [scan_session(read_entry(reader, task.entry), rules,
