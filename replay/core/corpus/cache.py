@@ -22,6 +22,7 @@ import hashlib
 import os
 import sqlite3
 import stat
+import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,9 +38,8 @@ from replay.core.corpus.tasks import SessionTask, TaskResult, is_url
 CACHE_NAME = "scan-cache.sqlite3"
 """The cache's file name in `paths.cache_dir()`."""
 
-SCHEMA = 2
-"""`PRAGMA user_version` of the tables below; another number starts a new cache (2: the
-batches of encoded lists, `batches`)."""
+SCHEMA = 1
+"""`PRAGMA user_version` of the tables below; another number starts a new cache."""
 
 BATCH = 64
 """Results written per transaction (and at the end of a run)."""
@@ -62,21 +62,10 @@ CREATE TABLE IF NOT EXISTS results (
     path BLOB NOT NULL,      -- the file whose stamp the result is valid for (its bytes)
     stamp TEXT NOT NULL,     -- device, inode, size and mtime_ns of that file
     code TEXT NOT NULL,      -- code_stamp() of the replay that computed it
-    reports BLOB NOT NULL,   -- the scan --json objects, as JSON (`_BATCHES` marks a list)
-    parts INTEGER NOT NULL   -- rows of `batches` the value's encoded lists hold
+    reports BLOB NOT NULL    -- the scan --json objects, as JSON (or `encoded`'s batches)
 );
 CREATE INDEX IF NOT EXISTS results_path ON results (path);
-CREATE TABLE IF NOT EXISTS batches (
-    task TEXT NOT NULL,      -- the result they belong to
-    part INTEGER NOT NULL,   -- their order in it
-    data BLOB NOT NULL,      -- a compressed batch of an `EncodedList` (`batches()`)
-    PRIMARY KEY (task, part)
-);
 """
-
-_BATCHES = "\u0000batches"
-"""The key of the object standing in a result's JSON for an `EncodedList`: `[first part,
-parts, elements]` (no JSON a reader gives has a key holding NUL)."""
 
 
 def cache_path() -> Path:
@@ -154,9 +143,7 @@ class ScanCache:
     warn: Warn | None = None
     """Told once, in one line, when the cache file was set aside."""
     _db: sqlite3.Connection | None = None
-    _pending: list[tuple[tuple[str, bytes, str, str, bytes, int], list[bytes]]] = field(
-        default_factory=list)
-    """Rows to write: the result's, and its encoded lists' batches."""
+    _pending: list[tuple[str, bytes, str, str, bytes]] = field(default_factory=list)
     _warned: bool = False
 
     def __enter__(self) -> ScanCache:
@@ -197,7 +184,6 @@ class ScanCache:
                     if db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA:
                         return db  # another process made it meanwhile
                     db.execute("DROP TABLE IF EXISTS results")
-                    db.execute("DROP TABLE IF EXISTS batches")
                     # (not `executescript`, which commits first)
                     for statement in filter(str.strip, _TABLES.split(";")):
                         db.execute(statement)
@@ -269,51 +255,29 @@ class ScanCache:
         if self._db is None:
             return None
         try:
-            row = self._db.execute(
-                "SELECT stamp, code, reports, parts FROM results WHERE task = ?",
-                (key,)).fetchone()
-            if row is None or row[0] != stamp or row[1] != code_stamp():
-                return None
-            batches = [data for (data,) in self._db.execute(
-                "SELECT data FROM batches WHERE task = ? ORDER BY part", (key,))
-                ] if row[3] else []
+            row = self._db.execute("SELECT stamp, code, reports FROM results WHERE task = ?",
+                                   (key,)).fetchone()
         except sqlite3.Error as error:
             self._failed(error)
             return None
-        if len(batches) != row[3]:
-            return None  # (a result written by hand, or cut: computed again)
-        try:
-            value = orjson.loads(row[2])
-        except orjson.JSONDecodeError:
+        if row is None or row[0] != stamp or row[1] != code_stamp():
             return None
-        return _revived(value, batches) if batches else value
+        try:
+            return decoded(row[2])
+        except (ValueError, TypeError, struct.error):
+            return None  # (not written by this code: computed again)
 
     def store_key(self, key: str, path: Path, stamp: str, value: Any) -> None:
         """Keep a JSON value computed from the file at `path` with this stamp (written with
         the next batch); `key` names the work, as `task_key` does."""
         if self._db is None:
             return
-        batches: list[bytes] = []
-
-        def encoded(item: Any) -> Any:
-            # An `EncodedList` (a report's empty turns) is kept as its compressed batches,
-            # one row each: never decoded, never joined into one JSON text.
-            if not isinstance(item, EncodedList):
-                raise TypeError(type(item).__name__)
-            parts = item.batches()
-            if not parts:
-                return []  # (given back as a plain empty list)
-            marker = {_BATCHES: [len(batches), len(parts), len(item)]}
-            batches.extend(parts)
-            return marker
-
         try:
-            data = orjson.dumps(value, default=encoded)
+            data = encoded(value)
         except TypeError:
             return  # text orjson cannot write (never from a reader's report): not kept
-        self._pending.append(((key, os.fsencode(path), stamp, code_stamp(), data, len(batches)),
-                              batches))
-        if len(self._pending) >= BATCH or len(data) + sum(map(len, batches)) >= BIG_BYTES:
+        self._pending.append((key, os.fsencode(path), stamp, code_stamp(), data))
+        if len(self._pending) >= BATCH or len(data) >= BIG_BYTES:
             self.flush()
 
     def flush(self) -> None:
@@ -322,17 +286,11 @@ class ScanCache:
             self._pending.clear()
             return
         rows, self._pending = self._pending, []
-        db = self._db
         try:
-            with _transaction(db):
-                db.executemany("DELETE FROM batches WHERE task = ?",
-                               [(row[0],) for row, _ in rows])
-                db.executemany(
-                    "INSERT OR REPLACE INTO results (task, path, stamp, code, reports, parts) "
-                    "VALUES (?, ?, ?, ?, ?, ?)", [row for row, _ in rows])
-                for row, batches in rows:
-                    db.executemany("INSERT INTO batches (task, part, data) VALUES (?, ?, ?)",
-                                   ((row[0], part, data) for part, data in enumerate(batches)))
+            with _transaction(self._db):
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO results (task, path, stamp, code, reports) "
+                    "VALUES (?, ?, ?, ?, ?)", rows)
         except sqlite3.Error as error:
             self._failed(error)
 
@@ -353,9 +311,6 @@ class ScanCache:
                         gone.append(path)
             if gone:
                 with _transaction(self._db):
-                    self._db.executemany(
-                        "DELETE FROM batches WHERE task IN "
-                        "(SELECT task FROM results WHERE path = ?)", [(path,) for path in gone])
                     self._db.executemany("DELETE FROM results WHERE path = ?",
                                          [(path,) for path in gone])
         except sqlite3.Error as error:
@@ -364,12 +319,72 @@ class ScanCache:
         return len(gone)
 
 
+_PACKED = b"\x00replay-batches-1\n"
+"""How a stored value holding `EncodedList`s begins (no JSON text begins with NUL); then the
+JSON's length, the JSON, and each batch as its length and its bytes (`_LENGTH`)."""
+
+_LENGTH = struct.Struct("<Q")
+
+_BATCHES = "\u0000batches"
+"""The key of the object standing in the stored JSON for an `EncodedList`: `[first batch,
+batches, elements]` (no JSON a reader gives has a key holding NUL)."""
+
+
+def encoded(value: Any) -> bytes:
+    """A JSON value as the cache stores it: its JSON, except that each `EncodedList` in it (a
+    report's empty turns) is kept as its compressed batches, never decoded nor joined into
+    one JSON text (a report of 166,000 empty turns: 26 MB as JSON, 2 MB so). Raises
+    TypeError for a value orjson cannot write."""
+    batches: list[bytes] = []
+
+    def stand_in(item: Any) -> Any:
+        if not isinstance(item, EncodedList):
+            raise TypeError(type(item).__name__)
+        parts = item.batches()
+        if not parts:
+            return []  # (given back as a plain empty list)
+        marker = {_BATCHES: [len(batches), len(parts), len(item)]}
+        batches.extend(parts)
+        return marker
+
+    text = orjson.dumps(value, default=stand_in)
+    if not batches:
+        return text
+    pieces = [_PACKED, _LENGTH.pack(len(text)), text]
+    for batch in batches:
+        pieces += (_LENGTH.pack(len(batch)), batch)
+    return b"".join(pieces)
+
+
+def decoded(data: bytes) -> Any:
+    """The value `encoded` gave these bytes for (each `EncodedList` given back as its
+    batches). Raises ValueError (orjson's JSONDecodeError is one) for bytes it did not
+    write."""
+    if not data.startswith(_PACKED):
+        return orjson.loads(data)
+    view = memoryview(data)
+    (length,) = _LENGTH.unpack_from(view, len(_PACKED))
+    start = len(_PACKED) + _LENGTH.size
+    text, at = view[start:start + length], start + length
+    batches: list[bytes] = []
+    while at < len(view):
+        (size,) = _LENGTH.unpack_from(view, at)
+        at += _LENGTH.size
+        if at + size > len(view):
+            raise ValueError("a stored batch is cut")
+        batches.append(bytes(view[at:at + size]))
+        at += size
+    return _revived(orjson.loads(text), batches)
+
+
 def _revived(value: Any, batches: list[bytes]) -> Any:
-    """A stored value with each `_BATCHES` marker made the `EncodedList` it stood for."""
+    """A stored value with each `_BATCHES` stand-in made the `EncodedList` it stood for."""
     if isinstance(value, dict):
         marker = value.get(_BATCHES) if len(value) == 1 else None
-        if isinstance(marker, list) and len(marker) == 3:
+        if marker is not None:
             first, parts, count = marker
+            if first + parts > len(batches):
+                raise ValueError("a stored list lacks batches")
             return EncodedList.from_batches(batches[first:first + parts], count)
         return {key: _revived(item, batches) for key, item in value.items()}
     if isinstance(value, list):
