@@ -251,9 +251,13 @@ FORMATS: dict[str, tuple[str, Callable[[int, Path], None]]] = {
 }
 
 
-def measure_child(command: list[str], limit: int) -> tuple[float, int, int, str, float]:
+def measure_child(command: list[str], limit: int, output: bool = True
+                  ) -> tuple[float, int, int, str, float]:
     """(wall seconds, peak RSS, exit code, output, CPU seconds) of a command in a child
-    process capped at `limit` bytes of address space (its own peak, from `wait4`)."""
+    process capped at `limit` bytes of address space (its own peak, from `wait4`). Without
+    `output` its standard output goes to /dev/null and "" is returned: read into this
+    process (a scan's 50 MB of JSON), it grew it, and every later child forked from it
+    started with that much resident memory, counted in its own peak."""
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     # A fresh cache, data and config for each run: a scan of a file scanned before is a
@@ -264,7 +268,8 @@ def measure_child(command: list[str], limit: int) -> tuple[float, int, int, str,
                REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"))
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as captured, tempfile.TemporaryFile("w+") as errors:
-        process = subprocess.Popen(command, stdout=captured, stderr=errors,
+        process = subprocess.Popen(command, stdout=captured if output else subprocess.DEVNULL,
+                                   stderr=errors,
                                    cwd=REPO, preexec_fn=cap, text=True, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
@@ -470,7 +475,8 @@ def main() -> int:
                                 str(int(args.mb * factor * 1e6)), str(path)], check=True)
             size = path.stat().st_size
             scan = (None if args.skip_scan else measure_child(
-                [sys.executable, "-m", "replay", "scan", "--json", str(path)], limit))
+                [sys.executable, "-m", "replay", "scan", "--json", str(path)], limit,
+                output=False))
             command = [sys.executable, __file__, "--child-app", str(path)]
             if not args.first_screen_only:
                 command.append("--child-phases")
