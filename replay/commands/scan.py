@@ -9,8 +9,9 @@ from typing import Any
 from replay.arguments import add_format, add_paths, add_rules
 from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
+from replay.core.corpus.encoded import write_json_line
 from replay.core.corpus.scan import report_label
-from replay.core.safe import json_line, one_line
+from replay.core.safe import one_line
 from replay.core.session.model import MORE_PROBLEMS
 from replay.core.session.text import plural
 
@@ -42,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
         # Standard input was read into a file that is gone when replay exits: name `-`.
         report["path"] = corpus.given(report["path"])
         if args.json:
-            sys.stdout.buffer.write(json_line(report))
+            # A report of many empty turns is written a batch of them at a time, never as
+            # one line held whole (the line is the one `json_line` gives).
+            write_json_line(report, sys.stdout.buffer.write)
             sys.stdout.flush()
         else:
             print_table(report)
