@@ -256,3 +256,15 @@ def test_read_span_of_a_file_cut_shorter_is_file_changed(tmp_path: Path) -> None
     os.truncate(path, 1000)
     with pytest.raises(FileChanged, match="bytes expected, 1,000 found"):
         read_span(path, *span)
+
+
+def test_records_of_a_document_rewritten_shifted_in_place_are_file_changed(
+        tmp_path: Path) -> None:
+    """Rewritten in place (not cut), a few bytes on: the records' spans fall mid-record."""
+    path = _long_document(tmp_path / "d.json")
+    data = path.read_bytes()
+    with _window(1024):
+        value, _, _ = stream_document(path)
+        path.write_bytes(b"  " + data)
+        with pytest.raises(FileChanged, match="the record at byte .* is no longer the one read"):
+            [bytes(record) for record, _, _ in value["messages"].records()]

@@ -48,6 +48,10 @@ ends the window: its escaped character is in the next)."""
 _SCALAR = re.compile(rb'[^,}\]\s]*')
 _SPACE = re.compile(rb'[ \t\r\n]*')
 _OPEN, _CLOSE = frozenset(b"{["), frozenset(b"}]")
+_FIRST = frozenset(b'{["-0123456789tfn')
+"""Bytes a JSON value can start with."""
+_CLOSING = {0x7B: 0x7D, 0x5B: 0x5D, 0x22: 0x22}
+"""The byte a value that starts with `{`, `[` or `"` ends with."""
 
 BOM = b"\xef\xbb\xbf"
 
@@ -274,7 +278,12 @@ class Elements(Sequence[Any]):
             view = memoryview(read(start, spans[2 * after - 1] - start))
             for number in range(index + 1, after + 1):
                 begin = spans[2 * number - 2]
-                yield view[begin - start:spans[2 * number - 1] - start], begin, number
+                record = view[begin - start:spans[2 * number - 1] - start]
+                first = record[0]
+                if first not in _FIRST or _CLOSING.get(first, record[-1]) != record[-1]:
+                    # Not a value any more: rewritten in place since it was scanned.
+                    raise FileChanged(f"the record at byte {begin:,} is no longer the one read")
+                yield record, begin, number
             index = after
 
     def index_at(self, offset: int) -> int | None:
