@@ -34,6 +34,7 @@ from replay.core.readers.base import (
     UnreadablePath,
     iter_lines,
 )
+from replay.core.readers.file_window import FileChanged
 from replay.core.safe import json_path
 from replay.core.session.model import (
     PROMPT_TURNS,
@@ -407,6 +408,8 @@ def scan_stream(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULE
             yield ScanReport(scan.session, scan.finish(), scan.prompt)
     except ReaderError:
         raise
+    except FileChanged as error:  # cut shorter while it was read: said as such
+        raise UnreadablePath.of(path, error) from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
             RecursionError) as error:
         raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None

@@ -258,12 +258,22 @@ class GeminiBuilder:
             return False
         if not isinstance(document, dict):
             return False
+        self._restart()
+        try:
+            self._header(document, (0, 0), line, "/messages")
+        except OSError:
+            # Cut shorter while its messages were read (`FileChanged`): the CLI rewrites
+            # its document whole, so it is read again whole, as it is now.
+            self._restart()
+            return False
+        return True
+
+    def _restart(self) -> None:
+        """Forget every turn built so far (the document is read again from its start)."""
         self.session.turns.clear()
         self._by_id.clear()
         self._used.clear()
         self._count = 0
-        self._header(document, (0, 0), line, "/messages")
-        return True
 
     def _record(self, record: dict[str, Any], span: tuple[int, int], lineno: int) -> None:
         if isinstance(record.get("$rewindTo"), str):
