@@ -37,7 +37,6 @@ given) goes to the opening banner turn only.
 
 from __future__ import annotations
 
-import mmap
 import os
 import re
 import threading
@@ -45,7 +44,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, BinaryIO, overload
 
 from replay.core.readers.base import (
     BOM,
@@ -346,13 +345,68 @@ def _lines(data: bytes, start: int | None = None, stop: int | None = None,
         yield data[start:end], start, end + 1
 
 
+WINDOW_BYTES = 1 << 20
+"""Bytes of a history read at a time. The file is read, never mapped: a mapped file cut
+short while it is read kills the process with SIGBUS, which no handler can turn into a
+message."""
+
+
+def _file_lines(handle: BinaryIO, start: int | None = None, stop: int | None = None,
+                last: bool = True) -> Iterator[tuple[bytes, int, int]]:
+    """`_lines` of an open file, read WINDOW_BYTES at a time: the same lines at the same
+    offsets (a file cut while it is read ends where it was cut)."""
+    if start is None:
+        handle.seek(0)
+        start = len(BOM) if handle.read(len(BOM)) == BOM else 0
+    handle.seek(start)
+    pending = b""
+    base = start
+    """File offset of `pending`'s first byte."""
+    position = start
+    while True:
+        want = WINDOW_BYTES if stop is None else min(WINDOW_BYTES, stop - position)
+        chunk = handle.read(want) if want > 0 else b""
+        position += len(chunk)
+        ended = not chunk or (stop is not None and position >= stop)
+        data = pending + chunk if pending else chunk
+        # A CR last in the window may be the first half of a CRLF: held back with the line.
+        cut = len(data) if ended or not data.endswith(b"\r") else len(data) - 1
+        line_start = 0
+        for match in _LINE_END.finditer(data, 0, cut):
+            yield data[line_start:match.start()], base + line_start, base + match.end()
+            line_start = match.end()
+        pending = data[line_start:]
+        base += line_start
+        if ended:
+            break
+    if last:
+        yield pending, base, base + len(pending) + 1
+
+
+def _file_has_header(handle: BinaryIO) -> bool:
+    """`_HEADER_AT_LINE_START` found anywhere in the file (read WINDOW_BYTES at a time,
+    stopping at the first)."""
+    handle.seek(0)
+    carry = b""
+    while chunk := handle.read(WINDOW_BYTES):
+        data = carry + chunk
+        if _HEADER_AT_LINE_START.search(data) is not None:
+            return True
+        rest = data[data.rfind(b"\n") + 1:]
+        # The start of the last line goes on to the next window while it is too short to
+        # tell; else a byte that is not a line end, so the next window's first byte (mid
+        # line) is not taken as the start of one.
+        carry = rest if len(rest) < len(HEADER) else b"\x00"
+    return False
+
+
 def parse_history(data: bytes, path: str) -> list[Session]:
     """Every session of an aider chat history, in file order."""
     return list(iter_history(data, path))
 
 
 def iter_history(data: Any, path: str) -> Iterator[Session]:
-    """Every session of an aider chat history (bytes or a mapped file), in file order, each
+    """Every session of an aider chat history (bytes or an open file), in file order, each
     given as soon as its last line is read (the next header, or the end)."""
     done: Session | None = None
     for item in history_stream(data, path):
@@ -396,9 +450,18 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
     seen_ids: set[str] = set()
     headers = 0 if one is None else max(one.number - 1, 0)
     offset = 0
-    has_header = _HEADER_AT_LINE_START.search(data) is not None
-    lines = (_lines(data) if one is None or stop is None
-             else _lines(data, one.start, abs(stop), last=stop < 0))
+    lines: Iterator[tuple[bytes, int, int]]
+    if isinstance(data, bytes):
+        has_header = _HEADER_AT_LINE_START.search(data) is not None
+        bom = data[:len(BOM)] == BOM
+        lines = (_lines(data) if one is None or stop is None
+                 else _lines(data, one.start, abs(stop), last=stop < 0))
+    else:  # an open file
+        has_header = _file_has_header(data)
+        data.seek(0)
+        bom = data.read(len(BOM)) == BOM
+        lines = (_file_lines(data) if one is None or stop is None
+                 else _file_lines(data, one.start, abs(stop), last=stop < 0))
     for lineno, (raw_bytes, offset, end) in enumerate(
             lines, start=1 if one is None else one.lines + 1):
         if not lineno % PAUSE_LINES:
@@ -438,7 +501,7 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
             seen_ids.add("#0")
             builder = _SessionBuilder(session, 0)
             if chats is not None:
-                chats.append(_Chat(len(BOM) if data[:len(BOM)] == BOM else 0, 0, 0))
+                chats.append(_Chat(len(BOM) if bom else 0, 0, 0))
             yield session
             _classify(builder, raw, lineno, offset, end)
         else:
@@ -465,36 +528,42 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
-def _mapped(path: Path) -> Any:
-    """The file mapped (b"" when empty); UnreadablePath when it cannot be opened."""
+def _opened(path: Path) -> BinaryIO:
+    """The file open for reading; UnreadablePath when it cannot be opened."""
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                return b""
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        return open(path, "rb")  # noqa: SIM115 - closed by the caller's `with`
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
 
 
+def shrunk_line(path: str, size: int, now: int) -> str:
+    """What a history cut short while it was read says (one line: what, where, what was
+    expected)."""
+    return (f"{path}: the file was cut while it was read ({size:,} bytes when it was opened, "
+            f"{now:,} now): what was past byte {now:,} is missing")
+
+
 def _stream(path: Path, chats: list[_Chat] | None = None) -> Iterator[Session | None]:
-    """`Reader.stream`: the sessions of a history, the file mapped and its pages given back
-    as it is read (a mapped file's pages count as this process's memory); `chats` as in
-    `history_stream`."""
-    mapped = _mapped(path)
-    found = False
-    pauses = 0
-    for item in history_stream(mapped, str(path), chats):
-        if item is not None:
-            found = True
-        else:
-            pauses += 1
-            if not pauses % 512 and isinstance(mapped, mmap.mmap):
-                mapped.madvise(mmap.MADV_DONTNEED)
-        yield item
-    if not found:  # every line with text starts a session: the file holds only white space
-        empty = Session(path=str(path), format=NAME)
-        empty.warn(EMPTY_FILE, skipped=False)
-        yield empty
+    """`Reader.stream`: the sessions of a history, the file read WINDOW_BYTES at a time;
+    `chats` as in `history_stream`. A file cut while it is read says so in its last
+    session's warnings."""
+    with _opened(path) as handle:
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            last: Session | None = None
+            for item in history_stream(handle, str(path), chats):
+                if item is not None:
+                    last = item
+                yield item
+            now = os.fstat(handle.fileno()).st_size
+        except OSError as error:
+            raise UnreadablePath.of(path, error) from None
+    if last is None:  # every line with text starts a session: the file holds only white space
+        last = Session(path=str(path), format=NAME)
+        last.warn(EMPTY_FILE, skipped=False)
+        yield last
+    if now < size:
+        last.warn(shrunk_line(str(path), size, now), skipped=False)
 
 
 def _iter(path: Path) -> Iterator[Session]:
@@ -553,13 +622,11 @@ class _ChatTurns(Sequence[Turn]):
     def _read(self) -> list[Turn]:
         try:
             with open(self._path, "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                if handle.tell() < abs(self._stop):
+                if os.fstat(handle.fileno()).st_size < abs(self._stop):
                     raise ValueError("the file is shorter than when it was read")
-                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    found = [item for item in history_stream(data, self._path, one=self._chat,
-                                                             stop=self._stop)
-                             if item is not None]
+                found = [item for item in history_stream(handle, self._path, one=self._chat,
+                                                         stop=self._stop)
+                         if item is not None]
         except (OSError, ValueError) as error:
             return [Turn(id=f"{self._chat.number}-{number}", role="system", parts=[Part(
                 Kind.ERROR, f"this turn could not be read back from {self._path}: {error}",
