@@ -37,9 +37,11 @@ given) goes to the opening banner turn only.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -437,14 +439,16 @@ class _Chat:
 
 def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
                    one: _Chat | None = None, stop: int | None = None,
-                   ) -> Iterator[Session | None]:
+                   has_header: bool | None = None) -> Iterator[Session | None]:
     """The sessions of an aider chat history as `Reader.stream` gives them: each yielded
     when its header is read (before its first turn), None every PAUSE_LINES lines; a session
     is done when the next one is yielded or the generator ends.
 
     `chats` gets where each session starts. With `one`, only that session is read, up to
     byte `stop`: where the next one starts, or (negative) minus the size the file had when
-    its last session was read.
+    its last session was read. `data`: the history's bytes, or the file open (read
+    WINDOW_BYTES at a time, never mapped). `has_header`: whether the file has a header at a
+    line start, when known (else looked for).
     """
     builder: _SessionBuilder | None = None
     seen_ids: set[str] = set()
@@ -452,12 +456,14 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
     offset = 0
     lines: Iterator[tuple[bytes, int, int]]
     if isinstance(data, bytes):
-        has_header = _HEADER_AT_LINE_START.search(data) is not None
+        if has_header is None:
+            has_header = _HEADER_AT_LINE_START.search(data) is not None
         bom = data[:len(BOM)] == BOM
         lines = (_lines(data) if one is None or stop is None
                  else _lines(data, one.start, abs(stop), last=stop < 0))
     else:  # an open file
-        has_header = _file_has_header(data)
+        if has_header is None:
+            has_header = _file_has_header(data)
         data.seek(0)
         bom = data.read(len(BOM)) == BOM
         lines = (_file_lines(data) if one is None or stop is None
@@ -675,6 +681,210 @@ def _read_indexed(path: Path, progress: Progress | None = None) -> list[Session]
 def _let_go(session: Session, path: str, chat: _Chat, stop: int) -> None:
     """Keep the session's count of turns, not its turns (read again when asked for)."""
     session.turns = _ChatTurns(path, chat, stop, len(session.turns))  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- a list of the chats
+
+_HEADER_LINE = re.compile(rb"(?:(?<=[\r\n])|\A)# aider chat started at([^\r\n]*)")
+"""A header line: at the start of a line (LF, CR or CRLF ends one), its time after it."""
+_LINE_ENDS = re.compile(rb"[\r\n]")
+
+
+class _Packed:
+    """Many short strings held as one UTF-8 buffer and where each ends (not an object each)."""
+
+    __slots__ = ("_data", "_ends")
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._ends = array("q")
+
+    def append(self, text: str) -> None:
+        self._data += text.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._data))
+
+    def __getitem__(self, index: int) -> str:
+        start = self._ends[index - 1] if index else 0
+        return self._data[start:self._ends[index]].decode("utf-8", "surrogatepass")
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def nbytes(self) -> int:
+        return len(self._data) + self._ends.itemsize * len(self._ends)
+
+
+class ChatIndex(Sequence[_Chat]):
+    """Where each chat of a history is, and what its header says, in a few arrays (about 40
+    bytes a chat): a history of 144,510 chats is listed without a `Session` for each. A
+    chat's `Session` is read from its own bytes when it is opened (`read`)."""
+
+    __slots__ = ("_dup", "_numbers", "_started", "has_header", "lines", "path", "size",
+                 "starts", "times")
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path = path
+        self.size = size
+        """The file's size when it was listed: where the last chat ends."""
+        self.starts = array("q")
+        """Byte offset of each chat's first line."""
+        self.lines = array("q")
+        """Lines of the file before each chat."""
+        self._numbers = array("l")
+        self.times = array("d")
+        """Each chat's header time (epoch seconds, NaN when it has none)."""
+        self._started = _Packed()
+        self._dup = bytearray()
+        self.has_header = False
+        """Some line of the file starts with the header at the start of a line (as
+        `_HEADER_AT_LINE_START` finds it): text before the first one is then warned of."""
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @overload
+    def __getitem__(self, index: int) -> _Chat: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[_Chat]: ...
+
+    def __getitem__(self, index: int | slice) -> _Chat | list[_Chat]:
+        if isinstance(index, slice):
+            return [self[number] for number in range(*index.indices(len(self)))]
+        return _Chat(self.starts[index], self.lines[index], self._numbers[index])
+
+    def _add(self, start: int, lines: int, number: int, started: str, seen: set[str]) -> None:
+        self.starts.append(start)
+        self.lines.append(lines)
+        self._numbers.append(number)
+        self._started.append(started)
+        self.times.append(parse_time(started)[1] or math.nan if started else math.nan)
+        session_id = started or f"#{number}"
+        self._dup.append(session_id in seen)
+        seen.add(session_id if session_id not in seen else f"{session_id} #{number}")
+
+    def started_text(self, index: int) -> str:
+        """What the chat's header says after `started at` ("" for none)."""
+        return self._started[index]
+
+    def session_id(self, index: int) -> str:
+        """The chat's id, as `history_stream` gives it."""
+        number = self._numbers[index]
+        session_id = self._started[index] or f"#{number}"
+        return f"{session_id} #{number}" if self._dup[index] else session_id
+
+    def title(self, index: int) -> str | None:
+        """The chat's title, as `history_stream` gives it (None without a header time)."""
+        started = self._started[index]
+        return f"aider chat {started}" if started else None
+
+    def started(self, index: int) -> float | None:
+        """When the chat's header says it started (None when it says nothing)."""
+        value = self.times[index]
+        return None if math.isnan(value) else value
+
+    def stop(self, index: int) -> int:
+        """Where the chat ends: the next one's start, or (negative) minus the file's size."""
+        return self.starts[index + 1] if index + 1 < len(self.starts) else -self.size
+
+    def nbytes(self) -> int:
+        """The memory the index holds (its arrays and strings)."""
+        arrays = (self.starts, self.lines, self._numbers, self.times)
+        return sum(a.itemsize * len(a) for a in arrays) + self._started.nbytes() + \
+            len(self._dup)
+
+    def read(self, index: int) -> Session:
+        """The chat's `Session`, read from its own bytes (the file is not read whole).
+        ReaderError when the file no longer holds it."""
+        chat, stop = self[index], self.stop(index)
+        path = Path(self.path)
+        with _opened(path) as handle:
+            try:
+                if os.fstat(handle.fileno()).st_size < abs(stop):
+                    raise UnreadablePath(f"{self.path}: the file is shorter than when it was "
+                                         f"listed: chat {self.session_id(index)} is gone")
+                found = [item for item in history_stream(handle, self.path, one=chat,
+                                                         stop=stop, has_header=self.has_header)
+                         if item is not None]
+            except OSError as error:
+                raise UnreadablePath.of(path, error) from None
+        if not found or (chat.number and found[0].meta.get("started_at", "")
+                         != self.started_text(index)):
+            raise UnreadablePath(f"{self.path}: chat {self.session_id(index)} changed since "
+                                 "the file was listed; open the file again")
+        session = found[0]
+        session.session_id = self.session_id(index)
+        return session
+
+
+def list_chats(path: Path) -> ChatIndex:
+    """Every chat of a history by its header lines alone (a fast pass: no chat is parsed),
+    the file read WINDOW_BYTES at a time. The chats are those `history_stream` gives, in
+    order, with the same ids; the file's text before its first header is chat `#0` when
+    it holds more than white space."""
+    with _opened(path) as handle:
+        try:
+            return _list(handle, str(path))
+        except OSError as error:
+            raise UnreadablePath.of(path, error) from None
+
+
+def _list(handle: BinaryIO, path: str) -> ChatIndex:
+    index = ChatIndex(path, os.fstat(handle.fileno()).st_size)
+    index.has_header = _file_has_header(handle)
+    handle.seek(0)
+    seen: set[str] = set()
+    origin = len(BOM) if handle.read(len(BOM)) == BOM else 0
+    handle.seek(origin)
+    base = origin
+    """File offset of `data`'s first byte."""
+    carry = b""
+    lines = 0
+    """Line ends before `base + position`."""
+    headers = 0
+    first_seen = False
+    """A header, or text before any (chat #0), was read."""
+    while True:
+        chunk = handle.read(WINDOW_BYTES)
+        ended = not chunk
+        data = carry + chunk if carry else chunk
+        if ended:
+            cut = len(data)
+        else:
+            last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+            # The last line goes on with the next window; a CR last may be half a CRLF.
+            cut = 0 if last < 0 else last if last == len(data) - 1 and data[last] == 13 \
+                else last + 1
+        position = 0
+        for match in _HEADER_LINE.finditer(data, 0, cut):
+            lines += _line_ends(data, position, match.start())
+            position = match.start()
+            if not first_seen:
+                first_seen = True
+                if _has_text(data[:position]):
+                    index._add(origin, 0, 0, "", seen)  # text before the first header
+            headers += 1
+            started = match.group(1).decode("utf-8", "replace").strip()
+            index._add(base + position, lines, headers, started, seen)
+        lines += _line_ends(data, position, cut)
+        if not first_seen and _has_text(data[:cut]):
+            first_seen = True
+            index._add(origin, 0, 0, "", seen)  # text before any header: chat #0
+        base += cut
+        carry = data[cut:]
+        if ended:
+            return index
+
+
+def _has_text(data: bytes) -> bool:
+    """More than white space, as a line of text is told from a blank one."""
+    return bool(data.decode("utf-8", "replace").strip())
+
+
+def _line_ends(data: bytes, start: int, stop: int) -> int:
+    """Lines ended in `data[start:stop]` (LF, CR or CRLF each end one)."""
+    return data.count(b"\n", start, stop) + data.count(b"\r", start, stop) \
+        - data.count(b"\r\n", start, stop)
 
 
 def looks_like_pasted_history(head: bytes) -> bool:
