@@ -119,8 +119,8 @@ def test_session_picker(snap_compare: object, tmp_path: Path,
 
     async def run_before(pilot: object) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query("DataTable"))
-                         and app.screen.query_one("DataTable").row_count == 2)
+                         and bool(app.screen.query("SessionTable"))
+                         and app.screen.query_one("SessionTable").row_count == 2)
 
     assert snap_compare(app, terminal_size=(100, 20), run_before=run_before)  # type: ignore[operator]
 

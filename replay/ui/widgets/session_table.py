@@ -18,7 +18,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -114,10 +114,11 @@ class SessionTable(ScrollView, can_focus=True):
         def control(self) -> SessionTable:
             return self.table
 
-    cursor_row: reactive[int] = reactive(0, init=False, always_update=True)
+    cursor_row: reactive[int] = reactive(0, init=False, always_update=True, repaint=False)
     """The place of the row under the cursor among the rows shown."""
 
-    def __init__(self, columns: Sequence[str], cells: Cells, *, id: str | None = None) -> None:
+    def __init__(self, columns: Sequence[str], cells: Cells, *,
+                 id: str | None = None) -> None:  # noqa: A002 - as every widget names it
         super().__init__(id=id)
         self.columns: dict[str, Column] = {
             key: Column(key, Text(key), len(key)) for key in columns}
@@ -193,13 +194,19 @@ class SessionTable(ScrollView, can_focus=True):
     def validate_cursor_row(self, row: int) -> int:
         return max(0, min(row, len(self._order) - 1))
 
-    def watch_cursor_row(self, row: int) -> None:
+    def watch_cursor_row(self, old: int, row: int) -> None:
         body = max(self.size.height - 1, 1)
         top = int(self.scroll_y)
         if row < top:
             self.scroll_to(y=row, animate=False, immediate=True)
         elif row >= top + body:
             self.scroll_to(y=row - body + 1, animate=False, immediate=True)
+        else:  # no scroll: only the two rows the cursor left and came to are drawn again
+            for place in (old, row):
+                y = place - top + 1
+                if 1 <= y < self.size.height:
+                    self.refresh(Region(0, y, self.size.width, 1))
+            return
         self.refresh()
 
     def _page(self) -> int:
