@@ -177,7 +177,7 @@ class SessionTable(ScrollView, can_focus=True):
     def refresh_row_numbers(self, numbers: set[int]) -> None:
         """Draw these rows again if they are on screen."""
         top = int(self.scroll_y)
-        shown = self._order[top:top + self.size.height]
+        shown = self._order[top:top + self._height()]
         if any(number in numbers for number in shown):
             self.refresh()
 
@@ -195,7 +195,7 @@ class SessionTable(ScrollView, can_focus=True):
         return max(0, min(row, len(self._order) - 1))
 
     def watch_cursor_row(self, old: int, row: int) -> None:
-        body = max(self.size.height - 1, 1)
+        body = max(self._height() - 1, 1)
         top = int(self.scroll_y)
         if row < top:
             self.scroll_to(y=row, animate=False, immediate=True)
@@ -204,13 +204,17 @@ class SessionTable(ScrollView, can_focus=True):
         else:  # no scroll: only the two rows the cursor left and came to are drawn again
             for place in (old, row):
                 y = place - top + 1
-                if 1 <= y < self.size.height:
+                if 1 <= y < self._height():
                     self.refresh(Region(0, y, self.size.width, 1))
             return
         self.refresh()
 
     def _page(self) -> int:
-        return max(self.size.height - 2, 1)
+        return max(self._height() - 2, 1)
+
+    def _height(self) -> int:
+        """Lines shown, the header's included (not the horizontal scroll bar's)."""
+        return self.scrollable_content_region.height
 
     def action_cursor_up(self) -> None:
         self.cursor_row -= 1
