@@ -126,3 +126,58 @@ def test_a_history_is_held_in_a_few_bytes_a_chat(tmp_path: Path,
     # Session the whole reader made was 1.2 KB a chat).
     assert per_chat < 120, per_chat
     assert (big_peak - small_peak) / 3_600 < 250  # listing: the ids seen, not the chats
+
+
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_a_long_chat_read_back_by_blocks_of_exchanges_is_the_whole_chat(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    # Every chat taken as long: each block of exchanges is read alone from its mark.
+    monkeypatch.setattr(aider, "LONG_CHAT_BYTES", 0)
+    monkeypatch.setattr(aider, "BLOCK_EXCHANGES", block)
+    monkeypatch.setattr(aider, "RECENT_BLOCKS", 2)
+    for path in _more_files(tmp_path):
+        whole = load_sessions(path)
+        indexed = load_sessions(path, indexed=True)
+        index = aider.list_chats(path)
+        opened = [index.read(n) for n in range(len(index))] if len(index) else whole
+        for held in (indexed, opened):
+            assert all(isinstance(s.turns, aider._LongChatTurns) for s in held) or not \
+                len(index)
+            assert _sessions(held) == _sessions(whole), path.name
+            for mine, theirs in zip(held, whole, strict=True):  # backwards, one at a time
+                assert [mine.turns[n].id for n in reversed(range(len(mine.turns)))] == \
+                    [turn.id for turn in reversed(theirs.turns)]
+                assert [t.index for t in mine.turns] == list(range(len(theirs.turns)))
+
+
+def test_a_long_chat_is_never_held_whole(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(aider, "RECENT_BLOCKS", 2)  # what is held: 2 blocks of 64 exchanges
+    monkeypatch.setattr(aider, "WINDOW_BYTES", 1 << 16)  # the file: far more than a window
+    path = tmp_path / ".aider.chat.history.md"
+    body = "".join(f"#### step {n}\n\n{'reply text ' * 40}{n}\n\n> Tokens: 1k sent, 2 received."
+                   f"\n\n" for n in range(12_000))
+    path.write_text("# aider chat started at 2024-05-01 10:00:00\n\n" + body, encoding="utf-8")
+    size = path.stat().st_size
+    assert size > aider.LONG_CHAT_BYTES
+    small = tmp_path / "small.chat.history.md"
+    small.write_text(HISTORY, encoding="utf-8")
+    load_sessions(small, indexed=True)  # the modules imported before measuring
+    gc.collect()
+    tracemalloc.start()
+    try:
+        [session] = load_sessions(path, indexed=True)
+        held, read_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        turns = session.turns
+        assert isinstance(turns, aider._LongChatTurns) and len(turns) == 36_000
+        texts = sum(len(turn.parts[0].text) for turn in turns)  # every turn, in order
+        assert turns[30_001].id == "1-30002" and turns[4].parts[0].text.startswith("reply")
+        walk_peak = tracemalloc.get_traced_memory()[1] - held
+    finally:
+        tracemalloc.stop()
+    assert texts > size // 2
+    # Whole, its turns were about 4 times the chat; now the marks and a few blocks.
+    assert read_peak < size // 3, (read_peak, size)
+    assert held < size // 5, (held, size)  # the marks: about 32 bytes an exchange
+    assert walk_peak < size // 5, (walk_peak, size)  # two blocks of 64 exchanges

@@ -37,6 +37,7 @@ given) goes to the opening banner turn only.
 
 from __future__ import annotations
 
+import bisect
 import math
 import os
 import re
@@ -136,6 +137,42 @@ class _Block:
     end: int
 
 
+class _Marks:
+    """Where each exchange of one chat starts (a prompt, and what follows it up to the next
+    prompt), with the builder state a read from there needs: the model then in use and the
+    turns before it. The turns before an exchange are final once it starts (a prompt's end
+    lets go of the reply it would have added tokens or a ^C to), so an exchange is read
+    back alone. About 30 bytes an exchange."""
+
+    __slots__ = ("count", "firsts", "lines", "model_of", "models", "offsets")
+
+    def __init__(self) -> None:
+        self.offsets = array("q")
+        """Byte offset of the exchange's prompt line."""
+        self.lines = array("q")
+        """Its line number."""
+        self.firsts = array("q")
+        """The index of its first turn: the turns before it."""
+        self.model_of = array("l")
+        self.models: list[str | None] = []
+        self.count = 0
+        """The chat's turns so far."""
+
+    def add(self, offset: int, lineno: int, first: int, model: str | None) -> None:
+        if model not in self.models:
+            self.models.append(model)
+        self.offsets.append(offset)
+        self.lines.append(lineno)
+        self.firsts.append(first)
+        self.model_of.append(self.models.index(model) if len(self.models) > 1 else 0)
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def model(self, exchange: int) -> str | None:
+        return self.models[self.model_of[exchange]]
+
+
 @dataclass(slots=True)
 class _SessionBuilder:
     """Turns the classified lines of one aider session into turns."""
@@ -162,6 +199,10 @@ class _SessionBuilder:
     cut_at_prompt: str | None = None
     """A `^C` taken as pressed at the prompt, while reply text may still follow it (aider
     writes a cut reply after its `^C` line)."""
+    marks: _Marks | None = None
+    """Where each exchange starts, when asked for (a chat read back by exchanges)."""
+    keep: bool = True
+    """False: the turns before an exchange are let go when it starts (only counted)."""
 
     def _new_turn(self, role: str, parts: list[Part], lineno: int, start: int, end: int) -> Turn:
         self.turn_count += 1
@@ -174,6 +215,9 @@ class _SessionBuilder:
         )
         if self.started and role == "system" and not self.session.turns:
             turn.timestamp, turn.time = parse_time(self.started)
+        self.started = None  # the first turn only (turns let go must not make it look first)
+        if self.marks is not None:
+            self.marks.count = self.turn_count
         return self.session.add(turn)
 
     def flush(self) -> None:
@@ -238,6 +282,13 @@ class _SessionBuilder:
 
     def user_line(self, text: str, lineno: int, offset: int, end: int) -> None:
         """A `####` line: part of the prompt being read."""
+        marks = self.marks
+        if marks is not None and (self.block is None or self.block.role != "user") \
+                and self.turn_count:
+            self.flush()  # as `_append` would: the turns before this prompt are final
+            marks.add(offset, lineno, self.turn_count, self.model)
+            if not self.keep:
+                self.session.turns.clear()
         self._append("user", text, lineno, offset, end)
 
     def assistant_line(self, text: str, lineno: int, offset: int, end: int) -> None:
@@ -390,7 +441,9 @@ def _file_has_header(handle: BinaryIO) -> bool:
     stopping at the first)."""
     handle.seek(0)
     carry = b""
-    while chunk := handle.read(WINDOW_BYTES):
+    # Small windows: the first header is nearly always the first line, and a chat read back
+    # alone asks this every time.
+    while chunk := handle.read(min(WINDOW_BYTES, 1 << 16)):
         data = carry + chunk
         if _HEADER_AT_LINE_START.search(data) is not None:
             return True
@@ -439,7 +492,8 @@ class _Chat:
 
 def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
                    one: _Chat | None = None, stop: int | None = None,
-                   has_header: bool | None = None) -> Iterator[Session | None]:
+                   has_header: bool | None = None, marks: list[_Marks] | None = None,
+                   keep: bool = True) -> Iterator[Session | None]:
     """The sessions of an aider chat history as `Reader.stream` gives them: each yielded
     when its header is read (before its first turn), None every PAUSE_LINES lines; a session
     is done when the next one is yielded or the generator ends.
@@ -448,7 +502,9 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
     byte `stop`: where the next one starts, or (negative) minus the size the file had when
     its last session was read. `data`: the history's bytes, or the file open (read
     WINDOW_BYTES at a time, never mapped). `has_header`: whether the file has a header at a
-    line start, when known (else looked for).
+    line start, when known (else looked for). `marks` gets where each session's exchanges
+    start (`_Marks`, one per session); with `keep` False their turns are let go as each next
+    exchange starts (counted in its marks).
     """
     builder: _SessionBuilder | None = None
     seen_ids: set[str] = set()
@@ -488,7 +544,10 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
             session.title = f"aider chat {started}" if started else None
             if started:
                 session.meta["started_at"] = started
-            builder = _SessionBuilder(session, number, started=started or None)
+            builder = _SessionBuilder(session, number, started=started or None, keep=keep)
+            if marks is not None:
+                builder.marks = _Marks()
+                marks.append(builder.marks)
             if chats is not None:
                 chats.append(_Chat(offset, lineno - 1, number))
             yield session
@@ -505,7 +564,10 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
             else:
                 session.meta["header"] = "none: a pasted history"
             seen_ids.add("#0")
-            builder = _SessionBuilder(session, 0)
+            builder = _SessionBuilder(session, 0, keep=keep)
+            if marks is not None:
+                builder.marks = _Marks()
+                marks.append(builder.marks)
             if chats is not None:
                 chats.append(_Chat(len(BOM) if bom else 0, 0, 0))
             yield session
@@ -549,15 +611,18 @@ def shrunk_line(path: str, size: int, now: int) -> str:
             f"{now:,} now): what was past byte {now:,} is missing")
 
 
-def _stream(path: Path, chats: list[_Chat] | None = None) -> Iterator[Session | None]:
+def _stream(path: Path, chats: list[_Chat] | None = None,
+            marks: list[_Marks] | None = None) -> Iterator[Session | None]:
     """`Reader.stream`: the sessions of a history, the file read WINDOW_BYTES at a time;
-    `chats` as in `history_stream`. A file cut while it is read says so in its last
+    `chats` as in `history_stream`; with `marks`, each session's exchanges are marked and
+    its turns let go as the next starts. A file cut while it is read says so in its last
     session's warnings."""
     with _opened(path) as handle:
         try:
             size = os.fstat(handle.fileno()).st_size
             last: Session | None = None
-            for item in history_stream(handle, str(path), chats):
+            for item in history_stream(handle, str(path), chats, marks=marks,
+                                       keep=marks is None):
                 if item is not None:
                     last = item
                 yield item
@@ -658,29 +723,161 @@ class _ChatTurns(Sequence[Turn]):
         return iter(self._whole())
 
 
+LONG_CHAT_BYTES = 4 << 20
+"""A chat longer than this is read back by blocks of exchanges (`_LongChatTurns`), never
+whole: a chat of 50 MB held whole is 4 times that in turns."""
+BLOCK_EXCHANGES = 64
+"""Exchanges of a long chat read back at a time."""
+RECENT_BLOCKS = 16
+"""Blocks of long chats kept once read (the one on screen, the ones around it)."""
+
+_recent_blocks: OrderedDict[tuple[_LongChatTurns, int], list[Turn]] = OrderedDict()
+"""By the turns object itself (not its id: an id is given again once its object is gone)."""
+
+
+class _LongChatTurns(Sequence[Turn]):
+    """The turns of one long chat, read back a block of exchanges at a time from where its
+    marks say each starts, the RECENT_BLOCKS last read kept: memory bounded by the block,
+    not the chat. Reading them in order reads each block once."""
+
+    __slots__ = ("_chat", "_marks", "_path", "_stop")
+
+    def __init__(self, path: str, chat: _Chat, stop: int, marks: _Marks) -> None:
+        self._path = path
+        self._chat = chat
+        self._stop = stop
+        self._marks = marks
+
+    def __len__(self) -> int:
+        return self._marks.count
+
+    def _blocks(self) -> int:
+        return (len(self._marks) + 1 + BLOCK_EXCHANGES - 1) // BLOCK_EXCHANGES
+
+    def _first(self, block: int) -> int:
+        """The index of the block's first turn."""
+        exchange = block * BLOCK_EXCHANGES
+        return 0 if exchange == 0 else self._marks.firsts[exchange - 1]
+
+    def _block(self, block: int) -> list[Turn]:
+        key = (self, block)
+        with _recent_lock:
+            turns = _recent_blocks.get(key)
+            if turns is not None:
+                _recent_blocks.move_to_end(key)
+                return turns
+        turns = self._read(block)
+        with _recent_lock:
+            _recent_blocks[key] = turns
+            while len(_recent_blocks) > RECENT_BLOCKS:
+                _recent_blocks.popitem(last=False)
+        return turns
+
+    def _read(self, block: int) -> list[Turn]:
+        """Read one block: exchange 0 is the chat's start (its header, the banner, what
+        came before its first prompt); exchange k is the k-th mark's prompt onwards."""
+        marks, first = self._marks, self._first(block)
+        after = (block + 1) * BLOCK_EXCHANGES
+        wanted = (marks.firsts[after - 1] if after - 1 < len(marks) else marks.count) - first
+        stop = marks.offsets[after - 1] if after - 1 < len(marks) else self._stop
+        try:
+            with open(self._path, "rb") as handle:
+                if os.fstat(handle.fileno()).st_size < abs(self._stop):
+                    raise ValueError("the file is shorter than when it was read")
+                if block == 0:
+                    found = [item for item in history_stream(handle, self._path,
+                                                             one=self._chat, stop=stop)
+                             if item is not None]
+                    turns = list(found[0].turns) if found else []
+                else:
+                    turns = self._from_mark(handle, block * BLOCK_EXCHANGES - 1, stop)
+        except (OSError, ValueError) as error:
+            return self._unreadable(first, wanted,
+                                    f"this turn could not be read back from {self._path}: "
+                                    f"{error}")
+        if len(turns) != wanted:
+            return self._unreadable(first, wanted, f"{self._path}: this chat's turns changed "
+                                                   "since the file was read")
+        return turns
+
+    def _from_mark(self, handle: BinaryIO, mark: int, stop: int) -> list[Turn]:
+        marks = self._marks
+        first = marks.firsts[mark]
+        builder = _SessionBuilder(Session(path=self._path, format=NAME), self._chat.number,
+                                  model=marks.model(mark), turn_count=first)
+        lines = _file_lines(handle, marks.offsets[mark], abs(stop), last=stop < 0)
+        for lineno, (raw, offset, end) in enumerate(lines, start=marks.lines[mark]):
+            text = raw.decode("utf-8", errors="replace")
+            if text.startswith(HEADER):
+                break  # the next chat (a file that changed)
+            _classify(builder, text, lineno, offset, end)
+        builder.flush()
+        turns = builder.session.turns
+        for number, turn in enumerate(turns, start=first):
+            turn.index = number
+        return turns
+
+    def _unreadable(self, first: int, count: int, why: str) -> list[Turn]:
+        return [Turn(id=f"{self._chat.number}-{number}", role="system", index=number - 1,
+                     parts=[Part(Kind.ERROR, why, name="unreadable")])
+                for number in range(first + 1, first + count + 1)]
+
+    def _where(self, index: int) -> tuple[int, int]:
+        """(block, place in it) of the turn at `index`."""
+        exchange = bisect.bisect_right(self._marks.firsts, index)  # 0: before any mark
+        block = exchange // BLOCK_EXCHANGES
+        return block, index - self._first(block)
+
+    @overload
+    def __getitem__(self, index: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Turn]: ...
+
+    def __getitem__(self, index: int | slice) -> Turn | list[Turn]:
+        if isinstance(index, slice):
+            return [self[number] for number in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        block, place = self._where(index)
+        return self._block(block)[place]
+
+    def __iter__(self) -> Iterator[Turn]:
+        for block in range(self._blocks()):
+            yield from self._block(block)
+
+
 def _read_indexed(path: Path, progress: Progress | None = None) -> list[Session]:
     """`read`, each session's turns read again from its lines when asked for (`_ChatTurns`:
     `Reader.read_indexed`, the app on a history of thousands of chats)."""
     chats: list[_Chat] = []
+    marks: list[_Marks] = []
     sessions: list[Session] = []
     if progress is not None:
         progress(0, 1)
-    for item in _stream(path, chats):
+    # Each chat's turns let go as its next exchange starts: a long chat is never whole.
+    for item in _stream(path, chats, marks=marks):
         if item is not None:
             sessions.append(item)
             if len(sessions) > 1 and len(chats) >= len(sessions):
-                _let_go(sessions[-2], str(path), chats[len(sessions) - 2],
-                        chats[len(sessions) - 1].start)
+                number = len(sessions) - 2
+                _let_go(sessions[number], str(path), chats[number],
+                        chats[number + 1].start, marks[number])
     if sessions and len(chats) == len(sessions):
-        _let_go(sessions[-1], str(path), chats[-1], -os.path.getsize(path))
+        _let_go(sessions[-1], str(path), chats[-1], -os.path.getsize(path), marks[-1])
     if progress is not None:
         progress(1, 1)
     return sessions
 
 
-def _let_go(session: Session, path: str, chat: _Chat, stop: int) -> None:
+def _let_go(session: Session, path: str, chat: _Chat, stop: int, marks: _Marks) -> None:
     """Keep the session's count of turns, not its turns (read again when asked for)."""
-    session.turns = _ChatTurns(path, chat, stop, len(session.turns))  # type: ignore[assignment]
+    if abs(stop) - chat.start > LONG_CHAT_BYTES:
+        session.turns = _LongChatTurns(path, chat, stop, marks)  # type: ignore[assignment]
+    else:
+        session.turns = _ChatTurns(path, chat, stop, marks.count)  # type: ignore[assignment]
 
 
 # ---------------------------------------------------------------- a list of the chats
@@ -803,11 +1000,19 @@ class ChatIndex(Sequence[_Chat]):
                 if os.fstat(handle.fileno()).st_size < abs(stop):
                     raise UnreadablePath(f"{self.path}: the file is shorter than when it was "
                                          f"listed: chat {self.session_id(index)} is gone")
+                # A long chat is read once here, its turns let go exchange by exchange,
+                # then read back by blocks when shown (never whole).
+                long = abs(stop) - chat.start > LONG_CHAT_BYTES
+                marks: list[_Marks] | None = [] if long else None
                 found = [item for item in history_stream(handle, self.path, one=chat,
-                                                         stop=stop, has_header=self.has_header)
+                                                         stop=stop, has_header=self.has_header,
+                                                         marks=marks, keep=not long)
                          if item is not None]
             except OSError as error:
                 raise UnreadablePath.of(path, error) from None
+        if found and marks:
+            found[0].turns = _LongChatTurns(self.path, chat, stop,  # type: ignore[assignment]
+                                            marks[0])
         if not found or (chat.number and found[0].meta.get("started_at", "")
                          != self.started_text(index)):
             raise UnreadablePath(f"{self.path}: chat {self.session_id(index)} changed since "
