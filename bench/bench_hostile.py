@@ -362,7 +362,10 @@ def child_app(path: Path, phases: bool = True) -> None:
         screen = app.replay_screen
         if screen is None:
             # A file of many sessions (an Aider history of many chats) opens on their list.
-            print(f"sessions {len(app.screen.rows)}", flush=True)
+            picker = app.screen
+            print(f"sessions {len(picker.rows)}", flush=True)
+            if phases:
+                await _list_phases(pilot, picker, phase)
             app.exit()
             return
         turns = screen.session.turns
@@ -414,6 +417,30 @@ def child_app(path: Path, phases: bool = True) -> None:
 
     ReplayApp.run = headless_run  # type: ignore[method-assign]
     main([str(path)])
+
+
+async def _list_phases(pilot: Any, picker: Any, phase: Any) -> None:
+    """The session list's phases: every count in, scrolled, sorted, filtered, one opened."""
+    app = pilot.app
+    while picker._waiting:
+        await pilot.pause(0.2)
+    await pilot.pause()
+    phase("counted")
+    for key in ("end", "home", "pagedown", "pagedown", "down"):
+        await pilot.press(key)
+    await pilot.pause()
+    phase("scroll")
+    await pilot.press("s")
+    await pilot.pause()
+    phase("sort")
+    await pilot.press("slash", *"10:20", "enter")
+    await pilot.pause()
+    phase("filter")
+    await pilot.press("enter")  # the session under the cursor
+    while app.replay_screen is None or app.replay_screen.indexing:
+        await pilot.pause(0.05)
+    await pilot.pause()
+    phase("open")
 
 
 def _phases(out: str) -> tuple[dict[str, tuple[float, int]], int | None]:

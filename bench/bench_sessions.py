@@ -130,9 +130,8 @@ def size_of(folder: Path) -> int:
 
 
 async def measure(app_factory, filter_text: str, counts: bool) -> dict[str, float]:  # noqa: ANN001
-    from textual.widgets import DataTable
-
     from replay.ui.screens.picker import SessionPicker
+    from replay.ui.widgets.session_table import SessionTable
 
     started = time.perf_counter()
     app = app_factory()
@@ -146,7 +145,7 @@ async def measure(app_factory, filter_text: str, counts: bool) -> dict[str, floa
             shown = picker()
             if shown is None or not shown.is_mounted:
                 return 0
-            tables = shown.query(DataTable)
+            tables = shown.query(SessionTable)
             return tables.first().row_count if tables else 0
 
         # Polled with plain sleeps: the driver's own pause waits for the app to be idle,
@@ -156,7 +155,7 @@ async def measure(app_factory, filter_text: str, counts: bool) -> dict[str, floa
         await asyncio.sleep(1 / 60)  # the next frame paints them
         figures["first screen s"] = time.perf_counter() - started
         shown = picker()
-        table = shown.query_one(DataTable)
+        table = shown.query_one(SessionTable)
         figures["rows"] = table.row_count
         before = table.row_count
         figures["counted at first screen"] = before - shown._waiting

@@ -42,6 +42,7 @@ from replay.ui.messages import (
     CountRequested,
     LoadFailed,
     LoadProgress,
+    OpenChatRequested,
     OpenEntryRequested,
     OpenSessionRequested,
     ReplayScreenShown,
@@ -270,6 +271,10 @@ class ReplayApp(App[None]):
 
     def _load_whole(self, path: Path, reader: Reader) -> None:
         """Read every session of the source, then show the one or list them all."""
+        from replay.ui.history_list import list_history
+
+        if list_history(self, path, reader):  # an Aider history of many chats: its headers
+            return
         try:
             sessions = load_sessions(
                 path, reader.name, lambda done, total: self.post_message(LoadProgress(done, total)),
@@ -526,7 +531,13 @@ class ReplayApp(App[None]):
         self.open_session(event.session)
 
     @on(OpenEntryRequested)
-    def open_requested_entry(self, event: OpenEntryRequested) -> None:
+    @on(OpenChatRequested)
+    def open_requested_entry(self, event: OpenEntryRequested | OpenChatRequested) -> None:
+        if isinstance(event, OpenChatRequested):  # a chat of a history's list
+            from replay.ui.history_list import open_chat
+
+            open_chat(self, event.read)
+            return
         self.open_entry(event.reader, event.entry)
 
     @on(CountRequested)

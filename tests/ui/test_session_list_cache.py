@@ -9,11 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
 
 from replay.core.discovery import counts
 from replay.resources import default_sample
 from replay.ui.screens.picker import SessionPicker
+from replay.ui.widgets.session_table import SessionTable
 from tests.conftest import realdata
 from tests.core.homes import CLAUDE_IDEAS, CLAUDE_SOUND, build_home
 from tests.ui.conftest import build_app, wait_until
@@ -49,16 +49,16 @@ async def listed_counts(app) -> dict[str, tuple[str, str]]:  # type: ignore[no-u
     empty)."""
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query(DataTable))
-                         and app.screen.query_one(DataTable).row_count > 0)
+                         and bool(app.screen.query(SessionTable))
+                         and app.screen.query_one(SessionTable).row_count > 0)
         picker = app.screen
         assert isinstance(picker, SessionPicker)
         await wait_until(pilot, lambda: picker._waiting == 0 and picker.drawn)
         await pilot.pause()
-        table = picker.query_one(DataTable)
+        table = picker.query_one(SessionTable)
         rows = {}
-        for key in table.rows:
-            cells = [str(cell) for cell in table.get_row(key)]
+        for row in range(table.row_count):
+            cells = [str(cell) for cell in table.get_row_at(row)]
             rows[cells[4] + " " + cells[-1]] = (cells[1], cells[2])
         return rows
 
@@ -156,8 +156,8 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # Counts from the cache arrive all at once. Asked to fit a cell narrower than its column,
     # the table measured every cell of the column again: drawing 2,000 rows of counts took
-    # minutes. Each cell is now measured about once.
-    import textual.widgets._data_table as data_table
+    # minutes. Now a row's cells are made about once as its counts come in, and only the rows
+    # on screen are drawn.
     from textual.app import App
 
     from replay.core.corpus.scan import SessionSummary
@@ -165,6 +165,7 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
     from replay.core.discovery.found import FoundSession
     from replay.core.readers import folder
     from replay.core.readers.base import SessionEntry
+    from replay.ui.screens import picker as picker_module
     from replay.ui.screens.picker import PickerRow
 
     count = 300
@@ -178,11 +179,11 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
             # Longest first: every later title is narrower than its column.
             title="t" * (60 - number % 50))))
     measured = []
-    measure = data_table.measure
+    cells = picker_module.discovered_cells
 
-    def counting(*args: object, **kwargs: object) -> int:
+    def counting(row: PickerRow) -> tuple[object, ...]:
         measured.append(1)
-        return measure(*args, **kwargs)  # type: ignore[arg-type]
+        return cells(row)
 
     class Lists(App[None]):
         def on_mount(self) -> None:
@@ -191,10 +192,10 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
     app = Lists()
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and app.screen.query(DataTable))
+                         and app.screen.query(SessionTable))
         picker = app.screen
         assert isinstance(picker, SessionPicker)
-        monkeypatch.setattr(data_table, "measure", counting)
+        monkeypatch.setattr(picker_module, "discovered_cells", counting)
         for number, row in enumerate(picker.rows):
             assert row.entry is not None
             picker.show_summary(row.entry, SessionSummary(
@@ -202,10 +203,11 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
                 format="claude-code"), None)
         await wait_until(pilot, lambda: picker._waiting == 0 and picker.drawn)
         await pilot.pause()
-        table = picker.query_one(DataTable)
+        table = picker.query_one(SessionTable)
         assert sorted(int(str(cell).replace(",", "")) for cell in table.get_column("turns")) \
             == [number * 37 for number in range(count)]
-    assert len(measured) < 10 * count  # about one per widened cell, not one per cell per cell
+    # About one per row that came in, and the rows on screen: not one per cell per cell.
+    assert len(measured) < 10 * count
 
 
 async def test_a_broken_cache_file_is_said_once_and_the_list_still_counts(

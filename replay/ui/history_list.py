@@ -1,0 +1,178 @@
+"""An Aider history of many chats in the app: listed from its header lines at once, counted
+by a worker as the list is looked at, and each chat read from its own bytes when opened.
+
+The list's rows are made when drawn (`HistoryRows`): a history of 144,510 chats is held as
+a few arrays (`HistoryCounts`), never as a `Session` or a row per chat.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from array import array
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.worker import get_current_worker
+
+from replay.core.readers.base import Reader, ReaderError, SessionEntry
+from replay.core.session.model import Session
+from replay.core.session.text import one_line
+from replay.ui.literal import shown
+from replay.ui.messages import HistoryCounted, LoadFailed, SessionStarted, TurnsAdded
+
+if TYPE_CHECKING:
+    from replay.core.discovery.history import HistoryCounts
+    from replay.ui.app import ReplayApp
+    from replay.ui.screens.picker import PickerRow, SessionPicker
+
+LABEL_WIDTH = 70
+"""Characters of a chat's name shown (as `row_cells` cuts it)."""
+FLUSH_SECONDS = 0.2
+"""How often the list is told how far counting got."""
+
+
+def list_history(app: ReplayApp, path: Path, reader: Reader) -> bool:
+    """In the loading worker: list an Aider history of several chats for the picker (True),
+    or leave the file to be read whole (False: another format, or one chat)."""
+    from replay.core.readers import aider
+
+    if reader.name != aider.NAME or not path.is_file():
+        return False
+    from replay.core.discovery.history import HistoryCounts
+
+    try:
+        counts = HistoryCounts.of(path)
+    except ReaderError as error:
+        app.post_message(LoadFailed(str(error)))
+        return True
+    if len(counts) < 2:
+        return False
+    rows = HistoryRows(counts, str(app.options.path))  # here: it measures every chat's name
+    app.call_from_thread(_show, app, rows, reader)
+    return True
+
+
+def _show(app: ReplayApp, rows: HistoryRows, reader: Reader) -> None:
+    from replay.ui.screens.picker import SessionPicker
+
+    counts = rows.counts
+    picker = SessionPicker(str(app.options.path), rows, app.options.rules, reader)
+    app._show_picker(picker)
+    app.run_worker(partial(_count, app, picker, counts), thread=True, group="count-history",
+                   exit_on_error=False, description="Counting turns")
+
+
+def _count(app: ReplayApp, picker: SessionPicker, counts: HistoryCounts) -> None:
+    """Count every chat (one windowed scan), telling the list a few times a second."""
+    worker = get_current_worker()
+    told = time.monotonic()
+    try:
+        for done in counts.count(app.options.rules, cancelled=lambda: worker.is_cancelled):
+            if time.monotonic() - told > FLUSH_SECONDS:
+                picker.post_message(HistoryCounted(len(counts) - done))
+                told = time.monotonic()
+    except ReaderError as error:
+        counts.error = str(error)
+    if not worker.is_cancelled:
+        picker.post_message(HistoryCounted(len(counts) - counts.counted, counts.error))
+
+
+def open_chat(app: ReplayApp, read: Callable[[], Session]) -> None:
+    """Read a chat picked from the list in a worker, and show it."""
+    app.first_screen_painted.clear()
+    app.run_worker(partial(_open, app, read), thread=True, group="load", exclusive=True,
+                   exit_on_error=False, description="Reading the chat")
+
+
+def _open(app: ReplayApp, read: Callable[[], Session]) -> None:
+    try:
+        session = read()
+    except ReaderError as error:
+        app.post_message(LoadFailed(str(error), fatal=False))
+        return
+    app.post_message(SessionStarted(session))
+    app.post_message(TurnsAdded(session, 0, done=True))
+
+
+class HistoryRows:
+    """The picker's rows of a history (`CompactRows`): each made when it is drawn."""
+
+    def __init__(self, counts: HistoryCounts, root: str) -> None:
+        from replay.core.readers import aider
+
+        self.counts = counts
+        self._path = Path(counts.path)
+        self._format = aider.NAME
+        self._path_text = str(self._path)
+        index = counts.index
+        self._widest_label = max(
+            (len(one_line(shown(index.title(n) or index.session_id(n)), LABEL_WIDTH))
+             for n in range(len(index))), default=1)
+        from replay.ui.screens.picker import _folder
+
+        self._folder = _folder(self[0], root).cell_len if len(index) else 0
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def __getitem__(self, number: int) -> PickerRow:
+        from replay.ui.screens.picker import PickerRow
+
+        if not 0 <= number < len(self.counts):
+            raise IndexError(number)
+        counts, index = self.counts, self.counts.index
+        entry = SessionEntry(key=index.session_id(number), path=self._path,
+                             title=counts.label(number), started=index.started(number),
+                             format=self._format)
+        return PickerRow(entry=entry, summary=counts.summary(number),
+                         read=partial(counts.read, number))
+
+    @property
+    def waiting(self) -> int:
+        return len(self.counts) - self.counts.counted
+
+    def newest_first(self) -> array[int]:
+        times = self.counts.index.times
+        return array("l", sorted(range(len(times)), reverse=True,
+                                 key=lambda n: 0.0 if math.isnan(times[n]) else times[n]))
+
+    def _text(self, number: int) -> str:
+        # As `row_text` makes it from the row's summary and entry.
+        counts = self.counts
+        label = counts.label(number)
+        return "\n".join((label if number < counts.counted else "", label,
+                          counts.index.session_id(number), self._path_text)).casefold()
+
+    def matches(self, number: int, needle: str) -> bool:
+        return needle in self._text(number)
+
+    def sort_value(self, column: str) -> Callable[[int], tuple[int, str | int]] | None:
+        from replay.ui.screens.picker import _sort_value
+
+        counts, index = self.counts, self.counts.index
+        if column == "started":
+            def started(number: int) -> tuple[int, str | int]:
+                value = index.started(number)
+                return (1, datetime.fromtimestamp(value).strftime("%Y-%m-%d %H:%M")) \
+                    if value else (0, "")
+            return started
+        if column in ("turns", "empty"):
+            values = counts.turns if column == "turns" else counts.empty
+            return lambda number: (1, values[number]) if number < counts.counted else (0, "")
+        if column == "session":
+            return lambda number: _sort_value(one_line(shown(counts.label(number)),
+                                                       LABEL_WIDTH))
+        return None
+
+    def widths(self) -> dict[str, int]:
+        counts = self.counts
+        labels = max((len(one_line(shown(label), LABEL_WIDTH))
+                      for label in counts.labels.values()), default=0)
+        return {"started": 16, "turns": len(f"{counts.most_turns:,}"),
+                "empty": len(str(counts.most_empty)), "subagents": 0,
+                "session": max(self._widest_label, labels), "format": len(self._format),
+                "folder": self._folder}
