@@ -26,6 +26,7 @@ from tests.core.test_turn_index import RULE_SETS, _resolved, describe_words, who
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_sessions"
+REALDATA = REPO.parent / "shared" / "realdata"
 
 
 def read(format_name: str, path: Path, indexed: bool, **sizes: int) -> Session:
@@ -97,8 +98,109 @@ def _run_files(tmp_path: Path) -> list[Path]:
     return [SAMPLES / "dry-run-flag.opencode-run.jsonl", awkward_run(tmp_path / "awkward.jsonl")]
 
 
+def _codex_line(number: int, kind: str, payload: dict[str, Any]) -> str:
+    stamp = f"2026-03-01T{10 + number // 3600 % 10:02d}:{number // 60 % 60:02d}:" \
+            f"{number % 60:02d}.000Z"
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}) + "\n"
+
+
+def awkward_codex(path: Path, tasks: int = 160) -> Path:
+    """A rollout with what makes a Codex turn depend on later lines: tool outputs written
+    many turns after their call, prompts demoted to injected context when their event never
+    comes, token counts and aborts landing on the last step, model switches; also events
+    before items and items before events, orphan outputs, compactions, reused item ids, a
+    line that is not JSON and one of no type, markup and escapes in the text."""
+    lines: list[str] = []
+    number = 0
+
+    def add(kind: str, **payload: Any) -> None:
+        nonlocal number
+        number += 1
+        lines.append(_codex_line(number, kind, payload))
+
+    add("session_meta", id="sess-1", cwd="/w", cli_version="0.1", model="gpt-a",
+        git={"branch": "main"})
+    late: list[str] = []
+    for task in range(tasks):
+        if task % 50 == 0:
+            add("turn_context", model=f"gpt-{task // 50}")
+        if task % 11 == 0:
+            add("response_item", type="message", role="developer",
+                content=[{"type": "input_text", "text": "<permissions instructions> x"}])
+        prompt = f"task {task}: fix [/] [link=x] list[int] \x1b[31mred\x1b[0m é"
+        if task % 4 == 0:  # the event first, its item after
+            add("event_msg", type="user_message", message=prompt)
+            add("response_item", type="message", role="user",
+                content=[{"type": "input_text", "text": prompt}])
+        elif task % 4 == 1:  # the item first, its event after; an unconfirmed one demoted
+            add("response_item", type="message", role="user",
+                content=[{"type": "input_text", "text": "context the harness added"}])
+            add("response_item", type="message", role="user", id="dup" if task % 8 == 1
+                else f"u{task}", content=[{"type": "input_text", "text": prompt}])
+            add("event_msg", type="user_message", message=prompt)
+        elif task % 4 == 2:  # an item whose event never comes: demoted by the next step
+            add("response_item", type="message", role="user",
+                content=[{"type": "input_text", "text": prompt}])
+        else:
+            add("event_msg", type="user_message", message=prompt)
+        for step in range(1 + task % 3):
+            call = f"call_{task}_{step}"
+            if task % 5 != 4:
+                add("response_item", type="reasoning", summary=[
+                    {"type": "summary_text", "text": f"thinking {task}.{step} [b]x[/b]"}])
+            add("response_item", type="function_call", name="shell", call_id=call,
+                arguments=json.dumps({"command": ["ls", f"dir{task}"]}), id="dup")
+            if (task + step) % 6 == 0:
+                late.append(call)  # its output comes many turns later
+            else:
+                add("response_item", type="function_call_output", call_id=call,
+                    output=json.dumps({"output": f"file{task}.txt\n" * 3,
+                                       "metadata": {"duration_seconds": 0.5}}))
+            if task % 9 == 3 and step == 0:
+                add("response_item", type="custom_tool_call", name="apply_patch",
+                    call_id=f"patch_{task}", input="*** Begin Patch [/]")
+                add("response_item", type="custom_tool_call_output",
+                    call_id=f"patch_{task}", output="Done!")
+            if task % 7 == 6:
+                add("response_item", type="function_call_output", call_id=f"nobody_{task}",
+                    output="an output of no call")
+            add("event_msg", type="token_count", info={"last_token_usage": {
+                "input_tokens": 100 + task, "output_tokens": 7, "total_tokens": 107 + task}})
+            if step == task % 3:
+                if task % 10 == 7:
+                    add("event_msg", type="turn_aborted", reason="interrupted")
+                    continue
+                if task % 13 != 12:  # else a step of only calls, closed by the next prompt
+                    add("response_item", type="message", role="assistant", content=[
+                        {"type": "output_text", "text": f"done {task}.{step}: list[int] [/]"}])
+                add("event_msg", type="token_count", info={"last_token_usage": {
+                    "input_tokens": 5, "cached_input_tokens": 2}})
+        while len(late) > 12:  # outputs of calls from a dozen tasks (tens of turns) ago
+            add("response_item", type="function_call_output", call_id=late.pop(0),
+                output=f"late output [/] for an old call, task {task}")
+        if task % 45 == 44:
+            add("compacted", message="summary of the work so far", replacement_history=[{}])
+        if task % 17 == 5:
+            add("event_msg", type="task_complete")
+        if task == 30:
+            lines.append("not json at all\n")
+            lines.append(json.dumps({"payload": {}}) + "\n")
+        if task % 23 == 0:
+            add("event_msg", type="agent_message", message="copy")
+    for call in late:
+        add("response_item", type="function_call_output", call_id=call, output="the very end")
+    path.write_text("".join(lines))
+    return path
+
+
+def _codex_files(tmp_path: Path) -> list[Path]:
+    return [*sorted((REALDATA / "codex").glob("*.jsonl")), SAMPLES / "flaky-test.codex.jsonl",
+            awkward_codex(tmp_path / "awkward-codex.jsonl")]
+
+
 FILES: dict[str, Callable[[Path], list[Path]]] = {
     "opencode-run": _run_files,
+    "codex": _codex_files,
 }
 
 
