@@ -28,7 +28,7 @@ class RawScreen(ModalScreen[None]):
     RawScreen { align: center middle; }
     RawScreen > Vertical { width: 90%; height: 90%; border: thick $primary;
                            background: $surface; padding: 0 1; }
-    RawScreen #raw-where { color: $text-muted; height: auto; }
+    RawScreen #raw-where { color: $text-muted; height: auto; width: 100%; }
     RawScreen VerticalScroll { height: 1fr; }
     """
     BINDINGS = [
