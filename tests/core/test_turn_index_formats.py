@@ -26,6 +26,7 @@ from tests.core.test_turn_index import RULE_SETS, _resolved, describe_words, who
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_sessions"
+REALDATA = REPO.parent / "shared" / "realdata"
 
 
 def read(format_name: str, path: Path, indexed: bool, **sizes: int) -> Session:
@@ -97,8 +98,177 @@ def _run_files(tmp_path: Path) -> list[Path]:
     return [SAMPLES / "dry-run-flag.opencode-run.jsonl", awkward_run(tmp_path / "awkward.jsonl")]
 
 
+def _codex_line(number: int, kind: str, payload: dict[str, Any]) -> str:
+    stamp = f"2026-03-01T{10 + number // 3600 % 10:02d}:{number // 60 % 60:02d}:" \
+            f"{number % 60:02d}.000Z"
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}) + "\n"
+
+
+def awkward_codex(path: Path, tasks: int = 160) -> Path:
+    """A rollout with what makes a Codex turn depend on later lines: tool outputs written
+    many turns after their call, prompts demoted to injected context when their event never
+    comes, token counts and aborts landing on the last step, model switches; also events
+    before items and items before events, orphan outputs, compactions, reused item ids, a
+    line that is not JSON and one of no type, markup and escapes in the text."""
+    lines: list[str] = []
+    number = 0
+
+    def add(kind: str, **payload: Any) -> None:
+        nonlocal number
+        number += 1
+        lines.append(_codex_line(number, kind, payload))
+
+    add("session_meta", id="sess-1", cwd="/w", cli_version="0.1", model="gpt-a",
+        git={"branch": "main"})
+    late: list[str] = []
+    for task in range(tasks):
+        if task % 50 == 0:
+            add("turn_context", model=f"gpt-{task // 50}")
+        if task % 11 == 0:
+            add("response_item", type="message", role="developer",
+                content=[{"type": "input_text", "text": "<permissions instructions> x"}])
+        prompt = f"task {task}: fix [/] [link=x] list[int] \x1b[31mred\x1b[0m é"
+        if task % 4 == 0:  # the event first, its item after
+            add("event_msg", type="user_message", message=prompt)
+            add("response_item", type="message", role="user",
+                content=[{"type": "input_text", "text": prompt}])
+        elif task % 4 == 1:  # the item first, its event after; an unconfirmed one demoted
+            add("response_item", type="message", role="user",
+                content=[{"type": "input_text", "text": "context the harness added"}])
+            add("response_item", type="message", role="user", id="dup" if task % 8 == 1
+                else f"u{task}", content=[{"type": "input_text", "text": prompt}])
+            add("event_msg", type="user_message", message=prompt)
+        elif task % 4 == 2:  # an item whose event never comes: demoted by the next step
+            add("response_item", type="message", role="user",
+                content=[{"type": "input_text", "text": prompt}])
+        else:
+            add("event_msg", type="user_message", message=prompt)
+        for step in range(1 + task % 3):
+            call = f"call_{task}_{step}"
+            if task % 5 != 4:
+                add("response_item", type="reasoning", summary=[
+                    {"type": "summary_text", "text": f"thinking {task}.{step} [b]x[/b]"}])
+            add("response_item", type="function_call", name="shell", call_id=call,
+                arguments=json.dumps({"command": ["ls", f"dir{task}"]}), id="dup")
+            if (task + step) % 6 == 0:
+                late.append(call)  # its output comes many turns later
+            else:
+                add("response_item", type="function_call_output", call_id=call,
+                    output=json.dumps({"output": f"file{task}.txt\n" * 3,
+                                       "metadata": {"duration_seconds": 0.5}}))
+            if task % 9 == 3 and step == 0:
+                add("response_item", type="custom_tool_call", name="apply_patch",
+                    call_id=f"patch_{task}", input="*** Begin Patch [/]")
+                add("response_item", type="custom_tool_call_output",
+                    call_id=f"patch_{task}", output="Done!")
+            if task % 7 == 6:
+                add("response_item", type="function_call_output", call_id=f"nobody_{task}",
+                    output="an output of no call")
+            add("event_msg", type="token_count", info={"last_token_usage": {
+                "input_tokens": 100 + task, "output_tokens": 7, "total_tokens": 107 + task}})
+            if step == task % 3:
+                if task % 10 == 7:
+                    add("event_msg", type="turn_aborted", reason="interrupted")
+                    continue
+                if task % 13 != 12:  # else a step of only calls, closed by the next prompt
+                    add("response_item", type="message", role="assistant", content=[
+                        {"type": "output_text", "text": f"done {task}.{step}: list[int] [/]"}])
+                add("event_msg", type="token_count", info={"last_token_usage": {
+                    "input_tokens": 5, "cached_input_tokens": 2}})
+        while len(late) > 12:  # outputs of calls from a dozen tasks (tens of turns) ago
+            add("response_item", type="function_call_output", call_id=late.pop(0),
+                output=f"late output [/] for an old call, task {task}")
+        if task % 45 == 44:
+            add("compacted", message="summary of the work so far", replacement_history=[{}])
+        if task % 17 == 5:
+            add("event_msg", type="task_complete")
+        if task == 30:
+            lines.append("not json at all\n")
+            lines.append(json.dumps({"payload": {}}) + "\n")
+        if task % 23 == 0:
+            add("event_msg", type="agent_message", message="copy")
+    for call in late:
+        add("response_item", type="function_call_output", call_id=call, output="the very end")
+    path.write_text("".join(lines))
+    return path
+
+
+def _codex_files(tmp_path: Path) -> list[Path]:
+    return [*sorted((REALDATA / "codex").glob("*.jsonl")), SAMPLES / "flaky-test.codex.jsonl",
+            awkward_codex(tmp_path / "awkward-codex.jsonl")]
+
+
+def _gemini_message(number: int, kind: str, message_id: str | None = None,
+                    **extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "id": message_id or f"m{number}", "type": kind,
+        "timestamp": f"2026-03-01T10:{number // 60 % 60:02d}:{number % 60:02d}.000Z",
+        "content": f"message {number} [/] [link=x] list[int] \x1b[31mred\x1b[0m é", **extra}
+    if kind == "gemini":
+        message.setdefault("thoughts", [{"subject": "Plan", "description": f"think {number}"}])
+        message.setdefault("tokens", {"input": number, "output": 3, "total": number + 3})
+        message["model"] = "gemini-x"
+    return message
+
+
+def awkward_gemini_lines(path: Path, count: int = 300) -> Path:
+    """A JSONL recording whose messages are written again (tool results arriving, a message
+    from long ago rewritten), a `$set` history of new and known messages, rewinds, info,
+    warning and error messages, empty replies, a line that is not JSON."""
+    records: list[Any] = [{"sessionId": "g1", "projectHash": "h", "startTime": "2026-03-01"}]
+    for number in range(count):
+        kind = ("user", "gemini", "gemini", "info", "warning", "error")[number % 6] \
+            if number % 5 else ("user" if number % 2 else "gemini")
+        extra: dict[str, Any] = {}
+        if kind == "gemini" and number % 4 == 1:
+            extra = {"content": "", "thoughts": []}  # an empty reply
+        records.append(_gemini_message(number, kind, **extra))
+        if kind == "gemini" and number % 3 == 0:
+            call = {"id": f"t{number}", "name": "run_shell", "args": {"cmd": "ls [/]"},
+                    "status": "executing"}
+            records.append(_gemini_message(number, kind, toolCalls=[call]))
+            done = {**call, "status": "success", "result": [{"functionResponse": {
+                "id": f"t{number}", "name": "run_shell",
+                "response": {"output": f"out {number} list[int]\n" * 4}}}]}
+            records.append(_gemini_message(number, kind, toolCalls=[done]))
+        if number % 97 == 96:  # a message from ninety messages ago, written again
+            records.append(_gemini_message(number - 90, "gemini", content=f"rewritten {number}"))
+        if number == 150:
+            records.append({"$set": {"messages": [
+                _gemini_message(3, "user"), _gemini_message(9000, "gemini"),
+                {"id": "h2", "type": "user", "content": "only in the history"}, "junk"]}})
+        if number in (120, 240):
+            records.append({"$rewindTo": f"m{number - 4}"})
+            records.append(_gemini_message(number - 3, "user", content="after the rewind"))
+        if number == 200:
+            records.append("not an object")
+            records.append({"other": 1})
+    path.write_text("".join(json.dumps(record) + "\n" for record in records)
+                    + "{not json\n")
+    return path
+
+
+def awkward_gemini_document(path: Path, count: int = 300) -> Path:
+    """An older recording: one pretty-printed document of messages, one not an object."""
+    messages: list[Any] = [_gemini_message(number, ("user", "gemini", "info")[number % 3],
+                                           **({"content": ""} if number % 7 == 4 else {}))
+                           for number in range(count)]
+    messages.insert(40, "not a message")
+    path.write_text(json.dumps({"sessionId": "g2", "projectHash": "h", "startTime": "x",
+                                "lastUpdated": "y", "messages": messages}, indent=2))
+    return path
+
+
+def _gemini_files(tmp_path: Path) -> list[Path]:
+    return [*sorted((REALDATA / "gemini-cli").glob("*.json*")),
+            awkward_gemini_lines(tmp_path / "awkward.jsonl"),
+            awkward_gemini_document(tmp_path / "awkward.json")]
+
+
 FILES: dict[str, Callable[[Path], list[Path]]] = {
     "opencode-run": _run_files,
+    "codex": _codex_files,
+    "gemini": _gemini_files,
 }
 
 
@@ -114,6 +284,8 @@ def test_the_index_answers_as_the_whole_list(tmp_path: Path, format_name: str,
         assert isinstance(index, TurnIndex)
         assert len(index) == len(whole.turns) > 0, path
         assert indexed.warnings == whole.warnings and indexed.events == whole.events
+        assert (indexed.title, indexed.session_id, indexed.meta) == (
+            whole.title, whole.session_id, whole.meta)
         for turn in whole.turns:
             at = turn.index
             assert turn.source is not None
@@ -128,6 +300,7 @@ def test_the_index_answers_as_the_whole_list(tmp_path: Path, format_name: str,
                 assert index.stop_at(at, rules) == is_stop(whole, at, rules), (path, at, rules)
                 assert index.empty_at(at, rules) == is_empty(turn, rules)
             assert whole_form(index[at]) == whole_form(turn), (path, at)
+            assert index[at].source.record == turn.source.record, (path, at)
             assert indexed.full_parts(index[at]) == whole.full_parts(turn)
             assert gap_before(indexed, at) == gap_before(whole, at)
         for rules in RULE_SETS:
@@ -300,3 +473,68 @@ def test_the_app_reads_documents_into_an_index_answering_as_the_whole_read(
             assert ours.matches(needle) == theirs.matches(needle), (path, needle)
         if len(index) > 600:
             assert index.materialised > 0  # read back, not kept whole
+
+
+def _tiny_codex(path: Path, tasks: int) -> Path:
+    """Tasks of a prompt (event and item), a call with its output, a token count and a
+    one-word reply: two tiny turns each."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(_codex_line(0, "session_meta", {"id": "s", "model": "m"}))
+        for task in range(tasks):
+            call = f"call_{task:08d}"
+            for kind, payload in (
+                    ("event_msg", {"type": "user_message", "message": f"p{task}"}),
+                    ("response_item", {"type": "message", "role": "user",
+                                       "content": [{"type": "input_text", "text": f"p{task}"}]}),
+                    ("response_item", {"type": "function_call", "name": "shell",
+                                       "call_id": call, "arguments": "{}"}),
+                    ("response_item", {"type": "function_call_output", "call_id": call,
+                                       "output": "ok"}),
+                    ("event_msg", {"type": "token_count", "info": {"last_token_usage": {
+                        "input_tokens": 5, "output_tokens": 1}}}),
+                    ("response_item", {"type": "message", "role": "assistant",
+                                       "content": [{"type": "output_text",
+                                                    "text": f"a{task}"}]})):
+                handle.write(_codex_line(task, kind, payload))
+    return path
+
+
+def _tiny_gemini(path: Path, messages: int) -> Path:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps({"sessionId": "g", "projectHash": "h"}) + "\n")
+        for number in range(messages):
+            handle.write(json.dumps({"id": f"msg-{number:08d}",
+                                     "type": "user" if number % 2 else "gemini",
+                                     "content": f"m{number}",
+                                     "timestamp": "2026-03-01T10:00:00Z"}) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("format_name", "make", "count"), [
+    ("codex", _tiny_codex, 10_000), ("gemini", _tiny_gemini, 20_000)])
+def test_a_file_of_many_tiny_turns_holds_columns_not_turns(
+        tmp_path: Path, format_name: str, make: Callable[[Path, int], Path],
+        count: int) -> None:
+    """Codex and Gemini in the app: what an indexed session holds grows by columns (under
+    300 bytes a turn), not by whole turns (a kilobyte and more each, shortened)."""
+    path = make(tmp_path / "tiny.jsonl", count)
+    held = {}
+    for indexed in (False, True):
+        gc.collect()
+        tracemalloc.start()
+        try:
+            session = read(format_name, path, indexed=indexed)
+            held[indexed], _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        turns = len(session.turns)
+        assert turns == 20_000
+        if indexed:
+            index = session.turns
+            assert isinstance(index, TurnIndex)
+            assert sum(index.whole_now(at) is not None for at in range(turns)) <= 64 + 512
+            last = index[turns - 1]
+            assert last.parts and last.parts[-1].text in ("a9999", "m19999")
+        del session
+    assert held[True] < 20_000 * 300, held
+    assert held[False] > 20_000 * 700, held  # what the whole read holds, for scale

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from replay.core.detection.empty import (
@@ -166,8 +167,11 @@ class Navigator:
             remaining -= 1
         return position
 
-    def search(self, query: str, start: int, forward: bool = True) -> int | None:
-        """The next turn (wrapping) whose text contains `query`, case-insensitively."""
+    def search(self, query: str, start: int, forward: bool = True,
+               cancelled: Callable[[], bool] | None = None) -> int | None:
+        """The next turn (wrapping) whose text contains `query`, case-insensitively; None
+        when none does (or when `cancelled` says to stop, asked before each turn read)."""
+        stop = cancelled or _never
         needle = query.casefold()
         turns = self.session.turns
         if not needle or not turns:
@@ -184,10 +188,12 @@ class Navigator:
                 order = ([c for c in reversed(candidates) if c < start]
                          + [c for c in reversed(candidates) if c > start])
             order += [start] if start in candidates else []
-            return next((index for index in order
-                         if needle in turn_search_text(turns[index]).casefold()), None)
+            return next((index for index in order if not stop()
+                         and needle in turn_search_text(turns[index]).casefold()), None)
         for offset in range(1, total + 1):
             index = (start + direction * offset) % total
+            if stop():
+                return None
             if needle in turn_search_text(turns[index]).casefold():
                 return index
         return None
@@ -204,16 +210,24 @@ class Navigator:
 
     def matches(self, query: str) -> list[int]:
         """Every turn whose text contains `query`, case-insensitively, in order."""
+        return list(self.iter_matches(query))
+
+    def iter_matches(self, query: str,
+                     cancelled: Callable[[], bool] | None = None) -> Iterator[int]:
+        """`matches`, one turn at a time: a counter can show how many so far, and stop
+        (`cancelled`, asked before each turn is read: a huge indexed session reads each
+        candidate back from its file)."""
+        stop = cancelled or _never
         needle = query.casefold()
         if not needle:
-            return []
+            return
         turns = self.session.turns
         candidates = turns.lines_with(query) if isinstance(turns, TurnColumns) else None
-        if candidates is not None:
-            return [index for index in candidates
-                    if needle in turn_search_text(turns[index]).casefold()]
-        return [turn.index for turn in self.session.turns
-                if needle in turn_search_text(turn).casefold()]
+        for index in range(len(turns)) if candidates is None else candidates:
+            if stop():
+                return
+            if needle in turn_search_text(turns[index]).casefold():
+                yield index
 
     def delay_after(self, index: int, speed: float, idle_cap: float) -> float:
         """Seconds to wait before showing the turn after `index` during playback.
@@ -233,6 +247,10 @@ class Navigator:
             return FIXED_STEP / speed
         gap = max(0.0, after - here)
         return min(max(gap, 0.05), idle_cap) / speed
+
+
+def _never() -> bool:
+    return False
 
 
 def faster(speed: float) -> float:

@@ -141,6 +141,11 @@ class TurnIndex(TurnColumns):
         else:
             self._keep.add(turn.index)
 
+    def in_tail(self, index: int) -> bool:
+        """True while the turn is whole in the tail (no columns written for it yet): a
+        builder may change it without telling the index."""
+        return index in self._tail
+
     def changed(self, turn: Turn) -> None:
         """The builder changed a turn it added earlier (a reply's next line, a tool result)."""
         index = turn.index

@@ -32,11 +32,13 @@ response items, a first line holding the session meta, `record_type` state lines
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from array import array
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -53,6 +55,9 @@ from replay.core.readers.base import (
 )
 from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.session.text import is_blank, shorten
+
+if TYPE_CHECKING:
+    from replay.core.index.turn_index import TurnIndex
 
 ENVELOPE_TYPES: frozenset[str] = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -227,8 +232,36 @@ def _reasoning_part(item: dict[str, Any]) -> Part:
     return Part(Kind.REASONING, text="\n\n".join(texts), hidden=hidden)
 
 
+class ModelChanges:
+    """The model in use from each line on (`turn_context`, the session meta): the model of
+    an assistant turn read back from its own records, which do not name it."""
+
+    __slots__ = ("_lines", "_models")
+
+    def __init__(self) -> None:
+        self._lines = array("q")
+        self._models: list[str | None] = []
+
+    def set(self, lineno: int, model: str | None) -> None:
+        """The model is `model` from line `lineno` on."""
+        if not self._models or self._models[-1] != model:
+            self._lines.append(lineno)
+            self._models.append(model)
+
+    def before(self, lineno: int) -> str | None:
+        """The model in use when line `lineno` was read (set by an earlier line)."""
+        at = bisect.bisect_left(self._lines, lineno) - 1
+        return self._models[at] if at >= 0 else None
+
+
 class CodexBuilder:
-    """Builds one Codex session from rollout lines fed in order (see the module docstring)."""
+    """Builds one Codex session from rollout lines fed in order (see the module docstring).
+
+    Turns are named by index where the builder may come back to them (a call's late output,
+    a token count): a turn it changes is fetched again from `session.turns`, which may be a
+    `TurnIndex` holding only columns (the app) or a scan's window (a turn let go is not
+    changed: it was judged already).
+    """
 
     def __init__(self, path: str, *, whole: bool = False) -> None:
         self.session = Session(path=path, format="codex")
@@ -237,9 +270,17 @@ class CodexBuilder:
         self._whole = whole
         self._open: Turn | None = None
         self._last_assistant: Turn | None = None
-        self._calls: dict[str, tuple[Part, Turn]] = {}
-        self._spans: dict[Turn, list[tuple[int, int]]] = {}
-        self._dirty: set[Turn] = set()
+        self._calls: dict[str, int] = {}
+        """The turn and part of the latest call with each call id: `turn << 32 | part`."""
+        self._pending: dict[int, tuple[Turn, list[tuple[int, int]]]] = {}
+        """Spans added to turns since the last new turn, by turn index (written to their
+        `source.spans` before the next turn is added, so a `TurnIndex` taking a turn's
+        columns sees them all)."""
+        self.models = ModelChanges()
+        """The model from each line on (kept by a `TurnIndex`'s read-back)."""
+        self.turn_index: TurnIndex | None = None
+        """Set when the session's turns are a `TurnIndex`: told of every turn changed after
+        it left the index's tail."""
         self._unconfirmed: list[Turn] = []
         self._awaiting_item: Turn | None = None
         self._events_mode = False
@@ -287,18 +328,42 @@ class CodexBuilder:
         self.session.events += 1
         if self._fork_turn is not None:
             parent = self.session.meta.get("forked_from", "?")
-            self._fork_turn.parts[0].text = (
+            fork = self._live(self._fork_turn)
+            fork.parts[0].text = (
                 f"Forked from session {parent}: its {self._inherited:,} earlier records are "
                 "the parent's history, read with the parent and not repeated here.")
+            self._changed(fork)
         self.session.meta["inherited_records"] = str(self._inherited)
         return True
 
     def finish(self) -> None:
         """Write the spans of every turn that grew since the last call."""
-        for turn in self._dirty:
+        self._flush()
+
+    def _flush(self) -> None:
+        for turn, spans in self._pending.values():
             if turn.source is not None:
-                turn.source.spans = tuple(self._spans[turn])
-        self._dirty.clear()
+                turn.source.spans = tuple(spans)
+        self._pending.clear()
+
+    def _live(self, turn: Turn) -> Turn:
+        """The turn as it is now: the object itself, unless a `TurnIndex` holds it as
+        columns (then its whole form, read back with every change so far)."""
+        index = self.turn_index
+        if index is None or index.in_tail(turn.index):
+            return turn
+        return index[turn.index]
+
+    def _changed(self, turn: Turn) -> None:
+        """Tell the index (if any) that a turn it may hold as columns changed."""
+        index = self.turn_index
+        if index is None:
+            return
+        if not index.in_tail(turn.index):
+            pending = self._pending.pop(turn.index, None)
+            if pending is not None and turn.source is not None:
+                turn.source.spans = tuple(pending[1])
+        index.changed(turn)
 
     # -- records ------------------------------------------------------------------------
 
@@ -309,13 +374,14 @@ class CodexBuilder:
         elif kind == "event_msg":
             self._event(payload, stamp, span, lineno)
         elif kind == "session_meta":
-            self._meta(payload)
+            self._meta(payload, lineno)
             self._lineage(payload, stamp, span, lineno)
         elif kind == "turn_context":
             self.session.events += 1
             model = payload.get("model")
             if isinstance(model, str) and model:
                 self._model = model
+                self.models.set(lineno, model)
                 self.session.meta["model"] = model
         elif kind == "compacted":
             self._compacted(payload, stamp, span, lineno)
@@ -346,8 +412,10 @@ class CodexBuilder:
         self._extend(turn, [Part(Kind.TEXT, synthetic=True, text=(
             f"Forked from session {forked}: nothing of its history is repeated here."))], span)
         self._fork_turn = turn
+        if self.turn_index is not None:
+            self.turn_index.keep(turn)  # its text counts records that are no turn's
 
-    def _meta(self, payload: dict[str, Any]) -> None:
+    def _meta(self, payload: dict[str, Any], lineno: int) -> None:
         self.session.events += 1
         session_id = payload.get("id")
         if self.session.session_id is None and isinstance(session_id, str):
@@ -362,6 +430,7 @@ class CodexBuilder:
         model = self.session.meta.get("model")
         if self._model is None and model:
             self._model = model
+            self.models.set(lineno, model)
 
     def _item(self, item: dict[str, Any], stamp: Any, span: tuple[int, int],
               lineno: int) -> None:
@@ -397,14 +466,16 @@ class CodexBuilder:
             return
         self.session.events += 1
         if kind == "token_count":
-            self._tokens(payload)
+            self._tokens(payload, span)
         elif kind == "turn_aborted":
             target = self._open or self._last_assistant
             if target is not None:
+                target = self._live(target)
                 reason = payload.get("reason")
                 target.parts.append(Part(Kind.ERROR, name="turn_aborted",
                                          text=reason if isinstance(reason, str) else ""))
                 self._add_span(target, span)
+                self._changed(target)
             self._close()
         elif kind == "task_complete":
             self._close()
@@ -440,12 +511,15 @@ class CodexBuilder:
         timestamp, seconds = parse_time(stamp)
         turn = Turn(id=turn_id, role=role, timestamp=timestamp, time=seconds,
                     source=Source(self.session.path, line=lineno))
-        self._spans[turn] = []
+        self._flush()  # the index may take the columns of its oldest whole turn now
         return self.session.add(turn)
 
     def _add_span(self, turn: Turn, span: tuple[int, int]) -> None:
-        self._spans[turn].append(span)
-        self._dirty.add(turn)
+        pending = self._pending.get(turn.index)
+        if pending is None or pending[0] is not turn:
+            spans = list(turn.source.spans) if turn.source is not None else []
+            pending = self._pending[turn.index] = (turn, spans)
+        pending[1].append(span)
 
     def _extend(self, turn: Turn, parts: list[Part], span: tuple[int, int]) -> None:
         for part in parts:
@@ -464,10 +538,9 @@ class CodexBuilder:
         self._awaiting_item = None
 
     def _demote(self, turn: Turn) -> None:
-        turn.role = "system"
-        turn.is_meta = True
-        for part in turn.parts:
-            part.synthetic = True
+        turn = self._live(turn)
+        demote(turn)
+        self._changed(turn)
 
     def _step(self, parts: list[Part], item: dict[str, Any], stamp: Any,
               span: tuple[int, int], lineno: int, *, closes: bool = False,
@@ -478,15 +551,17 @@ class CodexBuilder:
         if self._open is None:
             self._open = self._new_turn("assistant", lineno, stamp, item.get("id"))
             self._open.model = self._model
-        turn = self._open
+        turn = self._live(self._open)
+        first = len(turn.parts)
         self._extend(turn, parts, span)
-        for part in parts:
+        for number, part in enumerate(parts, first):
             if part.kind == Kind.TOOL_CALL and part.call_id:
-                self._calls[part.call_id] = (part, turn)
+                self._calls[part.call_id] = turn.index << 32 | number
         self._last_assistant = turn
         if closes:
             turn.completed = parse_time(stamp)[1]
             self._close()
+        self._changed(turn)
 
     def _tool_output(self, item: dict[str, Any], stamp: Any, span: tuple[int, int],
                      lineno: int) -> None:
@@ -498,7 +573,10 @@ class CodexBuilder:
                           call_id=call_id if isinstance(call_id, str) else None)
             self._step([orphan], item, stamp, span, lineno)
             return
-        part, turn = known
+        found = self._known_call(known, call_id)
+        if found is None:
+            return  # a scan let that turn go: it was judged already
+        part, turn = found
         cut_text, cut = (text, False) if self._whole else shorten(text)
         part.output = cut_text
         part.shortened = part.shortened or cut
@@ -506,13 +584,32 @@ class CodexBuilder:
         if seconds is not None:
             part.duration = seconds
         self._add_span(turn, span)
+        self._changed(turn)
 
-    def _tokens(self, payload: dict[str, Any]) -> None:
+    def _known_call(self, known: int, call_id: Any) -> tuple[Part, Turn] | None:
+        """The call part `_calls` names, and its turn (None when a scan let the turn go)."""
+        index, number = known >> 32, known & 0xFFFFFFFF
+        try:
+            turn = self.session.turns[index]
+        except IndexError:
+            return None
+        parts = turn.parts
+        if number < len(parts) and parts[number].call_id == call_id:
+            return parts[number], turn
+        for part in reversed(parts):  # not where it was: the last call of that id
+            if part.kind == Kind.TOOL_CALL and part.call_id == call_id:
+                return part, turn
+        return None
+
+    def _tokens(self, payload: dict[str, Any], span: tuple[int, int]) -> None:
         info = payload.get("info")
         usage = info.get("last_token_usage") if isinstance(info, dict) else None
         target = self._open or self._last_assistant
         if target is None or not isinstance(usage, dict):
             return
+        # The count is one of the turn's records: a turn read back from them has it.
+        target = self._live(target)
+        self._add_span(target, span)
         names = {"input_tokens": "input", "cached_input_tokens": "cache_read",
                  "output_tokens": "output", "reasoning_output_tokens": "reasoning",
                  "total_tokens": "total"}
@@ -522,6 +619,7 @@ class CodexBuilder:
             if isinstance(value, int) and not isinstance(value, bool):
                 tokens[name] = tokens.get(name, 0) + value
         target.tokens = tokens
+        self._changed(target)
 
     def _system(self, parts: list[Part], item: dict[str, Any], stamp: Any,
                 span: tuple[int, int], lineno: int) -> None:
@@ -540,9 +638,12 @@ class CodexBuilder:
             self._system(parts, item, stamp, span, lineno)
             return
         awaiting = self._awaiting_item
+        if awaiting is not None:
+            awaiting = self._live(awaiting)
         if awaiting is not None and _same_prompt(_plain(awaiting.parts), text):
             self._awaiting_item = None
             self._add_span(awaiting, span)
+            self._changed(awaiting)
             return
         self._close()
         turn = self._new_turn("user", lineno, stamp, item.get("id"))
@@ -557,7 +658,7 @@ class CodexBuilder:
         text = message if isinstance(message, str) else ""
         match = None
         for turn in reversed(self._unconfirmed):
-            if _same_prompt(text, _plain(turn.parts)):
+            if _same_prompt(text, _plain(self._live(turn).parts)):
                 match = turn
                 break
         for turn in self._unconfirmed:
@@ -565,7 +666,9 @@ class CodexBuilder:
                 self._demote(turn)
         self._unconfirmed.clear()
         if match is not None:
+            match = self._live(match)
             self._add_span(match, span)
+            self._changed(match)
             return
         # The event came first (or alone): it is the prompt, and its item may follow.
         self._close()
@@ -579,6 +682,54 @@ class CodexBuilder:
         self._extend(turn, parts, span)
         self._awaiting_item = turn
         self._last_assistant = None
+
+
+def demote(turn: Turn) -> None:
+    """A prompt that never got its `user_message` event: injected context, a system turn."""
+    turn.role = "system"
+    turn.is_meta = True
+    for part in turn.parts:
+        part.synthetic = True
+
+
+def read_back_turn(models: ModelChanges, path: str, spans: tuple[tuple[int, int], ...],
+                   records: list[bytes], line: int | None, turn_id: str, role: str) -> Turn:
+    """A turn read back from its own records (as a `TurnIndex` materialises one): fed to a
+    fresh builder, then given what only the whole file told (a prompt demoted to injected
+    context, the model in use, the id it had).
+
+    Raises:
+        ValueError: the records no longer make that turn (the file was replaced).
+    """
+    builder = CodexBuilder(path)
+    lineno = line or 0
+    for (offset, _), data in zip(spans, records, strict=True):
+        builder.feed(data, offset, lineno)
+    builder.finish()
+    turns = builder.session.turns
+    if len(turns) != 1:
+        raise ValueError(f"{path}: turn {turn_id} is no longer at its recorded place")
+    turn = turns[0]
+    if role == "system" and turn.role == "user":
+        demote(turn)
+    if turn.role != role:
+        raise ValueError(f"{path}: turn {turn_id} is no longer at its recorded place")
+    if role == "assistant":
+        turn.model = models.before(lineno)
+    turn.id = turn_id
+    return turn
+
+
+def index_turns(builder: CodexBuilder, **sizes: int) -> TurnIndex:
+    """Hold the builder's turns in a `TurnIndex` (before any line is fed); `sizes` are its
+    `tail` and `cache`."""
+    from replay.core.index.turn_index import TurnIndex
+
+    index = TurnIndex(builder.session.path, functools.partial(read_back_turn, builder.models),
+                      **sizes)
+    builder.session.turns = index  # type: ignore[assignment]
+    builder.turn_index = index
+    return index
 
 
 def load_full_parts(path: str, turn: Turn) -> list[Part]:
@@ -689,6 +840,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     builder=CodexBuilder,
+    index_turns=index_turns,
     single_session=True,
     windowed=True,
     priority=30,

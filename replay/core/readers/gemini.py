@@ -18,10 +18,12 @@ adds a system turn saying how many messages Gemini CLI discarded, leaving them i
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from array import array
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -39,6 +41,9 @@ from replay.core.readers.base import (
 )
 from replay.core.readers.json_stream import ARRAYS, Elements, NotStreamable, stream_document
 from replay.core.session.model import Kind, Part, Session, Source, Turn, first_prompt, parse_time
+
+if TYPE_CHECKING:
+    from replay.core.index.turn_index import TurnIndex
 
 MESSAGE_TYPES: dict[str, str] = {
     "user": "user",
@@ -182,16 +187,42 @@ def message_parts(message: dict[str, Any], *, synthetic: bool = False) -> list[P
     return parts
 
 
+class ElementStarts:
+    """Where each message of a streamed document starts: a turn read back from its element
+    is named `/messages/N` again (`N` found from its offset)."""
+
+    __slots__ = ("starts",)
+
+    def __init__(self) -> None:
+        self.starts = array("q")
+
+    def position(self, offset: int) -> int | None:
+        """The element's place in the document's `messages`, None when none starts there."""
+        at = bisect.bisect_left(self.starts, offset)
+        return at if at < len(self.starts) and self.starts[at] == offset else None
+
+
 class GeminiBuilder:
-    """Builds one Gemini session from the lines of a JSONL recording or a JSON document."""
+    """Builds one Gemini session from the lines of a JSONL recording or a JSON document.
+
+    A message written again changes the turn of its first write: the turn is fetched from
+    `session.turns` by index, which may be a `TurnIndex` holding only columns (the app).
+    """
 
     def __init__(self, path: str, *, whole: bool = False) -> None:
         self.session = Session(path=path, format="gemini")
         """The session being built."""
         self.session.loader = functools.partial(load_full_parts, path)
         self._whole = whole
-        self._by_id: dict[str, Turn] = {}
-        """Live messages by their own id, in first-write order (rewinds remove ids)."""
+        self._by_id: dict[str, int] = {}
+        """The turn index of each live message by its own id, in first-write order (rewinds
+        remove ids)."""
+        self.elements = ElementStarts()
+        """Offsets of a streamed document's messages (kept by a `TurnIndex`'s read-back)."""
+        self.turn_index: TurnIndex | None = None
+        """Set when the session's turns are a `TurnIndex`: told of every turn written again,
+        and of the turns its records alone do not make (kept whole)."""
+        self._index_sizes: dict[str, int] = {}
         self._used: set[str] = set()
         self._document_failed = False
         self._mode: str | None = None
@@ -236,10 +267,7 @@ class GeminiBuilder:
         if not isinstance(document, dict):
             self.session.warn("the JSON document is not an object")
             return
-        self.session.turns.clear()
-        self._by_id.clear()
-        self._used.clear()
-        self._count = 0
+        self._clear()
         for note in loaded.notes:
             if note not in self.session.warnings:
                 self.session.warn(note, skipped=False)
@@ -258,22 +286,27 @@ class GeminiBuilder:
             return False
         if not isinstance(document, dict):
             return False
-        self._restart()
+        self._clear()
         try:
             self._header(document, (0, 0), line, "/messages")
         except OSError:
             # Cut shorter while its messages were read (`FileChanged`): the CLI rewrites
             # its document whole, so it is read again whole, as it is now.
-            self._restart()
+            self._clear()
             return False
         return True
 
-    def _restart(self) -> None:
-        """Forget every turn built so far (the document is read again from its start)."""
-        self.session.turns.clear()
+    def _clear(self) -> None:
+        """Forget the turns so far (the document is read again, whole)."""
+        if self.turn_index is not None:
+            if len(self.turn_index):
+                index_turns(self, **self._index_sizes)  # a fresh, empty index
+        else:
+            self.session.turns.clear()
         self._by_id.clear()
         self._used.clear()
         self._count = 0
+        self.elements.starts = array("q")
 
     def _record(self, record: dict[str, Any], span: tuple[int, int], lineno: int) -> None:
         if isinstance(record.get("$rewindTo"), str):
@@ -311,6 +344,8 @@ class GeminiBuilder:
         for position, message in enumerate(messages):
             if own is not None:
                 span = own(position)  # a streamed message: its own bytes
+                if pointer == "/messages":
+                    self.elements.starts.append(span[0])
             if not isinstance(message, dict):
                 self.session.warn(f"line {lineno}: message {position} is not an object")
                 continue
@@ -334,14 +369,16 @@ class GeminiBuilder:
         if not self._whole:
             parts = [shorten_part(part) for part in parts]
         timestamp, seconds = parse_time(message.get("timestamp"))
-        turn = self._by_id.get(turn_id)
-        if turn is None:
+        known = self._by_id.get(turn_id)
+        if known is None:
             if turn_id in self._used:
                 # An id seen before a rewind comes back: keep turn ids unique.
                 turn_id = f"{turn_id}@line-{lineno}"
             turn = self.session.add(Turn(id=turn_id, role=role))
-            self._by_id[str(own) if isinstance(own, str) and own else turn_id] = turn
+            self._by_id[str(own) if isinstance(own, str) and own else turn_id] = turn.index
             self._used.add(turn_id)
+        else:
+            turn = self.session.turns[known]
         turn.role = role
         turn.parts = parts
         if role == "user" and not meta and self.session.title is None:
@@ -352,6 +389,20 @@ class GeminiBuilder:
         turn.tokens = _tokens(message.get("tokens"))
         turn.is_meta = meta or (role == "system" and kind not in ("info", "warning", "error"))
         turn.source = Source(self.session.path, line=lineno, spans=(span,), record=record)
+        # A message inside a bigger record (a document read whole, a header line or a
+        # rewritten history holding many): its span is that whole record, kept whole.
+        self._changed(turn, keep=record is not None and self.elements.position(span[0]) is None)
+
+    def _changed(self, turn: Turn, *, keep: bool = False) -> None:
+        """Tell the index (if any) of a turn written again, or that its record alone does
+        not make it (`keep`: a message of a rewritten history, whose span is the whole
+        `$set` line; a rewind's notice)."""
+        index = self.turn_index
+        if index is None:
+            return
+        if keep:
+            index.keep(turn)
+        index.changed(turn)
 
     def _rewind(self, target: str, span: tuple[int, int], lineno: int) -> None:
         """Mark a rewind; the discarded messages stay for the reviewer, out of the id map."""
@@ -362,13 +413,55 @@ class GeminiBuilder:
         for message_id in dropped:
             del self._by_id[message_id]
         what = f"message {target}" if target in order else "the start"
-        self.session.add(Turn(
+        notice = self.session.add(Turn(
             id=f"rewind-{lineno}", role="system", is_meta=True,
             parts=[Part(Kind.TEXT, synthetic=True,
                         text=f"Rewound to {what}: Gemini CLI discarded {len(dropped)} "
                              "messages from there on.")],
             source=Source(self.session.path, line=lineno, spans=(span,)),
         ))
+        self._changed(notice, keep=True)  # the count is no record's
+
+
+def read_back_turn(elements: ElementStarts, path: str, spans: tuple[tuple[int, int], ...],
+                   records: list[bytes], line: int | None, turn_id: str, role: str) -> Turn:
+    """A turn read back from its own record (as a `TurnIndex` materialises one): a JSONL
+    message record, or a streamed document's message (named `/messages/N` again), with the
+    id it had.
+
+    Raises:
+        ValueError: the record no longer makes that turn (the file was replaced).
+    """
+    builder = GeminiBuilder(path)
+    lineno = line or 0
+    [(offset, length)], [data] = spans, records
+    if elements.starts:
+        position = elements.position(offset)
+        message = orjson.loads(data)
+        if position is None or not isinstance(message, dict):
+            raise ValueError(f"{path}: no message starts at byte {offset} any more")
+        builder._message(message, (offset, length), lineno, f"/messages/{position}")
+    else:
+        builder.feed(data, offset, lineno)
+    turns = builder.session.turns
+    if len(turns) != 1 or turns[0].role != role:
+        raise ValueError(f"{path}: turn {turn_id} is no longer at its recorded place")
+    turn = turns[0]
+    turn.id = turn_id
+    return turn
+
+
+def index_turns(builder: GeminiBuilder, **sizes: int) -> TurnIndex:
+    """Hold the builder's turns in a `TurnIndex` (before any line is fed); `sizes` are its
+    `tail` and `cache`."""
+    from replay.core.index.turn_index import TurnIndex
+
+    index = TurnIndex(builder.session.path,
+                      functools.partial(read_back_turn, builder.elements), named=True, **sizes)
+    builder.session.turns = index  # type: ignore[assignment]
+    builder.turn_index = index
+    builder._index_sizes = sizes
+    return index
 
 
 def _complete_object(line: bytes) -> bool:
@@ -437,6 +530,7 @@ READER = Reader(
     sniff=sniff,
     read=read,
     builder=GeminiBuilder,
+    index_turns=index_turns,
     single_session=True,
     priority=30,
 )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +119,93 @@ def raw_record_text(turn: Turn) -> str:
         pieces = [f"(could not read the record again: {error})"]
     text = "\n\n".join([heading, *pieces])
     return text if len(text) <= RAW_LIMIT else text[:RAW_LIMIT] + "\n… cut"
+
+
+PAGE_BYTES = 64 * 1024
+"""Bytes of a big record shown at a time (a page of the paged raw view)."""
+
+
+def is_big(turn: Turn) -> bool:
+    """True when the turn's records are too big to pretty-print whole (`raw_record_text`
+    would cut them): the raw view then pages through their bytes as written."""
+    source = turn.source
+    return source is not None and bool(source.spans) and \
+        sum(length for _, length in source.spans) > RAW_LIMIT // 2
+
+
+class RecordBytes:
+    """A turn's records as one text (one record a line, as in a JSON-lines file), read
+    from the file a page at a time: the paged raw view of a record of megabytes."""
+
+    def __init__(self, path: str, spans: tuple[tuple[int, int], ...], line: int | None) -> None:
+        self.path = path
+        self.spans = spans
+        self.line = line
+        """The file's line number of the first record, when the reader kept it."""
+        self._starts: list[int] = []
+        position = 0
+        for _, length in spans:
+            self._starts.append(position)
+            position += length + 1
+        self.size = max(position - 1, 0)
+        """Bytes of the records, with a newline between two."""
+
+    def pages(self, page: int = PAGE_BYTES) -> int:
+        """How many pages of `page` bytes the records fill."""
+        return max(1, -(-self.size // page))
+
+    def where(self, position: int) -> tuple[int, int]:
+        """(record number from 1, byte offset in the file) of a position in the records."""
+        number = max(bisect_right(self._starts, position) - 1, 0)
+        offset, length = self.spans[number]
+        return number + 1, offset + min(max(position - self._starts[number], 0), length)
+
+    def read(self, start: int, size: int) -> bytes:
+        """The bytes [start, start + size) of the records (newlines between records).
+
+        Raises:
+            OSError: the file cannot be read.
+            ValueError: the file is shorter than the records (it changed).
+        """
+        end = min(start + size, self.size)
+        pieces = []
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            number = max(bisect_right(self._starts, start) - 1, 0)
+            while number < len(self.spans) and self._starts[number] < end:
+                offset, length = self.spans[number]
+                first = self._starts[number]
+                lo, hi = max(start - first, 0), min(end - first, length)
+                if lo < hi:
+                    data = os.pread(fd, hi - lo, offset + lo)
+                    if len(data) != hi - lo:
+                        raise ValueError("the file is shorter than when it was read")
+                    pieces.append(data)
+                newline = first + length  # the newline after this record, if one follows
+                if newline < self.size and start <= newline < end:
+                    pieces.append(b"\n")
+                number += 1
+        finally:
+            os.close(fd)
+        return b"".join(pieces)
+
+    def page(self, number: int, page: int = PAGE_BYTES) -> tuple[str, int, int]:
+        """(text, first byte, end byte) of page `number` (from 0): the bytes decoded as
+        UTF-8, a character cut by the page's edge left whole to the page it starts in."""
+        number = min(max(number, 0), self.pages(page) - 1)
+        start, end = number * page, min((number + 1) * page, self.size)
+        # Three bytes more: the last character may run past the edge.
+        data = self.read(start, end - start + 3)
+        skip = 0
+        while start and skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
+            skip += 1  # continuation bytes of the previous page's last character
+        text = _utf8_prefix(data[skip:], end - start - skip)
+        return text, start, end
+
+
+def _utf8_prefix(data: bytes, size: int) -> str:
+    """The first `size` bytes decoded, extended to the end of a character cut at `size`."""
+    cut = min(size, len(data))
+    while cut < len(data) and cut < size + 3 and data[cut] & 0xC0 == 0x80:
+        cut += 1
+    return data[:cut].decode("utf-8", "replace")

@@ -1,13 +1,52 @@
-"""Search: the query, the turns that match it, the reviewer's place among them."""
+"""Search: the query, the turns that match it, the reviewer's place among them.
+
+A small session is searched at once. A big one (over `QUICK_TURNS` turns, or turns held in
+a compact index past `QUICK_INDEXED`: each candidate is read back from the file) is
+counted in a thread worker that a newer query cancels, and `n` finds the next match on
+its own (reading on from the reviewer's place, stopping at the first), never waiting for
+the count: the header shows `match k / n` once the count is in.
+"""
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterator
 
+from textual import work
 from textual.binding import Binding
+from textual.message import Message
+from textual.worker import get_current_worker
 
+from replay.core.index.navigation import Navigator, turn_search_text
+from replay.core.session.model import TurnColumns
 from replay.ui.controls.routing import Concern
 from replay.ui.render import clean
+
+QUICK_TURNS = 5_000
+"""Sessions up to this many turns are searched at once, in the UI thread."""
+QUICK_INDEXED = 500
+"""The same for a session whose turns are read back from the file (a `TurnIndex`)."""
+
+Key = tuple[str, int, int]
+"""(query, turns, generation): what a list of matches is good for."""
+
+
+class HitsCounted(Message):
+    """A worker counted every match of a query (for the session as it was then)."""
+
+    def __init__(self, key: Key, hits: list[int]) -> None:
+        super().__init__()
+        self.key = key
+        self.hits = hits
+
+
+class HitFound(Message):
+    """A worker looked for the next match of a query: `found` (None: there is none)."""
+
+    def __init__(self, query: str, found: int | None) -> None:
+        super().__init__()
+        self.query = query
+        self.found = found
 
 
 class Search(Concern):
@@ -26,25 +65,76 @@ class Search(Concern):
         super().__init__()
         self.query_text = ""
         """The last search."""
-        self._key: tuple[str, int, int] = ("", 0, 0)
-        self._hits: list[int] = []
+        self._key: Key = ("", 0, 0)
+        self._hits: list[int] | None = None
+        """Every match for `_key`, once known."""
+        self._counting: Key | None = None
+        """The key a worker is counting the matches of."""
+        self._finding: str | None = None
+        """The query a worker is looking for the next match of."""
+
+    def _key_of(self, query: str) -> Key:
+        host = self.host
+        return (query, len(host.session.turns), host.generation)
+
+    def quick(self) -> bool:
+        """True when the session is small enough to search in the UI thread."""
+        turns = self.host.session.turns
+        return len(turns) <= (QUICK_INDEXED if isinstance(turns, TurnColumns) else QUICK_TURNS)
 
     def hits(self, query: str | None = None) -> list[int]:
-        """The turns matching the search (or `query`), found once per query and session
-        state (a search on a big session reads turns back from the file: the count while
-        typing, `n` and the header's count share one pass)."""
-        host = self.host
+        """The turns matching the search (or `query`), found now, once per query and
+        session state (the count, `n` and the header share it)."""
         query = self.query_text if query is None else query
-        key = (query, len(host.session.turns), host.generation)
-        if self._key != key:
-            self._key, self._hits = key, host.navigator.matches(query)
+        key = self._key_of(query)
+        if self._key != key or self._hits is None:
+            self._key, self._hits = key, self.host.navigator.matches(query)
         return self._hits
 
+    def known_hits(self) -> list[int] | None:
+        """The search's matches when known for the session as it is; on a big session,
+        None until a worker (started here) has counted them."""
+        key = self._key_of(self.query_text)
+        if self._key == key and self._hits is not None:
+            return self._hits
+        if self.quick():
+            return self.hits()
+        if self._counting != key:
+            self._counting = key
+            self._count(key, self.host.navigator)
+        return None
+
+    def remember(self, query: str, hits: list[int]) -> None:
+        """Keep matches counted elsewhere (the prompt, while the reviewer typed)."""
+        self._key, self._hits = self._key_of(query), hits
+
+    def matcher(self) -> Callable[[str, Callable[[], bool]], Iterator[int]]:
+        """Matches of a query one at a time, stopping when told (for the prompt's worker)."""
+        return self.host.navigator.iter_matches
+
+    @work(thread=True, exclusive=True, group="search-count", exit_on_error=False,
+          description="Counting search matches")
+    def _count(self, key: Key, navigator: Navigator) -> None:
+        worker = get_current_worker()
+        found = list(navigator.iter_matches(key[0], lambda: worker.is_cancelled))
+        if not worker.is_cancelled:
+            self.post_message(HitsCounted(key, found))
+
+    def on_hits_counted(self, message: HitsCounted) -> None:
+        if self._counting == message.key:
+            self._counting = None
+        if message.key == self._key_of(message.key[0]):
+            self._key, self._hits = message.key, message.hits
+            self.host.show_status()
+
     def position(self) -> tuple[int, int] | None:
-        """`(k, n)` when the current turn is the k-th of the n turns matching the search."""
+        """`(k, n)` when the current turn is the k-th of the n turns matching the search
+        (None too while a big session's matches are being counted)."""
         if not self.query_text or not self.host.session.turns:
             return None
-        hits = self.hits()
+        hits = self.known_hits()
+        if hits is None:
+            return None
         index = self.host.index
         position = bisect.bisect_left(hits, index)
         if position < len(hits) and hits[position] == index:
@@ -52,8 +142,12 @@ class Search(Concern):
         return None
 
     def marked(self) -> str:
-        """What the current turn highlights: the query, when the turn is one of its matches."""
-        return self.query_text if self.position() is not None else ""
+        """What the current turn highlights: the query, when the turn holds it."""
+        query, host = self.query_text, self.host
+        if not query or not 0 <= host.index < len(host.session.turns):
+            return ""
+        shown = turn_search_text(host.session.turns[host.index]).casefold()
+        return query if query.casefold() in shown else ""
 
     def action_search(self) -> None:
         from replay.ui.screens.search_prompt import SearchPrompt
@@ -63,20 +157,44 @@ class Search(Concern):
                 self.query_text = answer
                 self.action_search_next(True)
 
-        self.app.push_screen(SearchPrompt(self.query_text, lambda query: len(self.hits(query)),
-                                          len(self.host.session.turns)), search)
+        self.app.push_screen(SearchPrompt(self.query_text, self.matcher(), self.remember,
+                                          quick=self.quick()), search)
 
     def action_search_next(self, forward: bool) -> None:
         if not self.query_text:
             self.action_search()
             return
         host = self.host
-        found = host.navigator.next_hit(self.hits(), host.index, forward)
+        hits = self.known_hits()
+        if hits is not None:
+            self._land(host.navigator.next_hit(hits, host.index, forward))
+            return
+        if self._finding != self.query_text:  # else the match is on its way
+            self._finding = self.query_text
+            self._find(self.query_text, host.index, forward, host.navigator)
+
+    @work(thread=True, exclusive=True, group="search-find", exit_on_error=False,
+          description="Finding the next search match")
+    def _find(self, query: str, start: int, forward: bool, navigator: Navigator) -> None:
+        worker = get_current_worker()
+        found = None
+        try:
+            found = navigator.search(query, start, forward, lambda: worker.is_cancelled)
+        finally:  # said even when the search failed (a file gone): `n` must not stay dead
+            self.post_message(HitFound(query, None if worker.is_cancelled else found))
+
+    def on_hit_found(self, message: HitFound) -> None:
+        if self._finding == message.query:
+            self._finding = None
+        if message.query == self.query_text:
+            self._land(message.found)
+
+    def _land(self, found: int | None) -> None:
         if found is None:
             self.notify(f"No match for {clean(repr(self.query_text))}.", severity="warning",
                         markup=False)
             return
-        host.go(found, placeholder=False)
+        self.host.go(found, placeholder=False)
         position = self.position()
         if position is not None:
             self.notify(f"match {position[0]:,} / {position[1]:,}", timeout=2, markup=False)
