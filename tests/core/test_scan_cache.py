@@ -336,3 +336,80 @@ def test_a_second_review_queue_reads_no_unchanged_session(
     assert main(["review", "--json", "--labels", str(labels), str(folder)]) == 0
     capsysbinary.readouterr()
     assert len(entry_reads) == 9
+
+
+def _used() -> dict[str, float]:
+    with sqlite3.connect(cache_path()) as db:
+        return dict(db.execute("SELECT task, used FROM results"))
+
+
+def test_rows_not_used_for_a_month_are_pruned_and_a_read_keeps_a_row(tmp_path: Path) -> None:
+    now = time.time()
+    with ScanCache() as cache:
+        for name in ("old", "read", "new"):
+            cache.store_key(name, Path(f"/n/{name}"), "s", [name])
+    day = 86400
+    with sqlite3.connect(cache_path()) as db:
+        db.execute("UPDATE results SET used = ? WHERE task IN ('old', 'read')",
+                   (now - (cache_module.MAX_AGE_DAYS + 1) * day,))
+    # Reading a row marks it used again (once its mark is a day old).
+    with ScanCache() as cache:
+        assert cache.lookup_key("read", "s") == ["read"]
+    assert _used()["read"] > now - 60
+    with ScanCache() as cache:
+        assert cache.prune(force=True) == 1
+        assert cache.lookup_key("old", "s") is None
+        assert cache.lookup_key("new", "s") == ["new"]
+        # A prune is at most hourly, whichever process ran the last one.
+        cache.store_key("other", Path("/n/other"), "s", [])
+        assert cache.prune() == 0
+
+
+def test_past_its_size_bound_the_least_recently_used_rows_go(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "x" * 10_000
+    with ScanCache() as cache:
+        for number in range(30):
+            cache.store_key(f"k{number}", Path(f"/n/{number}"), "s", [text])
+    assert len(_used()) == 30
+    monkeypatch.setattr(cache_module, "MAX_BYTES", 100_000)
+    with sqlite3.connect(cache_path()) as db:
+        for number in range(30):  # k0 the least recently used, k29 the most
+            db.execute("UPDATE results SET used = ? WHERE task = ?",
+                       (time.time() - 3600 + number, f"k{number}"))
+    with ScanCache() as cache:
+        dropped = cache.prune(force=True)
+    kept = sorted(_used(), key=lambda key: int(key[1:]))
+    # Down to three quarters of the bound, the newest kept.
+    assert dropped == 30 - len(kept) and 6 <= len(kept) <= 7
+    assert kept == [f"k{number}" for number in range(30 - len(kept), 30)]
+
+
+def test_a_run_that_writes_prunes_by_itself(tmp_path: Path) -> None:
+    with ScanCache() as cache:
+        cache.store_key("stale", Path("/n/stale"), "s", [])
+    with sqlite3.connect(cache_path()) as db:
+        db.execute("UPDATE results SET used = 0")
+        db.execute("DELETE FROM meta")
+    with ScanCache() as cache:
+        cache.store_key("fresh", Path("/n/fresh"), "s", [])
+    assert list(_used()) == ["fresh"]
+
+
+def test_a_database_changed_only_in_its_write_ahead_log_has_a_new_stamp(tmp_path: Path) -> None:
+    from replay.core.corpus.cache import file_stamp
+
+    database = tmp_path / "opencode.db"
+    database.write_bytes(b"x" * 100)
+    _aged(database)
+    before = file_stamp(database)
+    assert before is not None
+    log = tmp_path / "opencode.db-wal"
+    log.write_bytes(b"y" * 10)
+    assert file_stamp(database) is None  # the log written a moment ago: not trusted yet
+    _aged(log)
+    with_log = file_stamp(database)
+    assert with_log is not None and with_log != before
+    log.write_bytes(b"y" * 20)
+    _aged(log)
+    assert file_stamp(database) not in (None, with_log)
