@@ -6,8 +6,7 @@ scan cache under one key (`SummaryMemo`): the file's absolute path, the session,
 and the detection rules, valid while the file's stamp (path, size, mtime, inode) and
 replay's code hold. So `replay sessions` then `replay` (or the other way round) reads each
 unchanged session once. `count_entries` is the app's (in a thread), `count_found` the
-command's (in a process pool). `scan_found` is the per-session scan of `replay scan` over
-discovered sessions, through `scan`'s own rows of the cache.
+command's (in a process pool).
 """
 
 from __future__ import annotations
@@ -18,51 +17,18 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from replay.core.corpus.cache import RACY_SECONDS, ScanCache, cached_results, file_stamp
-from replay.core.corpus.pool import run_tasks
+from replay.core.corpus.cache import RACY_SECONDS, ScanCache, file_stamp
 from replay.core.corpus.scan import SessionSummary, summarize
-from replay.core.corpus.tasks import SessionTask, TaskResult
 from replay.core.detection.empty import DetectionRules
 from replay.core.discovery.found import FoundSession
 from replay.core.readers import ReaderError, read_entry
 from replay.core.readers.base import Reader, SessionEntry
-
-
-def task_of(session: FoundSession, rules: Mapping[str, Any] | None = None) -> SessionTask:
-    """The scan task that reads one discovered session (its failure is a skip, not fatal)."""
-    options = tuple(sorted((rules or {}).items()))
-    return SessionTask(str(session.path), session.format, session.entry, options,
-                       required=False)
-
-
-def scan_found(sessions: Sequence[FoundSession], rules: Mapping[str, Any] | None = None,
-               jobs: int = 1, pool: ProcessPoolExecutor | None = None,
-               cache: bool = True, warn: Callable[[str], None] | None = None
-               ) -> Iterator[tuple[FoundSession, TaskResult]]:
-    """Each session with its scan result (`scan --json` objects, or why it could not be
-    read), in the order given, each as soon as it and those before it are done.
-
-    With `cache`, a session whose file is unchanged since any scan kept it is not read
-    again (`replay.core.corpus.cache`, shared with `scan`, `report` and `review`).
-    """
-    tasks = [task_of(session, rules) for session in sessions]
-
-    def run(todo: Sequence[SessionTask]) -> Iterator[TaskResult]:
-        return run_tasks(todo, jobs, None, pool)
-
-    if not cache:
-        yield from zip(sessions, run(tasks), strict=True)
-        return
-    with ScanCache(warn=warn) as kept:
-        yield from zip(sessions, cached_results(tasks, run, kept), strict=True)
-
 
 # ---------------------------------------------------------------- the session lists
 
