@@ -208,6 +208,9 @@ class ReplayApp(App[None]):
         super().refresh_css(animate)
 
     def on_mount(self) -> None:
+        from replay.ui.hangup import watch_signals
+
+        watch_signals(self)  # a kill or a closed terminal keeps the drafts too
         self.set_keymap(self.settings.keymap)
         from replay.ui.keymap import clashes
 
