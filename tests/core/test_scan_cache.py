@@ -413,3 +413,47 @@ def test_a_database_changed_only_in_its_write_ahead_log_has_a_new_stamp(tmp_path
     log.write_bytes(b"y" * 20)
     _aged(log)
     assert file_stamp(database) not in (None, with_log)
+
+
+def test_a_cache_of_the_older_schema_is_started_again_without_a_warning(
+        tmp_path: Path) -> None:
+    location = cache_path()
+    location.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(location) as db:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("CREATE TABLE results (task TEXT PRIMARY KEY, path BLOB NOT NULL, "
+                   "stamp TEXT NOT NULL, code TEXT NOT NULL, reports BLOB NOT NULL)")
+        db.execute("INSERT INTO results VALUES ('old', x'2f61', 's', 'c', '[]')")
+        db.execute("PRAGMA user_version = 1")
+    said: list[str] = []
+    with ScanCache(warn=said.append) as cache:
+        assert cache.usable and cache.lookup_key("old", "s") is None
+        cache.store_key("new", Path("/n/new"), "s", [1])
+    with ScanCache(warn=said.append) as cache:
+        assert cache.lookup_key("new", "s") == [1]
+    assert said == [] and not location.with_name(location.name + ".broken").exists()
+
+
+def test_two_session_lists_counting_at_once_share_the_cache_safely(tmp_path: Path) -> None:
+    """`replay sessions` twice at once on a fresh cache (each counting every session and
+    writing its rows): both print the same, the cache stays whole, and a third reads all
+    from it."""
+    from tests.core.homes import build_home
+
+    home = build_home(tmp_path / "home")
+    for folder, _, names in os.walk(home.root):
+        for name in names:
+            _aged(Path(folder) / name)
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME",
+                          "GEMINI_CLI_HOME")} | {"HOME": str(home.root)}
+    command = [sys.executable, "-m", "replay", "sessions", "--json", "--jobs", "1"]
+    both = [subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE) for _ in range(2)]
+    outputs = [process.communicate(timeout=120) for process in both]
+    assert [process.returncode for process in both] == [0, 0], outputs
+    assert outputs[0][0] == outputs[1][0] and len(outputs[0][0].splitlines()) == 10
+    assert [err for _, err in outputs] == [b"", b""]
+    with sqlite3.connect(cache_path()) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert db.execute("SELECT count(*) FROM results").fetchone()[0] == 10
