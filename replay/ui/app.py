@@ -208,9 +208,9 @@ class ReplayApp(App[None]):
         super().refresh_css(animate)
 
     def on_mount(self) -> None:
-        from replay.ui.hangup import watch_signals
+        from replay.ui.hangup import keep_work
 
-        watch_signals(self)  # a kill or a closed terminal keeps the drafts too
+        keep_work(self)  # drafts kept now and then, and on a kill or a closed terminal
         self.set_keymap(self.settings.keymap)
         from replay.ui.keymap import clashes
 

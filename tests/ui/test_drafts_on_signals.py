@@ -1,7 +1,7 @@
-"""A note typed and not entered survives the app being ended: SIGTERM, SIGHUP sent, and the
-terminal closed (which sends SIGHUP). The app runs as a user runs it, in a real pseudo-
-terminal; the next launch finds the draft back at its stop, and the journal keeps what was
-saved before."""
+"""A note typed and not entered survives the app being ended: SIGTERM, SIGHUP sent, the
+terminal closed (which sends SIGHUP), and even SIGKILL (the drafts kept every few seconds
+while typing). The app runs as a user runs it, in a real pseudo-terminal; the next launch
+finds the draft back at its stop, and the journal keeps what was saved before."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from replay.ui.drafts import drafts_path
+from replay.ui.hangup import AUTOSAVE_SECONDS
 from replay.ui.screens.replay_screen import ReplayScreen
 from tests.ui.conftest import build_app, ready, wait_until
 from tests.ui.sessions import write_chat
@@ -97,7 +98,7 @@ def environment(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("ending", ["SIGTERM", "SIGHUP", "terminal closed"])
+@pytest.mark.parametrize("ending", ["SIGTERM", "SIGHUP", "terminal closed", "SIGKILL"])
 async def test_a_draft_typed_when_the_app_is_ended_is_back_next_launch(
         tmp_path: Path, ending: str) -> None:
     session = write_chat(tmp_path / "migration.json")
@@ -119,16 +120,26 @@ async def test_a_draft_typed_when_the_app_is_ended_is_back_next_launch(
         terminal.wait_for("turn 21 / 30")  # resumed at the first stop not annotated (#21)
         terminal.type("2\t" + TYPED)
         terminal.wait_for("1 draft not saved")
-        assert not drafts_path(journal).exists()
         if ending == "terminal closed":
             terminal.close()
+        elif ending == "SIGKILL":
+            # No handler sees it: what was kept while typing is what is left.
+            deadline = time.monotonic() + 2 * AUTOSAVE_SECONDS + 10
+            while TYPED not in (drafts_path(journal).read_text(encoding="utf-8")
+                                if drafts_path(journal).exists() else ""):
+                assert time.monotonic() < deadline, "the draft was never kept while typing"
+                terminal.read(0.1)
+            os.kill(terminal.pid, signal.SIGKILL)
         else:
             os.kill(terminal.pid, getattr(signal, ending))
         code = terminal.ended()
     finally:
         terminal.close()
-    number = signal.SIGTERM if ending == "SIGTERM" else signal.SIGHUP
-    assert code == 128 + number  # ended by the signal, by its own exit: not killed mid-way
+    if ending == "SIGKILL":
+        assert code == -signal.SIGKILL
+    else:
+        number = signal.SIGTERM if ending == "SIGTERM" else signal.SIGHUP
+        assert code == 128 + number  # ended by the signal, by its own exit: not mid-way
     kept = json.loads(drafts_path(journal).read_text(encoding="utf-8"))["drafts"]
     assert [(item["stop"], item["label"], item["note"]) for item in kept] == \
         [("m020", "approval", TYPED)]
