@@ -457,3 +457,21 @@ def test_two_session_lists_counting_at_once_share_the_cache_safely(tmp_path: Pat
     with sqlite3.connect(cache_path()) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert db.execute("SELECT count(*) FROM results").fetchone()[0] == 10
+
+
+def test_a_review_of_a_folder_drops_the_rows_of_its_files_gone(
+        tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    folder = _project(tmp_path)
+    assert main(["review", "--json", str(folder)]) == 0
+    capsysbinary.readouterr()
+
+    def kept() -> set[str]:
+        with sqlite3.connect(cache_path()) as db:
+            return {os.fsdecode(path) for (path,) in db.execute("SELECT path FROM results")}
+
+    files = sorted(folder.iterdir())
+    assert kept() == {str(path) for path in files}
+    files[0].unlink()
+    assert main(["review", "--json", str(folder)]) == 0
+    capsysbinary.readouterr()
+    assert kept() == {str(path) for path in files[1:]}
