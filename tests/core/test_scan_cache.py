@@ -436,8 +436,8 @@ def test_a_cache_of_the_older_schema_is_started_again_without_a_warning(
 
 def test_two_session_lists_counting_at_once_share_the_cache_safely(tmp_path: Path) -> None:
     """`replay sessions` twice at once on a fresh cache (each counting every session and
-    writing its rows): both print the same, the cache stays whole, and a third reads all
-    from it."""
+    writing its rows, one of them in a process pool): both print the same and the cache
+    stays whole, a row per session."""
     from tests.core.homes import build_home
 
     home = build_home(tmp_path / "home")
@@ -447,9 +447,10 @@ def test_two_session_lists_counting_at_once_share_the_cache_safely(tmp_path: Pat
     env = {key: value for key, value in os.environ.items()
            if key not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME",
                           "GEMINI_CLI_HOME")} | {"HOME": str(home.root)}
-    command = [sys.executable, "-m", "replay", "sessions", "--json", "--jobs", "1"]
-    both = [subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE) for _ in range(2)]
+    command = [sys.executable, "-m", "replay", "sessions", "--json", "--jobs"]
+    # One counts in this process, the other in a pool of two.
+    both = [subprocess.Popen([*command, jobs], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE) for jobs in ("1", "2")]
     outputs = [process.communicate(timeout=120) for process in both]
     assert [process.returncode for process in both] == [0, 0], outputs
     assert outputs[0][0] == outputs[1][0] and len(outputs[0][0].splitlines()) == 10
