@@ -209,6 +209,9 @@ class ReplayApp(App[None]):
         super().refresh_css(animate)
 
     def on_mount(self) -> None:
+        from replay.ui.hangup import keep_work
+
+        keep_work(self)  # drafts kept now and then, and on a kill or a closed terminal
         self.set_keymap(self.settings.keymap)
         from replay.ui.keymap import clashes
 
@@ -342,7 +345,8 @@ class ReplayApp(App[None]):
         for counted in count_entries(reader, entries, self.options.rules,
                                      cache=self.options.cache,
                                      cancelled=lambda: worker.is_cancelled,
-                                     warn=lambda line: cache_warning(self, line)):
+                                     warn=lambda line: cache_warning(self, line),
+                                     roots=listed_roots(self.options)):
             if worker.is_cancelled:
                 return
             if counted:
@@ -648,6 +652,16 @@ class ReplayApp(App[None]):
 def collect_garbage() -> None:
     """A full collection (see `ReplayApp.collect_when_idle`)."""
     gc.collect()
+
+
+def listed_roots(options: LaunchOptions) -> list[Path]:
+    """The folders a session list was made of: the machine's session places (no PATH, or a
+    session id), else the PATH. The cache's rows of files gone from them are dropped."""
+    if options.discover or options.discovered is not None:
+        from replay.core.discovery import places
+
+        return [place.path for place in places()]
+    return [options.path]
 
 
 def cache_warning(app: App[None], line: str) -> None:

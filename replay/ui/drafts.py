@@ -1,20 +1,26 @@
 """Annotation drafts: a label picked or a note typed at a stop and not saved yet, kept per
 stop while the reviewer looks elsewhere, until saved or discarded.
 
-Quitting with drafts keeps them beside the journal (`drafts_path`); the next run of the
-session offers them again at their stops, as drafts: what was typed is never lost, and
-never saved as an annotation without enter."""
+Leaving a session with drafts keeps them beside the journal (`drafts_path`): quitting, going
+back to the session list, or the app ended by a signal (SIGTERM, SIGHUP when the terminal
+closes: `replay.ui.hangup`). The next time the session is opened it offers them again at
+their stops, as drafts: what was typed is never lost, and never saved as an annotation
+without enter."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from replay.core.annotate.annotations import Annotation
 from replay.core.atomic import write_text_atomically
-from replay.core.session.text import one_line
+from replay.core.session.text import one_line, plural
+
+if TYPE_CHECKING:
+    from replay.ui.screens.replay_screen import ReplayScreen
 
 DraftKey = tuple[str, str]
 """(session id, stop id): stop ids repeat across the sessions of a review queue."""
@@ -131,3 +137,29 @@ def keep_drafts(path: Path, drafts: list[tuple[DraftKey, Draft]],
              for key, draft in kept.items()]
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomically(path, json.dumps({"drafts": items}, ensure_ascii=False, indent=1))
+
+
+def keep_screen_drafts(screens: Iterable[ReplayScreen],
+                       until: str = "for the next run") -> list[str]:
+    """Keep each screen's drafts beside its journal for the next time its session is opened
+    (`drafts_path`), in place of what was kept for its session before; the lines to say
+    (where they were kept, or why they could not be)."""
+    by_file: dict[Path, tuple[list[tuple[DraftKey, Draft]], set[str]]] = {}
+    for screen in screens:
+        screen.annotation.unsaved_drafts()  # (the stop's own, as it is now, counts too)
+        items, sessions = by_file.setdefault(drafts_path(screen.store.journal.path),
+                                             ([], set()))
+        items.extend(screen.annotation.drafts.items())
+        sessions.add(screen.store.session_id)
+    said = []
+    for path, (items, sessions) in by_file.items():
+        try:
+            keep_drafts(path, items, sessions)
+        except OSError as error:
+            said.append(f"replay: {plural(len(items), 'draft')} could not be kept in "
+                        f"{path}: {error.strerror or error}")
+            continue
+        if items:
+            said.append(f"replay: {plural(len(items), 'draft')} not saved (a label or "
+                        f"note typed and not entered) kept {until} in {path}")
+    return [one_line(line) for line in said]

@@ -135,3 +135,96 @@ async def test_a_second_quit_while_asked_keeps_the_drafts_too(chat_file: Path,
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: not app.is_running)
     assert "only a note" in journal.with_name("j.jsonl.drafts.json").read_text(encoding="utf-8")
+
+
+async def test_a_draft_left_going_back_to_the_list_is_back_when_the_session_is_opened_again(
+        tmp_path: Path) -> None:
+    """Going back to the session list with a note typed asks, then keeps it beside the
+    journal (it used to be lost); opening the session again offers it at its stop."""
+    from replay.ui.drafts import drafts_path
+    from replay.ui.screens.picker import SessionPicker
+    from tests.ui.sessions import write_chat
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    write_chat(folder / "migration.json", title="migration")
+    write_chat(folder / "cleanup.json", title="cleanup")
+    journal = tmp_path / "j.jsonl"
+    typed = "list[int] [/] [link=x] later"
+    app = build_app(folder, annotations=journal)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        picker = app.screen
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
+                         and not app.screen.indexing)
+        screen = screen_of(app)
+        opened = screen.session.path
+        await pilot.press("2", "tab", *typed, "escape", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, DraftsScreen)
+        assert "kept for when you open it again" in screen_text(app)
+        await pilot.press("q")
+        await wait_until(pilot, lambda: app.screen is picker)
+        kept = drafts_path(journal).read_text(encoding="utf-8")
+        assert typed in kept and not journal.exists()
+
+        await pilot.press("enter")  # the same row, the same session
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
+                         and app.screen is not screen and not app.screen.indexing)
+        again = screen_of(app)
+        assert again.session.path == opened and again.index == 9
+        assert again.annotation.note == typed and again.annotation.pending_label == "approval"
+        assert again.store.get("m009") is None  # a draft, not saved behind the reviewer's back
+        # Discarded there, then back to the list: nothing is kept any more.
+        await pilot.press("x", "escape")
+        await wait_until(pilot, lambda: app.screen is picker)
+        assert not drafts_path(journal).exists()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
+                         and app.screen is not again and not app.screen.indexing)
+        assert screen_of(app).annotation.note == ""
+
+
+async def test_drafts_are_kept_while_typing_and_never_replace_what_waits_to_be_offered(
+        tmp_path: Path) -> None:
+    """Changed drafts are kept every few seconds (a kill -9 or a crash loses at most those
+    seconds of typing); a tick with nothing held writes nothing, so the drafts another
+    session (or an earlier run) left in the same file stay as they are."""
+    from replay.ui.drafts import drafts_path, read_kept
+    from replay.ui.hangup import DraftAutosave
+    from tests.ui.sessions import write_chat
+
+    journal = tmp_path / "j.jsonl"
+    other = write_chat(tmp_path / "other.json", title="other")
+    app = build_app(other, annotations=journal)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("tab", *"the other's note", "ctrl+q")
+        await pilot.pause()
+        await pilot.press("q")
+        await wait_until(pilot, lambda: not app.is_running)
+    kept = drafts_path(journal)
+    before = kept.read_bytes()
+
+    session = write_chat(tmp_path / "migration.json", title="migration")
+    app = build_app(session, annotations=journal)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        tick = DraftAutosave(app)
+        tick()
+        assert kept.read_bytes() == before  # nothing held here: nothing written
+        await pilot.press("3", "tab", *"typed here")
+        await pilot.pause()
+        tick()
+        notes = {key[0]: draft.note for key, draft in read_kept(kept).items()}
+        assert notes == {"other": "the other's note", "migration": "typed here"}
+        written = kept.stat().st_mtime_ns
+        tick()
+        assert kept.stat().st_mtime_ns == written  # unchanged: not written again
+        await pilot.press("enter")  # saved: no longer a draft
+        await pilot.pause()
+        tick()
+        notes = {key[0]: draft.note for key, draft in read_kept(kept).items()}
+        assert notes == {"other": "the other's note"}
+        app.exit()

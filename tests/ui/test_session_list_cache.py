@@ -72,15 +72,15 @@ async def test_a_second_launch_reads_no_unchanged_session_and_a_changed_one_agai
     first = await listed_counts(build_app(default_sample(), discover=True))
     assert all(turns != "…" for turns, _ in first.values())
     read_first = list(reads)
-    # opencode's storage folder keeps a session in many files: no one stamp says it is
-    # unchanged, so only its sessions are read every time.
+    # opencode's storage folder keeps a session in many files: stamped by all of them, it
+    # is not read again either while none changes.
     storage = [path for path in read_first if "storage" in path.parts]
     assert len(read_first) > len(storage) >= 1
 
     reads.clear()
     second = await listed_counts(build_app(default_sample(), discover=True))
     assert second == first
-    assert reads == storage
+    assert reads == []
 
     # One session file changes (a later write, half its records): read again, and only it.
     changed = home.claude_projects / "-experiments-ideas" / \
@@ -90,7 +90,7 @@ async def test_a_second_launch_reads_no_unchanged_session_and_a_changed_one_agai
     age(changed.parent, OLD + 60)
     reads.clear()
     third = await listed_counts(build_app(default_sample(), discover=True))
-    assert sorted(map(str, reads)) == sorted(map(str, [changed, *storage]))
+    assert reads == [changed]
     moved = [title for title in first if third.get(title) != first[title]]
     assert len(moved) == 1 and int(third[moved[0]][0]) < int(first[moved[0]][0])
 
@@ -234,3 +234,108 @@ async def test_a_broken_cache_file_is_said_once_and_the_list_still_counts(
     reads.clear()
     # The new cache kept what was counted.
     assert await listed_counts(build_app(folder)) and reads == []
+
+
+def sessions_json(capsys: pytest.CaptureFixture[str]) -> dict[str, tuple[int, int]]:
+    """`replay sessions --json` (counted here, one job): session path and key -> (turns,
+    empty)."""
+    import orjson
+
+    from replay.cli import main
+
+    assert main(["sessions", "--json", "--jobs", "1"]) == 0
+    rows = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return {f"{row['path']} {row['session_id']}": (row["turns"], row["empty"]) for row in rows}
+
+
+async def test_replay_sessions_and_the_app_share_their_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    home = build_home(tmp_path / "home")
+    age(home.root)
+    monkeypatch.setenv("HOME", str(home.root))
+
+    # `replay sessions` counts every session; the app's list then reads none of them.
+    counted = sessions_json(capsys)
+    assert len(reads) == len(counted) == 10
+    reads.clear()
+    shown = await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == [] and len(shown) == 10
+    assert sorted(shown.values()) == sorted((f"{turns:,}", str(empty))
+                                            for turns, empty in counted.values())
+
+    # The other way round: the app counts a changed session, `replay sessions` reads none.
+    changed = home.claude_projects / "-experiments-ideas" / \
+        "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"
+    lines = changed.read_bytes().splitlines(keepends=True)
+    changed.write_bytes(b"".join(lines[:len(lines) // 3]))
+    age(changed.parent, OLD + 60)
+    reads.clear()
+    await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == [changed]
+    reads.clear()
+    again = sessions_json(capsys)
+    assert reads == []
+    moved = [key for key in counted if again[key] != counted[key]]
+    assert len(moved) == 1 and str(changed) in moved[0]
+    assert again[moved[0]][0] < counted[moved[0]][0]
+
+
+async def test_an_opencode_storage_session_is_read_again_only_when_one_of_its_files_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[Path]) -> None:
+    home = build_home(tmp_path / "home")
+    age(home.root)
+    monkeypatch.setenv("HOME", str(home.root))
+    await listed_counts(build_app(default_sample(), discover=True))
+    storage = home.data_home / "opencode" / "storage"
+    session = next(path for path in reads if "storage" in path.parts)
+    reads.clear()
+    assert await listed_counts(build_app(default_sample(), discover=True)) and reads == []
+
+    # A part file written again in place, same size (a tool's output replaced): its session
+    # is read again, and only it.
+    part = next((storage / "part").rglob("*.json"))
+    part.write_bytes(part.read_bytes())
+    os.utime(part, (OLD + 60, OLD + 60))
+    await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == [session]
+
+    # A new message file appears (the session goes on): read again.
+    messages = next((storage / "message").iterdir())
+    newest = sorted(messages.iterdir())[-1]
+    shutil.copyfile(newest, messages / ("zz" + newest.name))
+    os.utime(messages / ("zz" + newest.name), (OLD, OLD))
+    reads.clear()
+    await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == [session]
+    reads.clear()
+    await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == []
+
+
+async def test_a_session_file_removed_leaves_the_cache_when_its_folder_is_listed(
+        tmp_path: Path, reads: list[Path]) -> None:
+    import sqlite3
+
+    from replay.core.corpus.cache import cache_path
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for name in (CLAUDE_IDEAS, CLAUDE_SOUND):
+        shutil.copyfile(realdata(name), folder / name.rsplit("__", 1)[1])
+    age(folder)
+    await listed_counts(build_app(folder))
+
+    def kept() -> list[str]:
+        with sqlite3.connect(cache_path()) as db:
+            return sorted(os.fsdecode(path) for (path,) in db.execute(
+                "SELECT path FROM results"))
+
+    assert kept() == sorted(str(path) for path in folder.iterdir())
+    gone = folder / CLAUDE_SOUND.rsplit("__", 1)[1]
+    gone.unlink()
+    # (A third file keeps it a list: one session alone would be opened.)
+    shutil.copyfile(realdata(CLAUDE_IDEAS), folder / "copy.jsonl")
+    age(folder)
+    await listed_counts(build_app(folder))
+    assert str(gone) not in kept() and len(kept()) == 2

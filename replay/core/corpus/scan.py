@@ -136,6 +136,12 @@ class SessionSummary:
     """Number of subagent sessions linked to it."""
     format: str
     """Reader name."""
+    title: str | None = None
+    """As `scan --json` names it: the source's title, else the first real prompt."""
+    session_id: str | None = None
+    """The id the session's records give."""
+    skipped: int = 0
+    """Records skipped as unreadable or unknown (`scan --json`'s `skipped`)."""
 
 
 def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> SessionSummary:
@@ -145,7 +151,9 @@ def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> Sessio
              else sum(1 for turn in turns if is_stop(session, turn.index, rules)))
     return SessionSummary(
         label=session.label, started=session.started, turns=len(turns), empty=empty,
-        subagents=len(session.sidechains), format=session.format)
+        subagents=len(session.sidechains), format=session.format,
+        title=session.title or first_prompt(turns), session_id=session.session_id,
+        skipped=session.skipped)
 
 
 # ---------------------------------------------------------------- streamed scan
