@@ -279,6 +279,11 @@ class _Said:
         return self._prepared
 
 
+SAID_KEPT = 4000
+"""Characters of a message's words at most for them to be kept (a pasted file is read
+again when asked for: what is kept stays small)."""
+
+
 def _said(session: Session, turn: Turn) -> _Said:
     """The words of a user turn, kept for a settled turn (see `memo`)."""
     memo = memo_of(session)
@@ -289,7 +294,7 @@ def _said(session: Session, turn: Turn) -> _Said:
         if found is not MISSING:
             return found  # type: ignore[no-any-return]
     said = _Said(_words_of(session, turn, full=False))
-    if settled:
+    if settled and len(said.text) <= SAID_KEPT:
         memo.answers.put(("said", index), said)
     return said
 
