@@ -303,3 +303,19 @@ def test_facts_put_in_words_when_read_are_the_facts() -> None:
         assert {name: lazy[name] for name in facts} == facts
         with pytest.raises(KeyError):
             lazy["no-such-fact"]
+
+
+def test_settled_signals_are_replaced_as_dataclasses_replace_does() -> None:
+    from dataclasses import replace
+
+    session = generated(11, turns=400)
+    stats = sig.SessionStats(turns=400, median_gap=42.0, median_text=17.0,
+                             records_completion=True)
+    for index in _empties(session):
+        found = _signals(session, index)
+        summary = found.summary
+        if summary is not None:
+            summary = replace(summary, ratio=summary.chars / 17.0)
+        expected = replace(found, median_gap=42.0, summary=summary,
+                           no_completion=found.unfinished)
+        assert found.settled(stats) == expected

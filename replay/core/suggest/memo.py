@@ -29,8 +29,10 @@ from replay.core.session.model import Session, Turn
 UNSETTLED = 2
 """The last turns of a session, which may still change while it is being written."""
 
-GENERATION = 4096
-"""Answers kept per generation (the newest two generations are kept)."""
+GENERATION = 1024
+"""Answers kept per generation (the newest two generations are kept): the questions about
+one empty turn reach a few dozen turns back, so a few hundred empty turns' answers are
+plenty, and a session in the app keeps no more than that whatever its length."""
 
 MISSING: Any = object()
 """`Recent.get`'s answer for a key it does not hold (None is an answer)."""

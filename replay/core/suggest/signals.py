@@ -13,7 +13,8 @@ import weakref
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 
 from replay.core.detection.empty import (
     Interruption,
@@ -278,6 +279,11 @@ class _Said:
         return self._prepared
 
 
+SAID_KEPT = 4000
+"""Characters of a message's words at most for them to be kept (a pasted file is read
+again when asked for: what is kept stays small)."""
+
+
 def _said(session: Session, turn: Turn) -> _Said:
     """The words of a user turn, kept for a settled turn (see `memo`)."""
     memo = memo_of(session)
@@ -288,7 +294,7 @@ def _said(session: Session, turn: Turn) -> _Said:
         if found is not MISSING:
             return found  # type: ignore[no-any-return]
     said = _Said(_words_of(session, turn, full=False))
-    if settled:
+    if settled and len(said.text) <= SAID_KEPT:
         memo.answers.put(("said", index), said)
     return said
 
@@ -888,8 +894,13 @@ class Signals:
         if summary is not None:
             ratio = summary.chars / stats.median_text if stats.median_text else 1.0
             summary = replace(summary, ratio=ratio)
-        return replace(self, median_gap=stats.median_gap, summary=summary,
-                       no_completion=self.unfinished and stats.records_completion)
+        # `dataclasses.replace` without its walk over the fields in Python (once per empty
+        # turn of a streamed scan): every value read at once, three of them replaced.
+        values = list(_SIGNAL_VALUES(self))
+        values[_MEDIAN_GAP] = stats.median_gap
+        values[_SUMMARY] = summary
+        values[_NO_COMPLETION] = self.unfinished and stats.records_completion
+        return Signals(*values)
 
     @property
     def gap_before_ratio(self) -> float:
@@ -908,6 +919,14 @@ class Signals:
     def lazy_facts(self) -> dict[str, str]:
         """`facts()`, each made when first read: a rule's reasons name a few of them."""
         return _LazyFacts(self)
+
+
+_SIGNAL_NAMES = tuple(item.name for item in fields(Signals))
+_SIGNAL_VALUES = attrgetter(*_SIGNAL_NAMES)
+"""Every field of a `Signals` at once, in order (as its constructor takes them)."""
+_MEDIAN_GAP = _SIGNAL_NAMES.index("median_gap")
+_SUMMARY = _SIGNAL_NAMES.index("summary")
+_NO_COMPLETION = _SIGNAL_NAMES.index("no_completion")
 
 
 _READ_AS = {"carries-on": "carries on with the work", "asks": "asks what was wanted",
