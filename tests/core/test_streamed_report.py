@@ -6,8 +6,10 @@ batches; a worker sends them as they are; and the report no longer grows as dict
 from __future__ import annotations
 
 import gc
+import io
 import json
 import pickle
+import random
 import shutil
 import sqlite3
 import struct
@@ -266,3 +268,68 @@ def test_report_and_redaction_keep_the_encoded_turns() -> None:
     texts = [empty["evidence"][0] for empty in row.empty_turns]
     assert len(texts) == 50 and not any("@example.org" in text for text in texts)
     assert texts[0] == "mail [redacted: email]"
+
+
+def _table_report(count: int) -> dict[str, Any]:
+    rng = random.Random(3)
+    evidence = [[], ["gap before: 14 min", "no completion time"], ["[/] [link=x] \x1b]0;x\x07 "
+                + "long " * 30], ["averyveryverylongunbreakableword" * 3]]
+    return {"path": "p\x85", "format": "sharegpt", "title": "[b]t[/b]", "session_id": "s",
+            "turns": count * 3, "skipped": 0, "warnings": [], "empty_turns": EncodedList(
+                {"index": n * 3, "number": n * 3 + 1, "id": f"m{n}" + "x" * rng.choice([0, 40]),
+                 "role": rng.choice(["user", "assistant"]),
+                 "timestamp": rng.choice([None, "2026-01-02T03:04:05Z"]),
+                 "reason": rng.choice(["blank-text", "no-content"]),
+                 "evidence": rng.choice(evidence), "suggestion": rng.choice([None, "approval"]),
+                 "gap_before": None} for n in range(count))}
+
+
+class _Sink(io.StringIO):
+    """Output let go of as it is written (only its size is kept)."""
+
+    size = 0
+
+    def write(self, text: str) -> int:
+        self.size += len(text)
+        return len(text)
+
+
+def _printed(monkeypatch: pytest.MonkeyPatch, report: dict[str, Any], width: int,
+             block: int, out: io.StringIO | None = None) -> tuple[str, int]:
+    from rich.console import Console
+
+    from replay.commands import scan as scan_command
+
+    out = out if out is not None else io.StringIO()
+    monkeypatch.setattr(scan_command, "table_console", lambda: Console(
+        file=out, width=width, highlight=False, force_terminal=True, color_system="truecolor"))
+    monkeypatch.setattr(scan_command, "TABLE_BLOCK", block)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        scan_command.print_table(report)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return out.getvalue(), peak
+
+
+@pytest.mark.parametrize("width", [40, 119, 160])
+def test_a_long_table_is_printed_in_blocks_that_read_as_one(
+        monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    """Past TABLE_BLOCK rows the table is printed a block at a time, each column as wide as
+    one table of every row makes it: the same characters, colours and folds."""
+    report = _table_report(450)
+    blocked, _ = _printed(monkeypatch, report, width, 100)
+    whole, _ = _printed(monkeypatch, report, width, 10**9)
+    assert blocked == whole
+    assert blocked.count("approv") > 100 and "\x1b]0" not in blocked
+
+
+def test_a_long_table_holds_one_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    report = _table_report(1200)
+    sinks = [_Sink(), _Sink()]
+    _, blocked = _printed(monkeypatch, report, 120, 100, sinks[0])
+    _, whole = _printed(monkeypatch, report, 120, 10**9, sinks[1])
+    assert sinks[0].size == sinks[1].size > 1200 * 120
+    assert blocked < whole / 5, (blocked, whole)
