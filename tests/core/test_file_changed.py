@@ -57,6 +57,13 @@ CHILD = textwrap.dedent('''
         setattr(json_stream.Elements, name, hooked)
 
     action = sys.argv[4]
+    if action == "folder":  # the app on a folder read whole (`load_sessions`)
+        from replay.core.readers import load_sessions
+        for session in load_sessions(sys.argv[5]):
+            print("session", os.path.basename(session.path))
+            for warning in session.warnings:
+                print("warning", warning)
+        sys.exit(0)
     if action == "held":  # the app holds the loaded index; the file is cut afterwards
         from replay.core.readers import load_sessions
         from replay.core.session.model import Kind
@@ -286,3 +293,23 @@ def test_a_held_index_read_back_after_the_file_was_cut_says_so_in_each_turn(
     assert said == [f"unreadable this turn could not be read back from {path}: the file is "
                     "shorter than when it was read"], lines
     assert lines[-1].startswith("search "), lines[-1]
+
+
+def test_the_app_on_a_folder_loads_the_other_sessions_and_names_the_cut_file(
+        tmp_path: Path) -> None:
+    """A folder read whole (the app on a folder of chat files): the cut file is one
+    `skipped` warning naming it (not the folder), the other sessions are read."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "a.chat.json").write_text(json.dumps({"messages": [
+        {"role": "user", "content": "hello"}, {"role": "assistant", "content": ""}]}))
+    victim = _chat(folder / "b.chat.json")
+    size = victim.stat().st_size
+    done = _run("iter", victim, "folder", str(folder))
+    _alive(done)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line for line in lines if line.startswith("session ")] == ["session a.chat.json"]
+    warnings = [line for line in lines if line.startswith("warning ")]
+    assert len(warnings) == 1 and warnings[0].startswith("warning skipped "), lines
+    _changed(warnings[0], victim, size)
