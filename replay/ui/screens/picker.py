@@ -237,7 +237,7 @@ class SessionPicker(Screen[None]):
     ]
     DEFAULT_CSS = """
     SessionPicker > #picker-title { height: 1; padding: 0 1; background: $panel; }
-    SessionPicker > DataTable { height: 1fr; }
+    SessionPicker > SessionTable { height: 1fr; }
     SessionPicker > #picker-filter { display: none; height: 1; border: none; padding: 0 1; }
     SessionPicker > #picker-filter.shown { display: block; }
     """
