@@ -116,6 +116,7 @@ class HistoryRows:
         self._path = Path(counts.path)
         self._format = aider.NAME
         self._path_text = str(self._path)
+        self._path_folded = self._path_text.casefold()
         index = counts.index
         self._widest_label = max(
             (len(one_line(shown(index.title(n) or index.session_id(n)), LABEL_WIDTH))
@@ -156,7 +157,14 @@ class HistoryRows:
                           counts.index.session_id(number), self._path_text)).casefold()
 
     def matches(self, number: int, needle: str) -> bool:
-        return needle in self._text(number)
+        if "\n" in needle:
+            return needle in self._text(number)
+        # As `needle in _text(number)`, piece by piece: the file's name is the same for
+        # every chat (cased once), and no join is made per row.
+        if needle in self._path_folded:
+            return True
+        return needle in self.counts.label(number).casefold() \
+            or needle in self.counts.index.session_id(number).casefold()
 
     def sort_value(self, column: str) -> Callable[[int], object] | None:
         counts, index = self.counts, self.counts.index
