@@ -37,6 +37,7 @@ from replay.core.safe import one_line
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
 from replay.core.session.model import Session
 from replay.themes import app_variable_defaults, load_all_themes
+from replay.ui import history_list
 from replay.ui.literal import literal, shown
 from replay.ui.messages import (
     CountRequested,
@@ -274,9 +275,7 @@ class ReplayApp(App[None]):
 
     def _load_whole(self, path: Path, reader: Reader) -> None:
         """Read every session of the source, then show the one or list them all."""
-        from replay.ui.history_list import list_history
-
-        if list_history(self, path, reader):  # an Aider history of many chats: its headers
+        if history_list.list_history(self, path, reader):  # an Aider history of many chats
             return
         try:
             sessions = load_sessions(
@@ -538,10 +537,7 @@ class ReplayApp(App[None]):
     @on(OpenChatRequested)
     def open_requested_entry(self, event: OpenEntryRequested | OpenChatRequested) -> None:
         if isinstance(event, OpenChatRequested):  # a chat of a history's list
-            from replay.ui.history_list import open_chat
-
-            open_chat(self, event.read)
-            return
+            return history_list.open_chat(self, event.read)
         self.open_entry(event.reader, event.entry)
 
     @on(CountRequested)

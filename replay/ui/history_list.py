@@ -7,11 +7,11 @@ a few arrays (`HistoryCounts`), never as a `Session` or a row per chat.
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from array import array
 from collections.abc import Callable
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +33,10 @@ LABEL_WIDTH = 70
 """Characters of a chat's name shown (as `row_cells` cuts it)."""
 FLUSH_SECONDS = 0.2
 """How often the list is told how far counting got."""
+COLLECT_SECONDS = 5.0
+"""How often garbage is collected while counting: the scan keeps the collector off for the
+whole pass (its own objects make no cycles), and minutes of the screen's own garbage would
+pile up meanwhile."""
 
 
 def list_history(app: ReplayApp, path: Path, reader: Reader) -> bool:
@@ -69,12 +73,16 @@ def _show(app: ReplayApp, rows: HistoryRows, reader: Reader) -> None:
 def _count(app: ReplayApp, picker: SessionPicker, counts: HistoryCounts) -> None:
     """Count every chat (one windowed scan), telling the list a few times a second."""
     worker = get_current_worker()
-    told = time.monotonic()
+    told = collected = time.monotonic()
     try:
         for done in counts.count(app.options.rules, cancelled=lambda: worker.is_cancelled):
-            if time.monotonic() - told > FLUSH_SECONDS:
+            now = time.monotonic()
+            if now - told > FLUSH_SECONDS:
                 picker.post_message(HistoryCounted(len(counts) - done))
-                told = time.monotonic()
+                told = now
+            if now - collected > COLLECT_SECONDS:
+                gc.collect()
+                collected = time.monotonic()
     except ReaderError as error:
         counts.error = str(error)
     if not worker.is_cancelled:
@@ -108,6 +116,7 @@ class HistoryRows:
         self._path = Path(counts.path)
         self._format = aider.NAME
         self._path_text = str(self._path)
+        self._path_folded = self._path_text.casefold()
         index = counts.index
         self._widest_label = max(
             (len(one_line(shown(index.title(n) or index.session_id(n)), LABEL_WIDTH))
@@ -148,24 +157,27 @@ class HistoryRows:
                           counts.index.session_id(number), self._path_text)).casefold()
 
     def matches(self, number: int, needle: str) -> bool:
-        return needle in self._text(number)
+        if "\n" in needle:
+            return needle in self._text(number)
+        # As `needle in _text(number)`, piece by piece: the file's name is the same for
+        # every chat (cased once), and no join is made per row.
+        if needle in self._path_folded:
+            return True
+        return needle in self.counts.label(number).casefold() \
+            or needle in self.counts.index.session_id(number).casefold()
 
-    def sort_value(self, column: str) -> Callable[[int], tuple[int, str | int]] | None:
-        from replay.ui.screens.picker import _sort_value
-
+    def sort_value(self, column: str) -> Callable[[int], object] | None:
         counts, index = self.counts, self.counts.index
+        # Numbers, not (kind, value) pairs: 144,510 keys at once, each a small object. They
+        # order as `_sort_value` does ("?" and "…" first), a start by its second.
         if column == "started":
-            def started(number: int) -> tuple[int, str | int]:
-                value = index.started(number)
-                return (1, datetime.fromtimestamp(value).strftime("%Y-%m-%d %H:%M")) \
-                    if value else (0, "")
-            return started
+            times = index.times
+            return lambda number: -math.inf if math.isnan(times[number]) else times[number]
         if column in ("turns", "empty"):
             values = counts.turns if column == "turns" else counts.empty
-            return lambda number: (1, values[number]) if number < counts.counted else (0, "")
-        if column == "session":
-            return lambda number: _sort_value(one_line(shown(counts.label(number)),
-                                                       LABEL_WIDTH))
+            return lambda number: values[number] if number < counts.counted else -1
+        if column == "session":  # the name as shown (never empty, never only digits)
+            return lambda number: one_line(shown(counts.label(number)), LABEL_WIDTH)
         return None
 
     def widths(self) -> dict[str, int]:

@@ -195,3 +195,30 @@ async def test_an_80_column_terminal_shows_the_counts_first(history: Path) -> No
         await pilot.press("right", "right", "right")
         await pilot.pause()
         assert table.scroll_x > 0  # the rest of the row is a scroll away
+
+
+async def test_a_long_chat_opens_with_its_turns_read_back_by_blocks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay.core.readers import aider
+
+    monkeypatch.setattr(aider, "LONG_CHAT_BYTES", 0)  # this chat counts as long
+    monkeypatch.setattr(aider, "BLOCK_EXCHANGES", 16)
+    path = tmp_path / ".aider.chat.history.md"
+    body = "".join(f"#### step {n}\n\nreply {n}\n\n> Tokens: 1k sent, 2 received.\n\n"
+                   + ("#### <blank>\n\n" if n % 9 == 0 else "") for n in range(1_500))
+    path.write_text("# aider chat started at 2024-05-01 10:00:00\n\n" + body, encoding="utf-8")
+    [whole] = load_sessions(path)
+    empties = [t.index for t in whole.turns if is_stop(whole, t.index, DEFAULT_RULES)]
+    app = build_app(path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None and isinstance(screen.session.turns, aider._LongChatTurns)
+        assert len(screen.session.turns) == len(whole.turns)
+        assert screen.navigator.empty_indices == empties
+        await pilot.press("home", "right_square_bracket")
+        assert screen.index == empties[0]
+        await pilot.press("G")
+        assert screen.index == len(whole.turns) - 1
+        assert screen.session.turns[screen.index].id == whole.turns[-1].id
+    assert len(aider._recent_blocks) <= aider.RECENT_BLOCKS

@@ -836,7 +836,8 @@ class _LongChatTurns(Sequence[Turn]):
 
     def __getitem__(self, index: int | slice) -> Turn | list[Turn]:
         if isinstance(index, slice):
-            return [self[number] for number in range(*index.indices(len(self)))]
+            # A view, read as it is walked: `turns[n:]` must not make every turn at once.
+            return _TurnsView(self, range(*index.indices(len(self))))  # type: ignore[return-value]
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
@@ -847,6 +848,34 @@ class _LongChatTurns(Sequence[Turn]):
     def __iter__(self) -> Iterator[Turn]:
         for block in range(self._blocks()):
             yield from self._block(block)
+
+
+class _TurnsView(Sequence[Turn]):
+    """Some turns of a long chat, each read when reached."""
+
+    __slots__ = ("_numbers", "_turns")
+
+    def __init__(self, turns: _LongChatTurns, numbers: range) -> None:
+        self._turns = turns
+        self._numbers = numbers
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Turn]: ...
+
+    def __getitem__(self, index: int | slice) -> Turn | Sequence[Turn]:
+        if isinstance(index, slice):
+            return _TurnsView(self._turns, self._numbers[index])
+        return self._turns[self._numbers[index]]
+
+    def __iter__(self) -> Iterator[Turn]:
+        for number in self._numbers:
+            yield self._turns[number]
 
 
 def _read_indexed(path: Path, progress: Progress | None = None) -> list[Session]:

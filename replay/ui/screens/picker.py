@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from rich.text import Text
 from textual import on
@@ -197,9 +197,9 @@ class CompactRows(Protocol):
         """`needle in row_text(self[number])`, without making the row."""
         ...
 
-    def sort_value(self, column: str) -> Callable[[int], tuple[int, str | int]] | None:
-        """`_sort_value` of the row's cell in this column, without making the row (None:
-        make the row)."""
+    def sort_value(self, column: str) -> Callable[[int], object] | None:
+        """A key ordering rows as `_sort_value` of their cells in this column does, without
+        making the row (None: make the row)."""
         ...
 
     def widths(self) -> dict[str, int]:
@@ -237,7 +237,7 @@ class SessionPicker(Screen[None]):
     ]
     DEFAULT_CSS = """
     SessionPicker > #picker-title { height: 1; padding: 0 1; background: $panel; }
-    SessionPicker > DataTable { height: 1fr; }
+    SessionPicker > SessionTable { height: 1fr; }
     SessionPicker > #picker-filter { display: none; height: 1; border: none; padding: 0 1; }
     SessionPicker > #picker-filter.shown { display: block; }
     """
@@ -340,7 +340,8 @@ class SessionPicker(Screen[None]):
     def _sorted(self, order: Sequence[int]) -> array[int]:
         """These rows in the current sort (stable: rows alike keep their order)."""
         column = self.sorted_by
-        key = self.compact.sort_value(column) if self.compact is not None else None
+        key: Callable[[int], Any] | None = \
+            self.compact.sort_value(column) if self.compact is not None else None
         if key is None:
             place = self.columns.index(column)
 
