@@ -161,3 +161,30 @@ async def test_next_match_does_not_wait_for_the_count(
         release.set()
         await wait_until(pilot, lambda: screen.searching.position() == (3, TASKS))
         assert f"match 3 / {TASKS:,}" in str(screen.status_text())
+
+
+async def test_a_big_file_of_few_turns_is_counted_in_the_background(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Few turns of a big file (a 50 MB export of a few thousand turns holds a lot of text)
+    are counted in the background too: the prompt does not count at every key."""
+    from replay.ui.controls import search
+
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"messages": [
+        {"role": "user" if number % 2 == 0 else "assistant",
+         "content": f"message {number} list[int] [/]"} for number in range(40)]}))
+    monkeypatch.setattr(search, "QUICK_BYTES", path.stat().st_size - 1)
+    app = build_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen) and not screen.searching.quick()
+        await pilot.press("slash", *"list[int]")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchPrompt))
+        prompt = app.screen
+        assert isinstance(prompt, SearchPrompt) and not prompt.quick
+        count = prompt.query_one("#search-count", Label)
+        await wait_until(pilot, lambda: str(count.render()) == count_words(40, True))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.searching.position() == (2, 40))
+        assert screen.index == 1

@@ -1,7 +1,8 @@
 """Search: the query, the turns that match it, the reviewer's place among them.
 
 A small session is searched at once. A big one (over `QUICK_TURNS` turns, or turns held in
-a compact index past `QUICK_INDEXED`: each candidate is read back from the file) is
+a compact index past `QUICK_INDEXED`: each candidate is read back from the file; or a file
+over `QUICK_BYTES`) is
 counted in a thread worker that a newer query cancels, and `n` finds the next match on
 its own (reading on from the reviewer's place, stopping at the first), never waiting for
 the count: the header shows `match k / n` once the count is in.
@@ -10,6 +11,7 @@ the count: the header shows `match k / n` once the count is in.
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Callable, Iterator
 
 from textual import work
@@ -26,6 +28,9 @@ QUICK_TURNS = 5_000
 """Sessions up to this many turns are searched at once, in the UI thread."""
 QUICK_INDEXED = 500
 """The same for a session whose turns are read back from the file (a `TurnIndex`)."""
+QUICK_BYTES = 16 * 1024 * 1024
+"""A session file bigger than this is searched in the background whatever its turns (a
+few thousand turns of a 50 MB export hold a lot of text)."""
 
 Key = tuple[str, int, int]
 """(query, turns, generation): what a list of matches is good for."""
@@ -79,8 +84,14 @@ class Search(Concern):
 
     def quick(self) -> bool:
         """True when the session is small enough to search in the UI thread."""
-        turns = self.host.session.turns
-        return len(turns) <= (QUICK_INDEXED if isinstance(turns, TurnColumns) else QUICK_TURNS)
+        session = self.host.session
+        turns = session.turns
+        if len(turns) > (QUICK_INDEXED if isinstance(turns, TurnColumns) else QUICK_TURNS):
+            return False
+        try:
+            return os.path.getsize(session.path) <= QUICK_BYTES
+        except (OSError, TypeError, ValueError):
+            return True  # no file of its own to judge by: by its turns alone
 
     def hits(self, query: str | None = None) -> list[int]:
         """The turns matching the search (or `query`), found now, once per query and
