@@ -157,6 +157,12 @@ async def test_next_match_does_not_wait_for_the_count(
             await wait_until(pilot, lambda hit=hit: screen.index == hit)  # type: ignore[misc]
         await pilot.press("N")
         await wait_until(pilot, lambda: screen.index == expected[2])
+        await pilot.press("n", "n", "n", "N")  # pressed faster than each match is found
+        await wait_until(pilot, lambda: screen.index == expected[4])
+        await pilot.pause(0.3)
+        assert screen.index == expected[4]
+        await pilot.press("N", "N")
+        await wait_until(pilot, lambda: screen.index == expected[2])
         assert screen.searching.position() is None  # still counting: no "match k / n" yet
         release.set()
         await wait_until(pilot, lambda: screen.searching.position() == (3, TASKS))

@@ -77,6 +77,8 @@ class Search(Concern):
         """The key a worker is counting the matches of."""
         self._finding: str | None = None
         """The query a worker is looking for the next match of."""
+        self._queued: list[bool] = []
+        """`n`/`N` pressed while that worker looked (forward or not), taken in turn after."""
 
     def _key_of(self, query: str) -> Key:
         host = self.host
@@ -180,9 +182,16 @@ class Search(Concern):
         if hits is not None:
             self._land(host.navigator.next_hit(hits, host.index, forward))
             return
-        if self._finding != self.query_text:  # else the match is on its way
-            self._finding = self.query_text
-            self._find(self.query_text, host.index, forward, host.navigator)
+        if self._finding == self.query_text:
+            self._queued.append(forward)  # a match is on its way: this press goes on from it
+            return
+        self._queued.clear()
+        self._start_find(forward)
+
+    def _start_find(self, forward: bool) -> None:
+        host = self.host
+        self._finding = self.query_text
+        self._find(self.query_text, host.index, forward, host.navigator)
 
     @work(thread=True, exclusive=True, group="search-find", exit_on_error=False,
           description="Finding the next search match")
@@ -197,8 +206,16 @@ class Search(Concern):
     def on_hit_found(self, message: HitFound) -> None:
         if self._finding == message.query:
             self._finding = None
-        if message.query == self.query_text:
-            self._land(message.found)
+        if message.query != self.query_text:
+            return
+        self._land(message.found)
+        while self._queued and message.found is not None:
+            forward = self._queued.pop(0)
+            hits = self.known_hits()
+            if hits is None:
+                self._start_find(forward)  # from the match just reached
+                return
+            self._land(self.host.navigator.next_hit(hits, self.host.index, forward))
 
     def _land(self, found: int | None) -> None:
         if found is None:
