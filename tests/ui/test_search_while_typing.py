@@ -157,6 +157,13 @@ async def test_next_match_does_not_wait_for_the_count(
             await wait_until(pilot, lambda hit=hit: screen.index == hit)  # type: ignore[misc]
         await pilot.press("N")
         await wait_until(pilot, lambda: screen.index == expected[2])
+        found_slowly = Navigator.search
+
+        def slow_search(self: Navigator, *args: object, **kwargs: object) -> int | None:
+            time.sleep(0.3)  # each match found takes a while: the next keys come first
+            return found_slowly(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Navigator, "search", slow_search)
         await pilot.press("n", "n", "n", "N")  # pressed faster than each match is found
         await wait_until(pilot, lambda: screen.index == expected[4])
         await pilot.pause(0.3)
