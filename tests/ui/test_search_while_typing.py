@@ -165,11 +165,11 @@ async def test_next_match_does_not_wait_for_the_count(
 
         monkeypatch.setattr(Navigator, "search", slow_search)
         await pilot.press("n", "n", "n", "N")  # pressed faster than each match is found
-        await wait_until(pilot, lambda: screen.index == expected[4])
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: not screen.searching.finding, rounds=1500)
         assert screen.index == expected[4]
         await pilot.press("N", "N")
-        await wait_until(pilot, lambda: screen.index == expected[2])
+        await wait_until(pilot, lambda: not screen.searching.finding, rounds=1500)
+        assert screen.index == expected[2]
         assert screen.searching.position() is None  # still counting: no "match k / n" yet
         release.set()
         await wait_until(pilot, lambda: screen.searching.position() == (3, TASKS))

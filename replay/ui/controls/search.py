@@ -188,6 +188,11 @@ class Search(Concern):
         self._queued.clear()
         self._start_find(forward)
 
+    @property
+    def finding(self) -> bool:
+        """True while a worker looks for the next match (presses may wait their turn)."""
+        return self._finding is not None
+
     def _start_find(self, forward: bool) -> None:
         host = self.host
         self._finding = self.query_text
