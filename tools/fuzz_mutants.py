@@ -58,6 +58,7 @@ from replay.core.readers import (  # noqa: E402
     load_sessions,
     read_entry,
 )
+from replay.core.readers.base import iter_lines  # noqa: E402
 from replay.core.session.labels import DEFAULT_LABELS  # noqa: E402
 
 try:
@@ -347,6 +348,7 @@ def trials(path: Path, good: Path) -> Iterator[tuple[str, Callable[[], object]]]
     yield "folder", folder_scan
     yield "indexed", lambda: _same_turns(load_sessions(path), load_sessions(path, indexed=True))
     yield "read_entry indexed", lambda: _entries_read_back(path)
+    yield "app index = whole", lambda: _same_app_index(path)
     yield "scan windowed = whole", lambda: _same_scan(path)
     for change in CHANGES:
         yield f"changed {change.__name__}", lambda change=change: _changed(path, change)
@@ -380,6 +382,26 @@ def _same_turns(whole: list[Any], indexed: list[Any]) -> None:
         if (one.warnings, one.skipped) != (other.warnings, other.skipped):
             raise Mismatch("warnings or skipped differ indexed")
         _consume([other])
+
+
+def _same_app_index(path: Path) -> None:
+    """A line-based file read as the app reads it (its builder's turns in a `TurnIndex`, fed
+    line by line) answers turn for turn as the whole read."""
+    try:
+        reader = detect_reader(path)
+        whole = load_sessions(path, reader.name)
+    except ReaderError:
+        return  # unreadable whole: the other trials check its error line
+    if reader.builder is None or reader.index_turns is None or len(whole) != 1:
+        return
+    builder = reader.builder(str(path))
+    reader.index_turns(builder)
+    with open(path, "rb") as handle:
+        for line, offset, lineno in iter_lines(handle):
+            builder.feed(line, offset, lineno)
+    builder.finish()
+    session = reader.complete(path, builder) if reader.complete is not None else builder.session
+    _same_turns(whole, [session])
 
 
 def _entries_read_back(path: Path) -> None:

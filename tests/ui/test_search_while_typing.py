@@ -157,7 +157,47 @@ async def test_next_match_does_not_wait_for_the_count(
             await wait_until(pilot, lambda hit=hit: screen.index == hit)  # type: ignore[misc]
         await pilot.press("N")
         await wait_until(pilot, lambda: screen.index == expected[2])
+        found_slowly = Navigator.search
+
+        def slow_search(self: Navigator, *args: object, **kwargs: object) -> int | None:
+            time.sleep(0.3)  # each match found takes a while: the next keys come first
+            return found_slowly(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Navigator, "search", slow_search)
+        await pilot.press("n", "n", "n", "N")  # pressed faster than each match is found
+        await wait_until(pilot, lambda: not screen.searching.finding, rounds=1500)
+        assert screen.index == expected[4]
+        await pilot.press("N", "N")
+        await wait_until(pilot, lambda: not screen.searching.finding, rounds=1500)
+        assert screen.index == expected[2]
         assert screen.searching.position() is None  # still counting: no "match k / n" yet
         release.set()
         await wait_until(pilot, lambda: screen.searching.position() == (3, TASKS))
         assert f"match 3 / {TASKS:,}" in str(screen.status_text())
+
+
+async def test_a_big_file_of_few_turns_is_counted_in_the_background(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Few turns of a big file (a 50 MB export of a few thousand turns holds a lot of text)
+    are counted in the background too: the prompt does not count at every key."""
+    from replay.ui.controls import search
+
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"messages": [
+        {"role": "user" if number % 2 == 0 else "assistant",
+         "content": f"message {number} list[int] [/]"} for number in range(40)]}))
+    monkeypatch.setattr(search, "QUICK_BYTES", path.stat().st_size - 1)
+    app = build_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen) and not screen.searching.quick()
+        await pilot.press("slash", *"list[int]")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchPrompt))
+        prompt = app.screen
+        assert isinstance(prompt, SearchPrompt) and not prompt.quick
+        count = prompt.query_one("#search-count", Label)
+        await wait_until(pilot, lambda: str(count.render()) == count_words(40, True))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.searching.position() == (2, 40))
+        assert screen.index == 1

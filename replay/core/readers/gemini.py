@@ -223,7 +223,10 @@ class GeminiBuilder:
         """Set when the session's turns are a `TurnIndex`: told of every turn written again,
         and of the turns its records alone do not make (kept whole)."""
         self._index_sizes: dict[str, int] = {}
-        self._used: set[str] = set()
+        self._retired: set[str] = set()
+        """Turn ids in use that `_by_id` no longer (or never) holds: ids a rewind dropped,
+        and the made-up ids of messages whose id came back after one. With `_by_id`'s keys
+        they are every turn id used (not kept twice: a file of 300,000 messages)."""
         self._document_failed = False
         self._mode: str | None = None
         self._count = 0
@@ -304,7 +307,7 @@ class GeminiBuilder:
         else:
             self.session.turns.clear()
         self._by_id.clear()
-        self._used.clear()
+        self._retired.clear()
         self._count = 0
         self.elements.starts = array("q")
 
@@ -371,12 +374,14 @@ class GeminiBuilder:
         timestamp, seconds = parse_time(message.get("timestamp"))
         known = self._by_id.get(turn_id)
         if known is None:
-            if turn_id in self._used:
+            if turn_id in self._retired:
                 # An id seen before a rewind comes back: keep turn ids unique.
                 turn_id = f"{turn_id}@line-{lineno}"
             turn = self.session.add(Turn(id=turn_id, role=role))
-            self._by_id[str(own) if isinstance(own, str) and own else turn_id] = turn.index
-            self._used.add(turn_id)
+            key = str(own) if isinstance(own, str) and own else turn_id
+            self._by_id[key] = turn.index
+            if key != turn_id:
+                self._retired.add(turn_id)
         else:
             turn = self.session.turns[known]
         turn.role = role
@@ -412,6 +417,7 @@ class GeminiBuilder:
         dropped = order[start:]
         for message_id in dropped:
             del self._by_id[message_id]
+            self._retired.add(message_id)
         what = f"message {target}" if target in order else "the start"
         notice = self.session.add(Turn(
             id=f"rewind-{lineno}", role="system", is_meta=True,

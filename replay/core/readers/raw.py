@@ -123,6 +123,8 @@ def raw_record_text(turn: Turn) -> str:
 
 PAGE_BYTES = 64 * 1024
 """Bytes of a big record shown at a time (a page of the paged raw view)."""
+EDGE_BYTES = 256
+"""How far past a page's nominal edge a break (space, newline, comma) is looked for."""
 
 
 def is_big(turn: Turn) -> bool:
@@ -191,9 +193,11 @@ class RecordBytes:
 
     def page(self, number: int, page: int = PAGE_BYTES) -> tuple[str, int, int]:
         """(text, first byte, end byte) of page `number` (from 0): the bytes decoded as
-        UTF-8, a character cut by the page's edge left whole to the page it starts in."""
+        UTF-8. A page ends after a space, newline or comma near its edge when there is one
+        (a word is not cut in two), else at the edge, a character cut by it left whole to
+        the page it starts in."""
         number = min(max(number, 0), self.pages(page) - 1)
-        start, end = number * page, min((number + 1) * page, self.size)
+        start, end = self._edge(number, page), self._edge(number + 1, page)
         # Three bytes more: the last character may run past the edge.
         data = self.read(start, end - start + 3)
         skip = 0
@@ -201,6 +205,17 @@ class RecordBytes:
             skip += 1  # continuation bytes of the previous page's last character
         text = _utf8_prefix(data[skip:], end - start - skip)
         return text, start, end
+
+    def _edge(self, number: int, page: int) -> int:
+        """Where page `number` starts: just after the first break at or after its nominal
+        start, looked for in the next EDGE_BYTES (the nominal start when none)."""
+        nominal = number * page
+        if number <= 0 or nominal >= self.size:
+            return min(max(nominal, 0), self.size)
+        ahead = self.read(nominal, EDGE_BYTES)
+        found = [at for at in (ahead.find(b" "), ahead.find(b"\n"), ahead.find(b","))
+                 if at >= 0]
+        return min(nominal + min(found) + 1, self.size) if found else nominal
 
 
 def _utf8_prefix(data: bytes, size: int) -> str:

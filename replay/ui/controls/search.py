@@ -1,7 +1,8 @@
 """Search: the query, the turns that match it, the reviewer's place among them.
 
 A small session is searched at once. A big one (over `QUICK_TURNS` turns, or turns held in
-a compact index past `QUICK_INDEXED`: each candidate is read back from the file) is
+a compact index past `QUICK_INDEXED`: each candidate is read back from the file; or a file
+over `QUICK_BYTES`) is
 counted in a thread worker that a newer query cancels, and `n` finds the next match on
 its own (reading on from the reviewer's place, stopping at the first), never waiting for
 the count: the header shows `match k / n` once the count is in.
@@ -10,6 +11,7 @@ the count: the header shows `match k / n` once the count is in.
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Callable, Iterator
 
 from textual import work
@@ -26,6 +28,9 @@ QUICK_TURNS = 5_000
 """Sessions up to this many turns are searched at once, in the UI thread."""
 QUICK_INDEXED = 500
 """The same for a session whose turns are read back from the file (a `TurnIndex`)."""
+QUICK_BYTES = 16 * 1024 * 1024
+"""A session file bigger than this is searched in the background whatever its turns (a
+few thousand turns of a 50 MB export hold a lot of text)."""
 
 Key = tuple[str, int, int]
 """(query, turns, generation): what a list of matches is good for."""
@@ -72,6 +77,8 @@ class Search(Concern):
         """The key a worker is counting the matches of."""
         self._finding: str | None = None
         """The query a worker is looking for the next match of."""
+        self._queued: list[bool] = []
+        """`n`/`N` pressed while that worker looked (forward or not), taken in turn after."""
 
     def _key_of(self, query: str) -> Key:
         host = self.host
@@ -79,8 +86,14 @@ class Search(Concern):
 
     def quick(self) -> bool:
         """True when the session is small enough to search in the UI thread."""
-        turns = self.host.session.turns
-        return len(turns) <= (QUICK_INDEXED if isinstance(turns, TurnColumns) else QUICK_TURNS)
+        session = self.host.session
+        turns = session.turns
+        if len(turns) > (QUICK_INDEXED if isinstance(turns, TurnColumns) else QUICK_TURNS):
+            return False
+        try:
+            return os.path.getsize(session.path) <= QUICK_BYTES
+        except (OSError, TypeError, ValueError):
+            return True  # no file of its own to judge by: by its turns alone
 
     def hits(self, query: str | None = None) -> list[int]:
         """The turns matching the search (or `query`), found now, once per query and
@@ -169,9 +182,21 @@ class Search(Concern):
         if hits is not None:
             self._land(host.navigator.next_hit(hits, host.index, forward))
             return
-        if self._finding != self.query_text:  # else the match is on its way
-            self._finding = self.query_text
-            self._find(self.query_text, host.index, forward, host.navigator)
+        if self._finding == self.query_text:
+            self._queued.append(forward)  # a match is on its way: this press goes on from it
+            return
+        self._queued.clear()
+        self._start_find(forward)
+
+    @property
+    def finding(self) -> bool:
+        """True while a worker looks for the next match (presses may wait their turn)."""
+        return self._finding is not None
+
+    def _start_find(self, forward: bool) -> None:
+        host = self.host
+        self._finding = self.query_text
+        self._find(self.query_text, host.index, forward, host.navigator)
 
     @work(thread=True, exclusive=True, group="search-find", exit_on_error=False,
           description="Finding the next search match")
@@ -186,8 +211,16 @@ class Search(Concern):
     def on_hit_found(self, message: HitFound) -> None:
         if self._finding == message.query:
             self._finding = None
-        if message.query == self.query_text:
-            self._land(message.found)
+        if message.query != self.query_text:
+            return
+        self._land(message.found)
+        while self._queued and message.found is not None:
+            forward = self._queued.pop(0)
+            hits = self.known_hits()
+            if hits is None:
+                self._start_find(forward)  # from the match just reached
+                return
+            self._land(self.host.navigator.next_hit(hits, self.host.index, forward))
 
     def _land(self, found: int | None) -> None:
         if found is None:
