@@ -260,3 +260,30 @@ def test_a_draft_kept_before_its_stop_was_saved_is_not_offered_again(tmp_path: P
     assert offered() == 1
     kept_at("")  # (a file of the earlier form, without times: offered, as before)
     assert offered() == 1
+
+
+async def test_going_back_stays_when_the_drafts_cannot_be_kept(tmp_path: Path) -> None:
+    from replay.ui.screens.picker import SessionPicker
+    from tests.ui.sessions import write_chat
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    write_chat(folder / "migration.json", title="migration")
+    write_chat(folder / "cleanup.json", title="cleanup")
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the journal's folder should be", encoding="utf-8")
+    app = build_app(folder, annotations=blocker / "j.jsonl")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
+                         and not app.screen.indexing)
+        screen = screen_of(app)
+        await pilot.press("tab", *"nowhere to keep it", "escape", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, DraftsScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.screen is screen and screen.annotation.note == "nowhere to keep it"
+        said = [str(n.message) for n in app._notifications if n.title == "Drafts"]
+        assert said and "could not be kept" in said[-1] and "staying here" in said[-1]
