@@ -287,3 +287,25 @@ async def test_going_back_stays_when_the_drafts_cannot_be_kept(tmp_path: Path) -
         assert app.screen is screen and screen.annotation.note == "nowhere to keep it"
         said = [str(n.message) for n in app._notifications if n.title == "Drafts"]
         assert said and "could not be kept" in said[-1] and "staying here" in said[-1]
+
+
+async def test_quitting_stays_once_when_the_drafts_cannot_be_kept(chat_file: Path,
+                                                                  tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the journal's folder should be", encoding="utf-8")
+    app = build_app(chat_file, annotations=blocker / "j.jsonl")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("tab", *"nowhere to keep it", "escape", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, DraftsScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and app.screen is screen
+        said = [str(n.message) for n in app._notifications if n.title == "Drafts"]
+        assert said and "could not be kept" in said[-1] and "not quitting" in said[-1]
+        await pilot.press("ctrl+q")  # told once: quitting again leaves
+        await pilot.pause()
+        await pilot.press("q")
+        await wait_until(pilot, lambda: not app.is_running)
