@@ -180,6 +180,8 @@ def keep_screen_drafts(screens: Iterable[ReplayScreen],
         try:
             keep_drafts(path, items, sessions)
         except OSError as error:
+            if not items:
+                continue  # nothing to keep: nothing lost (a folder that is not one)
             said.append(f"replay: {plural(len(items), 'draft')} could not be kept in "
                         f"{path}: {error.strerror or error}")
             continue
