@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +37,9 @@ class Draft:
     note: str
     confidence: str
     overrule: str
+    kept: str = ""
+    """When it was last kept in the drafts file (ISO 8601 UTC, as annotations' `time`),
+    for a draft read back from it; "" for one made in this run."""
 
     def differs_from(self, saved: Annotation | None) -> bool:
         """True when saving it would change what is saved (a label or a note)."""
@@ -90,11 +93,27 @@ class Drafts:
         path = drafts_path(journal)
         back = 0
         for key, draft in read_kept(path).items():
-            if key[0] == session and key not in self._by_key and \
-                    draft.differs_from(saved(key[1])):
+            if key[0] != session or key in self._by_key:
+                continue
+            here = saved(key[1])
+            if draft.differs_from(here) and not saved_since(draft, here):
                 self._by_key[key] = draft
                 back += 1
         return back
+
+
+def saved_since(draft: Draft, saved: Annotation | None) -> bool:
+    """True when the stop was saved after the draft was last kept: the draft is what was
+    being typed before that save (kept by the autosave, then the app ended before the next
+    one could drop it), not work to offer again."""
+    if saved is None or not saved.time or not draft.kept:
+        return False
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(saved.time) >= datetime.fromisoformat(draft.kept)
+    except (TypeError, ValueError):
+        return False  # a time of another form: offered, as before
 
 
 DRAFTS_SUFFIX = ".drafts.json"
@@ -113,7 +132,8 @@ def read_kept(path: Path) -> dict[DraftKey, Draft]:
         document = json.loads(path.read_text(encoding="utf-8"))
         return {(str(item["session"]), str(item["stop"])): Draft(
                     str(item["name"]), item["label"] if isinstance(item["label"], str) else None,
-                    str(item["note"]), str(item["confidence"]), str(item["overrule"]))
+                    str(item["note"]), str(item["confidence"]), str(item["overrule"]),
+                    str(item.get("kept_at", "")))
                 for item in document["drafts"]}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
@@ -127,13 +147,17 @@ def keep_drafts(path: Path, drafts: list[tuple[DraftKey, Draft]],
     Raises:
         OSError: the file cannot be written.
     """
+    from replay.core.annotate.annotations import now_iso
+
     kept = {key: draft for key, draft in read_kept(path).items() if key[0] not in sessions}
-    kept.update(drafts)
+    now = now_iso()  # (the drafts of `sessions` are as they are now; the others keep theirs)
+    kept.update((key, replace(draft, kept=now)) for key, draft in drafts)
     if not kept:
         path.unlink(missing_ok=True)
         return
     items = [{"session": key[0], "stop": key[1], "name": draft.name, "label": draft.label,
-              "note": draft.note, "confidence": draft.confidence, "overrule": draft.overrule}
+              "note": draft.note, "confidence": draft.confidence, "overrule": draft.overrule,
+              "kept_at": draft.kept}
              for key, draft in kept.items()]
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomically(path, json.dumps({"drafts": items}, ensure_ascii=False, indent=1))
@@ -156,6 +180,8 @@ def keep_screen_drafts(screens: Iterable[ReplayScreen],
         try:
             keep_drafts(path, items, sessions)
         except OSError as error:
+            if not items:
+                continue  # nothing to keep: nothing lost (a folder that is not one)
             said.append(f"replay: {plural(len(items), 'draft')} could not be kept in "
                         f"{path}: {error.strerror or error}")
             continue

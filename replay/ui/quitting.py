@@ -3,6 +3,7 @@ exported, or given up only when the reviewer says so."""
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,6 +39,10 @@ def rescue_folders() -> list[Path]:
         except OSError:
             continue  # (a working folder removed)
     return folders
+
+
+_TOLD_LOST: weakref.WeakSet[object] = weakref.WeakSet()
+"""Apps told once that their drafts cannot be kept (the next quit leaves without them)."""
 
 
 class QuitGuard:
@@ -87,6 +92,16 @@ class QuitGuard:
         the next run first, whatever the way out."""
         app = self.app
         kept = self.keep_drafts()
+        lost = [line for line in kept if "could not be kept" in line]
+        if lost and app not in _TOLD_LOST:
+            # Asked to quit keeping them, and they cannot be kept: stay, once.
+            _TOLD_LOST.add(app)
+            for line in lost:
+                app.notify(shown(line.removeprefix("replay: ") + ": not quitting (enter "
+                                 "saves a draft, x discards it; quit again to leave "
+                                 "without them)"),
+                           title="Drafts", severity="error", markup=False, timeout=10)
+            return
         waiting = self.screens_with_unsaved()
         if not waiting or isinstance(app.screen, QuitScreen):
             app.exit(message=Text("\n".join(kept)) if kept else None)

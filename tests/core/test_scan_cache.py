@@ -476,3 +476,16 @@ def test_a_review_of_a_folder_drops_the_rows_of_its_files_gone(
     assert main(["review", "--json", str(folder)]) == 0
     capsysbinary.readouterr()
     assert kept() == {str(path) for path in files[1:]}
+
+
+def test_a_review_of_the_same_folder_named_otherwise_reads_nothing_again(
+        tmp_path: Path, entry_reads: list[str], monkeypatch: pytest.MonkeyPatch,
+        capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    folder = _project(tmp_path)
+    assert main(["review", "--json", str(folder)]) == 0
+    first = capsysbinary.readouterr().out
+    assert len(entry_reads) == 3
+    monkeypatch.chdir(folder)
+    assert main(["review", "--json", "."]) == 0
+    assert len(entry_reads) == 3  # `.` is the same folder: its rows are shared
+    assert len(capsysbinary.readouterr().out.splitlines()) == len(first.splitlines())

@@ -228,3 +228,84 @@ async def test_drafts_are_kept_while_typing_and_never_replace_what_waits_to_be_o
         notes = {key[0]: draft.note for key, draft in read_kept(kept).items()}
         assert notes == {"other": "the other's note"}
         app.exit()
+
+
+def test_a_draft_kept_before_its_stop_was_saved_is_not_offered_again(tmp_path: Path) -> None:
+    """The autosave kept a note half typed, the reviewer then saved the stop, and the app
+    ended (a crash, kill -9) before the next autosave could drop the draft: the next run
+    must not offer the half-typed note over what was saved. A draft kept after the save is
+    offered."""
+    import json
+
+    from replay.core.annotate.annotations import Annotation
+    from replay.ui.drafts import Drafts, drafts_path
+
+    journal = tmp_path / "j.jsonl"
+
+    def kept_at(when: str) -> None:
+        drafts_path(journal).write_text(json.dumps({"drafts": [
+            {"session": "s", "stop": "m009", "name": "#10", "label": None,
+             "note": "saved firs", "confidence": "medium", "overrule": "",
+             "kept_at": when}]}), encoding="utf-8")
+
+    saved = Annotation(session_id="s", turn_id="m009", turn_index=9, label="continue",
+                       note="saved first", time="2026-12-01T15:00:00.500Z")
+
+    def offered() -> int:
+        return Drafts().restore(journal, "s", lambda stop: saved if stop == "m009" else None)
+
+    kept_at("2026-12-01T15:00:00.200Z")
+    assert offered() == 0
+    kept_at("2026-12-01T15:00:01.000Z")
+    assert offered() == 1
+    kept_at("")  # (a file of the earlier form, without times: offered, as before)
+    assert offered() == 1
+
+
+async def test_going_back_stays_when_the_drafts_cannot_be_kept(tmp_path: Path) -> None:
+    from replay.ui.screens.picker import SessionPicker
+    from tests.ui.sessions import write_chat
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    write_chat(folder / "migration.json", title="migration")
+    write_chat(folder / "cleanup.json", title="cleanup")
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the journal's folder should be", encoding="utf-8")
+    app = build_app(folder, annotations=blocker / "j.jsonl")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen)
+                         and not app.screen.indexing)
+        screen = screen_of(app)
+        await pilot.press("tab", *"nowhere to keep it", "escape", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, DraftsScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.screen is screen and screen.annotation.note == "nowhere to keep it"
+        said = [str(n.message) for n in app._notifications if n.title == "Drafts"]
+        assert said and "could not be kept" in said[-1] and "staying here" in said[-1]
+
+
+async def test_quitting_stays_once_when_the_drafts_cannot_be_kept(chat_file: Path,
+                                                                  tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the journal's folder should be", encoding="utf-8")
+    app = build_app(chat_file, annotations=blocker / "j.jsonl")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("tab", *"nowhere to keep it", "escape", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, DraftsScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and app.screen is screen
+        said = [str(n.message) for n in app._notifications if n.title == "Drafts"]
+        assert said and "could not be kept" in said[-1] and "not quitting" in said[-1]
+        await pilot.press("ctrl+q")  # told once: quitting again leaves
+        await pilot.pause()
+        await pilot.press("q")
+        await wait_until(pilot, lambda: not app.is_running)

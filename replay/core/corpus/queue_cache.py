@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,9 @@ class QueueMemo:
         """The session files looked up (there when listed)."""
 
     def _key(self, ref: Any) -> str:
-        identity = repr(("review-queue", ref.path, ref.format, ref.key, self._work))
+        # The absolute path: `review .` and `review ~/project` share their rows.
+        identity = repr(("review-queue", os.path.abspath(ref.path), ref.format, ref.key,
+                         self._work))
         return hashlib.blake2b(identity.encode("utf-8", "backslashreplace"),
                                digest_size=20).hexdigest()
 
@@ -72,7 +75,7 @@ class QueueMemo:
         if stamp is None:
             return
         session, entries = indexed
-        self.cache.store_key(self._key(ref), Path(ref.path), stamp, {
+        self.cache.store_key(self._key(ref), Path(os.path.abspath(ref.path)), stamp, {
             "label": session.label, "format": session.format, "identity": session.identity,
             "journal": Path(session.journal).stem, "turns": session.turns,
             "entries": [[entry.index, entry.turn_id, entry.role, entry.reason,

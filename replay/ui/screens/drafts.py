@@ -76,10 +76,16 @@ def back_to_list(screen: ReplayScreen) -> None:
     def leave(answer: bool | None = True) -> None:
         if not answer:
             return
-        for line in keep_screen_drafts([screen], "for when you open it again"):
+        said = keep_screen_drafts([screen], "for when you open it again")
+        failed = any("could not" in line for line in said)
+        for line in said:
+            if failed:
+                line += ": staying here (enter saves a draft, x discards it)"
             screen.app.notify(line.removeprefix("replay: "), title="Drafts", markup=False,
-                              severity="error" if "could not" in line else "information")
-        screen.app.pop_screen()
+                              severity="error" if failed else "information",
+                              timeout=10 if failed else 5)
+        if not failed:  # (drafts that could not be kept are not left behind)
+            screen.app.pop_screen()
 
     if drafts:
         screen.app.push_screen(DraftsScreen(drafts, "go back"), leave)
