@@ -251,9 +251,13 @@ FORMATS: dict[str, tuple[str, Callable[[int, Path], None]]] = {
 }
 
 
-def measure_child(command: list[str], limit: int) -> tuple[float, int, int, str, float]:
+def measure_child(command: list[str], limit: int, output: bool = True
+                  ) -> tuple[float, int, int, str, float]:
     """(wall seconds, peak RSS, exit code, output, CPU seconds) of a command in a child
-    process capped at `limit` bytes of address space (its own peak, from `wait4`)."""
+    process capped at `limit` bytes of address space (its own peak, from `wait4`). Without
+    `output` its standard output goes to /dev/null and "" is returned: read into this
+    process (a scan's 50 MB of JSON), it grew it, and every later child forked from it
+    started with that much resident memory, counted in its own peak."""
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     # A fresh cache, data and config for each run: a scan of a file scanned before is a
@@ -264,7 +268,8 @@ def measure_child(command: list[str], limit: int) -> tuple[float, int, int, str,
                REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"))
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as captured, tempfile.TemporaryFile("w+") as errors:
-        process = subprocess.Popen(command, stdout=captured, stderr=errors,
+        process = subprocess.Popen(command, stdout=captured if output else subprocess.DEVNULL,
+                                   stderr=errors,
                                    cwd=REPO, preexec_fn=cap, text=True, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - start
@@ -357,7 +362,10 @@ def child_app(path: Path, phases: bool = True) -> None:
         screen = app.replay_screen
         if screen is None:
             # A file of many sessions (an Aider history of many chats) opens on their list.
-            print(f"sessions {len(app.screen.rows)}", flush=True)
+            picker = app.screen
+            print(f"sessions {len(picker.rows)}", flush=True)
+            if phases:
+                await _list_phases(pilot, picker, phase)
             app.exit()
             return
         turns = screen.session.turns
@@ -411,6 +419,30 @@ def child_app(path: Path, phases: bool = True) -> None:
     main([str(path)])
 
 
+async def _list_phases(pilot: Any, picker: Any, phase: Any) -> None:
+    """The session list's phases: every count in, scrolled, sorted, filtered, one opened."""
+    app = pilot.app
+    while picker._waiting:
+        await pilot.pause(0.2)
+    await pilot.pause()
+    phase("counted")
+    for key in ("end", "home", "pagedown", "pagedown", "down"):
+        await pilot.press(key)
+    await pilot.pause()
+    phase("scroll")
+    await pilot.press("s")
+    await pilot.pause()
+    phase("sort")
+    await pilot.press("slash", *"10:20", "enter")
+    await pilot.pause()
+    phase("filter")
+    await pilot.press("enter")  # the session under the cursor
+    while app.replay_screen is None or app.replay_screen.indexing:
+        await pilot.pause(0.05)
+    await pilot.pause()
+    phase("open")
+
+
 def _phases(out: str) -> tuple[dict[str, tuple[float, int]], int | None]:
     """The child app's phases (seconds, peak RSS) by name, and its turn count."""
     phases: dict[str, tuple[float, int]] = {}
@@ -437,7 +469,13 @@ def main() -> int:
     parser.add_argument("--limit-gb", type=float, default=6.0, help="address-space cap")
     parser.add_argument("--child-app", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--child-phases", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child-make", nargs=3, metavar=("FORMAT", "BYTES", "PATH"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_make is not None:
+        name, size, where = args.child_make
+        FORMATS[name][1](int(size), Path(where))
+        return 0
     if args.child_app is not None:
         child_app(args.child_app, args.child_phases)
         return 0
@@ -457,10 +495,15 @@ def main() -> int:
             path = folder / (suffix if not suffix.startswith(".") else f"bench{suffix}")
             if not (args.keep and path.exists()):
                 path.unlink(missing_ok=True)
-                make(int(args.mb * factor * 1e6), path)
+                # Made in a child: a child forked from this process starts with its resident
+                # memory (and `ru_maxrss` keeps that through exec), so a parent grown by
+                # making a 100 MB document inflated every later child's peak.
+                subprocess.run([sys.executable, __file__, "--child-make", name,
+                                str(int(args.mb * factor * 1e6)), str(path)], check=True)
             size = path.stat().st_size
             scan = (None if args.skip_scan else measure_child(
-                [sys.executable, "-m", "replay", "scan", "--json", str(path)], limit))
+                [sys.executable, "-m", "replay", "scan", "--json", str(path)], limit,
+                output=False))
             command = [sys.executable, __file__, "--child-app", str(path)]
             if not args.first_screen_only:
                 command.append("--child-phases")

@@ -19,14 +19,21 @@ in the same run, it measures headless (Textual's test driver, 160x45):
    unchanged home (counts read from the cache), with how many counts were in at its first
    screen. The cache is a temporary folder of this run (`REPLAY_CACHE_DIR`); the alternated
    first-screen rounds run with `--no-cache`, so they measure the same work every time.
+4. with `--shared`: the two session lists through one cache, each on a fresh cache:
+   `replay sessions --json` (a subprocess, `--jobs 2`) then the app's full counts; and the
+   app's full counts then `replay sessions --json`. The second of each pair is the wait of a
+   user who ran the other one first (wall and, for the command, CPU of the process).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import os
+import resource
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -130,9 +137,8 @@ def size_of(folder: Path) -> int:
 
 
 async def measure(app_factory, filter_text: str, counts: bool) -> dict[str, float]:  # noqa: ANN001
-    from textual.widgets import DataTable
-
     from replay.ui.screens.picker import SessionPicker
+    from replay.ui.widgets.session_table import SessionTable
 
     started = time.perf_counter()
     app = app_factory()
@@ -146,7 +152,7 @@ async def measure(app_factory, filter_text: str, counts: bool) -> dict[str, floa
             shown = picker()
             if shown is None or not shown.is_mounted:
                 return 0
-            tables = shown.query(DataTable)
+            tables = shown.query(SessionTable)
             return tables.first().row_count if tables else 0
 
         # Polled with plain sleeps: the driver's own pause waits for the app to be idle,
@@ -156,7 +162,7 @@ async def measure(app_factory, filter_text: str, counts: bool) -> dict[str, floa
         await asyncio.sleep(1 / 60)  # the next frame paints them
         figures["first screen s"] = time.perf_counter() - started
         shown = picker()
-        table = shown.query_one(DataTable)
+        table = shown.query_one(SessionTable)
         figures["rows"] = table.row_count
         before = table.row_count
         figures["counted at first screen"] = before - shown._waiting
@@ -183,7 +189,11 @@ def main() -> int:
     parser.add_argument("--counts", action="store_true", help="also wait for every count")
     parser.add_argument("--rounds", type=int, default=3,
                         help="measured runs of each (after one warm-up run each)")
+    parser.add_argument("--shared", action="store_true",
+                        help="only: replay sessions then the app's counts, and the other way "
+                             "round, each pair on a fresh cache")
     args = parser.parse_args()
+    compileall.compile_dir(REPO / "replay", quiet=1)  # imports from bytecode, as installed
     home = OUT / f"home-{args.sessions}"
     if not home.exists():
         began = time.perf_counter()
@@ -210,6 +220,9 @@ def main() -> int:
 
     def baseline():  # noqa: ANN202
         return make_app(folder, settings=settings, cache=False)
+
+    if args.shared:
+        return shared(machine)
 
     import statistics
 
@@ -245,6 +258,47 @@ def main() -> int:
                   f"(counts in at the first screen: {int(figures['counted at first screen'])}"
                   f" of {int(figures['rows'])}; first screen {figures['first screen s']:.2f} s)")
         print(f"load at the end: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+def sessions_command() -> tuple[float, float, int]:
+    """`replay sessions --json --jobs 2` in a subprocess: wall s, CPU s of it and its
+    workers, rows printed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "replay", "sessions", "--json", "--jobs", "2"],
+                          capture_output=True, check=True, cwd=REPO)
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, len(done.stdout.splitlines())
+
+
+def shared(machine) -> int:  # noqa: ANN001
+    """`replay sessions` then the app, and the app then `replay sessions`, on fresh caches."""
+    def app_counts() -> dict[str, float]:
+        began = time.process_time()
+        figures = asyncio.run(measure(lambda: machine(True), "-3", True))
+        figures["cpu s"] = time.process_time() - began
+        return figures
+
+    for order in ("sessions, then the app", "the app, then sessions"):
+        os.environ["REPLAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-sessions-cache-")
+        load = os.getloadavg()[0]
+        if order.startswith("sessions"):
+            wall, cpu, rows = sessions_command()
+            figures = app_counts()
+            print(f"{order} (load {load:.1f}): replay sessions {wall:.2f} s wall, {cpu:.2f} s "
+                  f"CPU, {rows} rows; then the app's full counts {figures['full counts s']:.2f}"
+                  f" s ({figures['cpu s']:.2f} s CPU; counts in at its first screen: "
+                  f"{int(figures['counted at first screen'])} of {int(figures['rows'])})")
+        else:
+            figures = app_counts()
+            wall, cpu, rows = sessions_command()
+            print(f"{order} (load {load:.1f}): the app's full counts "
+                  f"{figures['full counts s']:.2f} s ({figures['cpu s']:.2f} s CPU); then "
+                  f"replay sessions {wall:.2f} s wall, {cpu:.2f} s CPU, {rows} rows")
+    print(f"load at the end: {os.getloadavg()[0]:.2f}")
     return 0
 
 

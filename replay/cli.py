@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Sequence
+import gc
 
-from replay import __version__
-from replay.arguments import (
+# The collector is paused while the modules every run needs are imported (they make
+# thousands of objects and no garbage cycles: the collections their count set off were a
+# tenth of a headless command's start-up), and while a command's own are (`main`).
+_COLLECTING = gc.isenabled()
+gc.disable()
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+from typing import TypeVar  # noqa: E402
+
+from replay import __version__  # noqa: E402
+from replay.arguments import (  # noqa: E402
     add_blind,
     add_format,
     add_labels,
@@ -17,7 +26,15 @@ from replay.arguments import (
     add_timing,
     settle_paths,
 )
-from replay.commands import command_module, command_modules, command_names
+from replay.commands import command_module, command_modules, command_names  # noqa: E402
+
+if _COLLECTING:
+    gc.enable()
+
+T = TypeVar("T")
+
+_FREED_AT_EXIT = frozenset({"scan"})
+"""Commands that only read and print: nothing of theirs waits for a collection at exit."""
 
 DESCRIPTION = """\
 Step through an AI coding-agent transcript, stop at every empty turn, see the turns
@@ -129,6 +146,17 @@ def _settled(args: argparse.Namespace) -> int | None:
     return None
 
 
+def _without_collections(work: Callable[[], T]) -> T:
+    """`work()` with the garbage collector paused (importing a command's modules)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return work()
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `replay` console script.
 
@@ -140,12 +168,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if arguments and arguments[0] in command_names():
             name = arguments[0]
-            args = command_parser(name).parse_args(arguments[1:])
+            args = _without_collections(lambda: command_parser(name).parse_args(arguments[1:]))
             problem = _settled(args)
             if problem is not None:
                 return problem
             status = int(command_module(name).run(args))
             sys.stdout.flush()  # here, not at exit: a closed pipe met then is one too
+            if argv is None and name in _FREED_AT_EXIT:
+                # The process ends now and the system frees what is left: the collections
+                # of the interpreter's shutdown need not walk it (a tenth of a scan's
+                # start-up, again at its end). Only as the process's own entry point: a
+                # caller in a longer-lived process keeps collecting.
+                gc.freeze()
             return status
         args = app_parser().parse_args(arguments)
         problem = _settled(args)

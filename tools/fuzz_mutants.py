@@ -9,6 +9,12 @@ for every reader `r`, `scan_task` (what `replay scan FILE` runs) and a scan of a
 holds the mutant beside a good session (the good one must still be reported). Each session
 read is then put through the empty-turn scan with the suggester and the CSV export rows.
 
+Each mutant is also cut shorter while it is read (`cut while scanned`, `cut while fed`): in a
+forked child, the file is truncated to a third once the first window of a whole document has
+been read (or its first record fed to the builder), read windows being 512 bytes, and
+`scan_task` and the app's indexed read run on. A child killed by a signal (SIGBUS: a mapped
+file cut under the reader) is a death; an error must be one line.
+
 Anything raised other than `ReaderError` is a traceback a user would see; a mutant that
 takes longer than `--timeout` seconds is a hang. The summary counts both, grouped by the
 raising frame, and exits 1 when there is any.
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import random
 import shutil
 import signal
@@ -47,11 +54,17 @@ from replay.core.readers import (  # noqa: E402
     ReaderError,
     all_readers,
     detect_reader,
+    json_stream,
     load_sessions,
     read_entry,
 )
 from replay.core.readers.base import iter_lines  # noqa: E402
 from replay.core.session.labels import DEFAULT_LABELS  # noqa: E402
+
+try:
+    from replay.core.readers import file_window  # noqa: E402
+except ImportError:  # a tree from before the windows (documents were mapped)
+    file_window = None  # type: ignore[assignment]
 from replay.core.suggest import default_suggester  # noqa: E402
 
 REALDATA = REPO.parent / "shared" / "realdata"
@@ -339,6 +352,8 @@ def trials(path: Path, good: Path) -> Iterator[tuple[str, Callable[[], object]]]
     yield "scan windowed = whole", lambda: _same_scan(path)
     for change in CHANGES:
         yield f"changed {change.__name__}", lambda change=change: _changed(path, change)
+    for when in ("scanned", "fed"):
+        yield f"cut while {when}", lambda when=when: _cut_trial(path, when)
 
 
 # --- the new paths: indexed reads, read-back, windowed scan against the whole one ------------
@@ -491,6 +506,123 @@ def _changed(path: Path, change: Callable[[Path], None]) -> None:
         path.write_bytes(backup)
 
 
+# --- cut shorter while it is read ------------------------------------------------------------
+
+class Died(Exception):
+    """A trial's child process was killed by a signal (SIGBUS: a mapped file cut shorter)."""
+
+
+class ChildError(Exception):
+    """A trial's child process raised (its frame is the message)."""
+
+
+CUT_STATS: collections.Counter[str] = collections.Counter()
+"""Cut trials: how many cut the file while it was read, and how many of those said so."""
+
+
+def _in_child(call: Callable[[], str]) -> None:
+    """Run `call` in a forked child, so that a signal kills the child, not the fuzz: its
+    death is `Died`, its exception `ChildError` (or `Mismatch`); what it returns is counted
+    in CUT_STATS. The parent's alarm (a hang) kills the child."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read_end)
+        code, said = 0, ""
+        try:
+            said = call()
+        except Mismatch as error:
+            code, said = 4, str(error)
+        except BaseException as error:  # noqa: BLE001 - the parent counts it
+            code, said = 3, _frame(error)
+        os.write(write_end, said.encode("utf-8", "replace"))
+        os._exit(code)
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end, "rb") as pipe:
+            said = pipe.read().decode()
+        _, status = os.waitpid(pid, 0)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    if os.WIFSIGNALED(status):
+        raise Died(f"killed by {signal.Signals(os.WTERMSIG(status)).name}")
+    code = os.WEXITSTATUS(status)
+    if code == 4:
+        raise Mismatch(said)
+    if code == 3:
+        raise ChildError(said)
+    CUT_STATS.update(said.split())
+
+
+def _cut_trial(path: Path, when: str) -> None:
+    """`_cut_while_read` in a child; the file is put back whatever became of the child."""
+    backup = path.read_bytes()
+    try:
+        _in_child(lambda: _cut_while_read(path, when))
+    finally:
+        path.write_bytes(backup)
+
+
+def _cut_while_read(path: Path, when: str) -> str:
+    """(In a child.) The file is cut to a third once the first window of a streamed document
+    is read (`scanned`) or its first record fed (`fed`); then `scan_task` and the app's
+    indexed read. Returns "cut" when the file was cut, "said" when the scan said it changed."""
+    cut: list[bool] = []
+
+    def truncate() -> None:
+        if not cut:
+            cut.append(True)
+            os.truncate(path, path.stat().st_size // 3)
+
+    if file_window is None and when == "scanned":  # a tree from before the windows
+        import orjson  # noqa: PLC0415
+
+        loads = orjson.loads
+
+        def hooked_loads(data: Any, *rest: Any) -> Any:
+            value = loads(data, *rest)
+            if isinstance(data, memoryview):
+                truncate()
+            return value
+        orjson.loads = hooked_loads
+    elif when == "scanned":
+        file_window.WINDOW_BYTES = 512
+        read = file_window.WindowFile.read
+
+        def hooked_read(self: Any, offset: int, length: int) -> bytes:
+            data = read(self, offset, length)
+            truncate()
+            return data
+        file_window.WindowFile.read = hooked_read  # type: ignore[method-assign]
+    else:
+        if file_window is not None:
+            file_window.WINDOW_BYTES = 512
+        records = json_stream.Elements.records
+
+        def hooked_records(self: Any) -> Iterator[Any]:
+            for item in records(self):
+                yield item
+                truncate()
+        json_stream.Elements.records = hooked_records  # type: ignore[method-assign]
+    backup = path.read_bytes()
+    result = scan_task(SessionTask(str(path)))
+    if result.error is not None and "\n" in result.error:
+        raise Mismatch("a scan error of more than one line")
+    outcome = ["cut"] if cut else []
+    if cut and result.error is not None and "file changed while it was read" in result.error:
+        outcome.append("said")
+    path.write_bytes(backup)
+    cut.clear()
+    try:
+        _consume(load_sessions(path, indexed=True))
+    except ReaderError as error:
+        if "\n" in str(error):
+            raise Mismatch("a load error of more than one line") from None
+    return " ".join(outcome)
+
+
 GENERATED = ("chat-json", "chat-jsonl", "sharegpt", "aider", "opencode-run", "swe-agent",
              "mini-swe-agent")
 """Formats with no real file: small ones made from real records (`bench/bench_hostile.py`)."""
@@ -564,6 +696,11 @@ def main() -> int:
                     except Hang:
                         failures[f"hang > {args.timeout:g}s"].append(
                             f"{source.name} {mutate.__name__} {name}")
+                    except Died as error:
+                        failures[f"died: {error}"].append(
+                            f"{source.name} {mutate.__name__} {name}")
+                    except ChildError as error:
+                        failures[str(error)].append(f"{source.name} {mutate.__name__} {name}")
                     except BaseException as error:  # noqa: BLE001 - counting them is the point
                         if isinstance(error, KeyboardInterrupt):
                             raise
@@ -573,6 +710,8 @@ def main() -> int:
     total = sum(len(v) for v in failures.values())
     print(f"{len(files)} files x {args.per_file} mutations = {mutants} mutants, {runs} reads, "
           f"{time.monotonic() - started:.0f} s: {total} failures")
+    print(f"  cut while read: {CUT_STATS['cut']} reads cut the file, {CUT_STATS['said']} "
+          "scans of them said 'file changed while it was read'")
     for kind, where in sorted(failures.items(), key=lambda item: -len(item[1])):
         print(f"  {len(where):5d}  {kind}")
         for example in where[:args.show]:

@@ -7,19 +7,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replay.config import Settings, load_settings
-from replay.core.annotate.journal import Journal, JournalError
 from replay.core.files import regular_file_refusal, why_missing
 from replay.core.readers import ReaderError, detect_reader, get_reader, load_sessions, read_entry
 from replay.core.readers.base import Progress
 from replay.core.readers.folder import is_skipped_file
 from replay.core.readers.spool import named, spooled
 from replay.core.safe import one_line, show_path
-from replay.core.session.labels import DEFAULT_LABELS, LabelSet, LabelSetError, load_label_set
 from replay.core.session.model import Session
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from replay.config import Settings
+    from replay.core.session.labels import LabelSet
+
+# Settings (tomllib), label sets and journals are imported by the functions that read them:
+# `scan` and `watch` need none of them, and each costs every start of replay.
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -49,6 +52,8 @@ def cannot_write(output: object, error: OSError) -> int:
 
 def settings_or_defaults() -> Settings:
     """The user's settings; problems with the config file are reported on stderr, not fatal."""
+    from replay.config import load_settings
+
     loaded = load_settings()
     for problem in loaded.problems:
         say_error(f"warning: {problem}")
@@ -57,6 +62,8 @@ def settings_or_defaults() -> Settings:
 
 def label_set_or_none(path: str | None) -> LabelSet | None:
     """The label set from `path` (the default set when None), or None after printing why not."""
+    from replay.core.session.labels import DEFAULT_LABELS, LabelSetError, load_label_set
+
     if not path:
         return DEFAULT_LABELS
     try:
@@ -214,6 +221,8 @@ def settings_and_labels_or_none(args: Any) -> tuple[Settings, LabelSet] | None:
 def journal_records_or_none(path: Path) -> list[dict[str, Any]] | None:
     """The records of an annotation journal, its ignored lines said as warnings on stderr;
     None after printing why it cannot be read."""
+    from replay.core.annotate.journal import Journal, JournalError
+
     try:
         loaded = Journal(path).load()
     except JournalError as error:

@@ -11,7 +11,6 @@ from typing import Any
 
 from replay.arguments import positive_int
 from replay.commands._common import EXIT_BAD_INPUT, EXIT_OK, EXIT_SKIPPED, say_error
-from replay.core.corpus.cache import ScanCache, cached_results, stamped_file
 from replay.core.corpus.pool import (
     LOCAL,
     DaskMissing,
@@ -90,6 +89,9 @@ class CorpusScan:
                 if not cache:
                     yield from self._results(tasks, run(tasks))
                     return
+                # Imported only when used: SQLite and hashlib's OpenSSL cost every start.
+                from replay.core.corpus.cache import ScanCache, cached_results, stamped_file
+
                 with ScanCache(warn=say_error) as kept:
                     yield from self._results(tasks, cached_results(tasks, run, kept))
                     given = set(self._renames.values())  # read from a pipe: nothing kept

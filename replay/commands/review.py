@@ -152,7 +152,7 @@ def _print_queue(paths: list[Path], filters: QueueFilters, rules: object,
         if found.fatal:
             fatal.append(found.message)
 
-    with queue_memo(cache, rules, labels, say_error) as memo:
+    with queue_memo(cache, rules, labels, say_error, roots=paths) as memo:
         indexed = list(index_corpus(paths, filters.format, rules, suggester_for(labels),
                                     problem, memo))
     queue = build_queue(indexed, filters)

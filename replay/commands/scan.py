@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from replay.arguments import add_format, add_paths, add_rules
 from replay.commands._common import table_console
 from replay.commands._corpus import CorpusScan, add_arguments
+from replay.core.corpus.encoded import write_json_line
 from replay.core.corpus.scan import report_label
-from replay.core.safe import json_line, one_line
+from replay.core.safe import one_line
 from replay.core.session.model import MORE_PROBLEMS
 from replay.core.session.text import plural
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
 NAME = "scan"
 SHOWN_WARNINGS = 5
@@ -42,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
         # Standard input was read into a file that is gone when replay exits: name `-`.
         report["path"] = corpus.given(report["path"])
         if args.json:
-            sys.stdout.buffer.write(json_line(report))
+            # A report of many empty turns is written a batch of them at a time, never as
+            # one line held whole (the line is the one `json_line` gives).
+            write_json_line(report, sys.stdout.buffer.write)
             sys.stdout.flush()
         else:
             print_table(report)
@@ -51,7 +60,6 @@ def run(args: argparse.Namespace) -> int:
 
 def print_table(report: dict[str, Any]) -> None:
     """A readable summary of one session's empty turns, from its `scan --json` object."""
-    from rich.table import Table
     from rich.text import Text
 
     empty_turns = report["empty_turns"]
@@ -83,26 +91,103 @@ def print_table(report: dict[str, Any]) -> None:
         return
     if console.width < 120:
         console.print(Text("  (ids: replay scan --json, or a wider terminal)", style="dim"))
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    wide = console.width >= 120
+    widths = _widths(console, empty_turns, wide) if len(empty_turns) > TABLE_BLOCK else None
+    if widths is None:
+        table = _table(wide)
+        for empty in empty_turns:
+            table.add_row(*_cells(empty, wide))
+        console.print(table)
+        console.print()
+        return
+    # A session of 100,000 empty turns: one table would hold every row's cells at once (a
+    # gigabyte). Blocks of rows, each column given the width one table of every row gives
+    # it, print the same lines and hold one block.
+    block: list[list[Text]] = []
+    first = True
+    for empty in empty_turns:
+        block.append(_cells(empty, wide))
+        if len(block) == TABLE_BLOCK:
+            _print_block(console, block, wide, widths, first)
+            block, first = [], False
+    if block:
+        _print_block(console, block, wide, widths, first)
+    console.print()
+
+
+TABLE_BLOCK = 1000
+"""Rows of empty turns printed as one table; more are printed in blocks of this many."""
+
+
+def _table(wide: bool, widths: list[int] | None = None, header: bool = True) -> Table:
+    """The empty-turn table's columns (each as wide as `widths` says, padding included;
+    None: as wide as its cells)."""
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold",
+                  show_header=header)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("role", no_wrap=True)
     table.add_column("when", no_wrap=True)
     table.add_column("reason", no_wrap=True)
     table.add_column("suggestion", no_wrap=True)
     table.add_column("evidence", ratio=1, overflow="fold")
-    wide = console.width >= 120
     if wide:
         table.add_column("id", no_wrap=True)
+    if widths is not None:
+        for number, column in enumerate(table.columns):
+            column.width = max(0, widths[number] - table._get_padding_width(number))
+    return table
+
+
+def _cells(empty: dict[str, Any], wide: bool) -> list[Text]:
+    """One empty turn's row (untrusted text made one line, never markup)."""
+    from rich.text import Text
+
+    when = (empty["timestamp"] or "")[5:16].replace("T", " ")
+    return [
+        Text(str(empty["index"] + 1)),
+        Text(empty["role"]),
+        Text(one_line(when)),
+        Text(empty["reason"]),
+        Text(empty["suggestion"] or "", style="bold"),
+        Text(one_line(" · ".join(empty["evidence"]))),
+        *([Text(one_line(empty["id"]), style="dim")] if wide else []),
+    ]
+
+
+def _widths(console: Console, empty_turns: Iterable[dict[str, Any]],
+            wide: bool) -> list[int] | None:
+    """The column widths one table of every row would have on this console, found by Rich
+    from only the cells that decide them (each column's widest and its longest unbreakable
+    one); None when this Rich cannot say (print one table)."""
+    from rich.measure import Measurement
+    from rich.text import Text
+
+    options = console.options
+    widest: dict[int, tuple[int, Text]] = {}
+    longest: dict[int, tuple[int, Text]] = {}
     for empty in empty_turns:
-        when = (empty["timestamp"] or "")[5:16].replace("T", " ")
-        table.add_row(
-            Text(str(empty["index"] + 1)),
-            Text(empty["role"]),
-            Text(one_line(when)),
-            Text(empty["reason"]),
-            Text(empty["suggestion"] or "", style="bold"),
-            Text(one_line(" · ".join(empty["evidence"]))),
-            *([Text(one_line(empty["id"]), style="dim")] if wide else []),
-        )
+        for number, cell in enumerate(_cells(empty, wide)):
+            low, high = Measurement.get(console, options, cell)
+            if high > widest.get(number, (-1, cell))[0]:
+                widest[number] = (high, cell)
+            if low > longest.get(number, (-1, cell))[0]:
+                longest[number] = (low, cell)
+    table = _table(wide)
+    columns = len(table.columns)
+    for deciding in (widest, longest):
+        for number, (_, cell) in deciding.items():
+            table.add_row(*(cell if at == number else Text("") for at in range(columns)))
+    calculate = getattr(table, "_calculate_column_widths", None)
+    if calculate is None or not hasattr(table, "_get_padding_width"):
+        return None
+    return list(calculate(console, options))
+
+
+def _print_block(console: Console, block: list[list[Text]], wide: bool,
+                 widths: list[int], header: bool) -> None:
+    table = _table(wide, widths, header)
+    for cells in block:
+        table.add_row(*cells)
     console.print(table)
-    console.print()

@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
         what = "no sessions found" if not found.sessions else "no session matches"
         say_error(f"{what} (looked in {found.looked_in})")
         return EXIT_OK
-    rows = _counted(sessions, args.jobs or default_jobs(), args.cache)
+    rows = _counted(sessions, args.jobs or default_jobs(), args.cache,
+                    [place.path for place in found.places])
     progress = stderr_progress("counting turns")
     if progress is not None and not args.json:
         rows = _reporting(rows, len(sessions), progress)
@@ -105,31 +106,35 @@ def _reporting(rows: Any, total: int, progress: Any) -> Any:
         yield row
 
 
-def _counted(sessions: list[Any], jobs: int, cache: bool = True) -> Any:
-    """Each session's `--json` object, counted by the scan `replay scan` runs (through the
-    scan cache unless `cache` is False)."""
-    from replay.core.discovery.counts import scan_found
+def _counted(sessions: list[Any], jobs: int, cache: bool = True,
+             roots: list[Any] | None = None) -> Any:
+    """Each session's `--json` object, counted as the app's session list counts (through
+    the rows of the scan cache it shares with the app, unless `cache` is False); the rows
+    of files gone from `roots` (the places looked in) are dropped."""
+    from replay.core.detection.empty import DEFAULT_RULES
+    from replay.core.discovery.counts import count_found
 
-    with local_pool(min(jobs, len(sessions))) as pool:
-        for session, result in scan_found(sessions, jobs=min(jobs, len(sessions)), pool=pool,
-                                          cache=cache, warn=say_error):
-            yield row_of(session, result)
+    jobs = min(jobs, len(sessions))
+    with local_pool(jobs) as pool:
+        for session, counted in count_found(sessions, DEFAULT_RULES, jobs, pool, cache=cache,
+                                            warn=say_error, roots=roots or []):
+            yield row_of(session, counted)
 
 
-def row_of(session: Any, result: Any) -> dict[str, Any]:
-    """One `replay sessions --json` object: the listing, and the counts of its scan."""
+def row_of(session: Any, counted: Any) -> dict[str, Any]:
+    """One `replay sessions --json` object: the listing, and the counts of its summary."""
     row = session.to_json()
-    report = result.reports[0] if result.reports else None
-    if report is not None:
-        row["title"] = row["title"] or report.get("title")
-        row["session_id"] = row["session_id"] or report.get("session_id")
-        row["turns"] = report["turns"]
-        row["empty"] = len(report["empty_turns"])
-        row["skipped"] = report["skipped"]
+    summary = counted.summary
+    if summary is not None:
+        row["title"] = row["title"] or summary.title
+        row["session_id"] = row["session_id"] or summary.session_id
+        row["turns"] = summary.turns
+        row["empty"] = summary.empty
+        row["skipped"] = summary.skipped
     else:
         row["turns"] = row["empty"] = row["skipped"] = None
-        if result.error is not None and row["problem"] is None:
-            row["problem"] = result.error
+        if counted.error is not None and row["problem"] is None:
+            row["problem"] = counted.error
     return row
 
 

@@ -12,6 +12,7 @@ import base64
 import functools
 import os
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -136,10 +137,31 @@ def json_line(value: Any) -> bytes:
     with that byte as `\\xNN` rather than failing.
     """
     # The line end written by orjson: a big line is not copied to add it.
+    return json_escaped(json_bytes(value, newline=True))
+
+
+def json_bytes(value: Any, *, newline: bool = False) -> bytes:
+    """`value` as `json_line` writes it before `json_escaped`: orjson's compact JSON, a text
+    holding a lone surrogate written as `text_of` gives it, a sequence that is not a list
+    (a `corpus.encoded.EncodedList`) as a list. With `newline`, the line end too."""
+    option = orjson.OPT_APPEND_NEWLINE if newline else 0
     try:
-        encoded = orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+        return orjson.dumps(value, default=_listed, option=option)
     except TypeError:
-        encoded = orjson.dumps(_valid(value), option=orjson.OPT_APPEND_NEWLINE)
+        return orjson.dumps(_valid(value), default=_listed, option=option)
+
+
+def _listed(value: Any) -> list[Any]:
+    """orjson's `default`: a sequence it does not know, as a list."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
+        return list(value)
+    raise TypeError(f"cannot write a {type(value).__name__} as JSON")
+
+
+def json_escaped(encoded: bytes) -> bytes:
+    """JSON text (`json_bytes`) with every character `_JSON_UNSAFE` names escaped. A line
+    written in pieces, each a whole JSON value or punctuation, gets the bytes it gets whole
+    (no piece ends inside a character)."""
     if encoded.isascii() and b"\x7f" not in encoded:
         return encoded
     if not _json_unsafe_bytes().search(encoded):

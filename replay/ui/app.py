@@ -37,11 +37,13 @@ from replay.core.safe import one_line
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
 from replay.core.session.model import Session
 from replay.themes import app_variable_defaults, load_all_themes
+from replay.ui import history_list
 from replay.ui.literal import literal, shown
 from replay.ui.messages import (
     CountRequested,
     LoadFailed,
     LoadProgress,
+    OpenChatRequested,
     OpenEntryRequested,
     OpenSessionRequested,
     ReplayScreenShown,
@@ -208,6 +210,9 @@ class ReplayApp(App[None]):
         super().refresh_css(animate)
 
     def on_mount(self) -> None:
+        from replay.ui.hangup import keep_work
+
+        keep_work(self)  # drafts kept now and then, and on a kill or a closed terminal
         self.set_keymap(self.settings.keymap)
         from replay.ui.keymap import clashes
 
@@ -270,6 +275,8 @@ class ReplayApp(App[None]):
 
     def _load_whole(self, path: Path, reader: Reader) -> None:
         """Read every session of the source, then show the one or list them all."""
+        if history_list.list_history(self, path, reader):  # an Aider history of many chats
+            return
         try:
             sessions = load_sessions(
                 path, reader.name, lambda done, total: self.post_message(LoadProgress(done, total)),
@@ -337,7 +344,8 @@ class ReplayApp(App[None]):
         for counted in count_entries(reader, entries, self.options.rules,
                                      cache=self.options.cache,
                                      cancelled=lambda: worker.is_cancelled,
-                                     warn=lambda line: cache_warning(self, line)):
+                                     warn=lambda line: cache_warning(self, line),
+                                     roots=listed_roots(self.options)):
             if worker.is_cancelled:
                 return
             if counted:
@@ -526,7 +534,10 @@ class ReplayApp(App[None]):
         self.open_session(event.session)
 
     @on(OpenEntryRequested)
-    def open_requested_entry(self, event: OpenEntryRequested) -> None:
+    @on(OpenChatRequested)
+    def open_requested_entry(self, event: OpenEntryRequested | OpenChatRequested) -> None:
+        if isinstance(event, OpenChatRequested):  # a chat of a history's list
+            return history_list.open_chat(self, event.read)
         self.open_entry(event.reader, event.entry)
 
     @on(CountRequested)
@@ -637,6 +648,16 @@ class ReplayApp(App[None]):
 def collect_garbage() -> None:
     """A full collection (see `ReplayApp.collect_when_idle`)."""
     gc.collect()
+
+
+def listed_roots(options: LaunchOptions) -> list[Path]:
+    """The folders a session list was made of: the machine's session places (no PATH, or a
+    session id), else the PATH. The cache's rows of files gone from them are dropped."""
+    if options.discover or options.discovered is not None:
+        from replay.core.discovery import places
+
+        return [place.path for place in places()]
+    return [options.path]
 
 
 def cache_warning(app: App[None], line: str) -> None:

@@ -3,6 +3,7 @@ what screens tell the app (a screen never calls the app's methods)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -92,6 +93,26 @@ class OpenEntryRequested(Message):
 
     reader: Reader
     entry: SessionEntry
+
+
+@dataclass
+class OpenChatRequested(Message):
+    """The picker asks for a chat of a compact list (an Aider history's) to be read and
+    shown."""
+
+    read: Callable[[], Session]
+
+
+@dataclass
+class HistoryCounted(Message):
+    """A history's chats were counted on: `waiting` are still to count (0: all done, or
+    counting stopped: `error` says why)."""
+
+    waiting: int
+    error: str | None = None
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, HistoryCounted) and message.error is None
 
 
 @dataclass

@@ -3,6 +3,7 @@ exported, or given up only when the reviewer says so."""
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,31 @@ from replay.ui.screens.replay_screen import ReplayScreen
 
 if TYPE_CHECKING:
     from replay.ui.app import ReplayApp
-    from replay.ui.drafts import Draft, DraftKey
+
+
+UNSAVED_NAME = "replay-unsaved-annotations.jsonl"
+"""The file annotations the journal could not take go to when the app is ended by a signal
+(the name the quit question offers)."""
+
+
+def rescue_folders() -> list[Path]:
+    """Where such a file is tried: the working folder, replay's cache folder, the system's
+    temporary folder."""
+    import tempfile
+
+    from replay.core import paths
+
+    folders = []
+    for where in (Path.cwd, paths.cache_dir, lambda: Path(tempfile.gettempdir())):
+        try:
+            folders.append(where())
+        except OSError:
+            continue  # (a working folder removed)
+    return folders
+
+
+_TOLD_LOST: weakref.WeakSet[object] = weakref.WeakSet()
+"""Apps told once that their drafts cannot be kept (the next quit leaves without them)."""
 
 
 class QuitGuard:
@@ -67,6 +92,16 @@ class QuitGuard:
         the next run first, whatever the way out."""
         app = self.app
         kept = self.keep_drafts()
+        lost = [line for line in kept if "could not be kept" in line]
+        if lost and app not in _TOLD_LOST:
+            # Asked to quit keeping them, and they cannot be kept: stay, once.
+            _TOLD_LOST.add(app)
+            for line in lost:
+                app.notify(shown(line.removeprefix("replay: ") + ": not quitting (enter "
+                                 "saves a draft, x discards it; quit again to leave "
+                                 "without them)"),
+                           title="Drafts", severity="error", markup=False, timeout=10)
+            return
         waiting = self.screens_with_unsaved()
         if not waiting or isinstance(app.screen, QuitScreen):
             app.exit(message=Text("\n".join(kept)) if kept else None)
@@ -79,27 +114,32 @@ class QuitGuard:
     def keep_drafts(self) -> list[str]:
         """Keep every screen's drafts beside its journal for the next run (`drafts_path`),
         in place of what was kept for its session before; what to say on the way out."""
-        from replay.ui.drafts import drafts_path, keep_drafts
+        from replay.ui.drafts import keep_screen_drafts
 
-        by_file: dict[Path, tuple[list[tuple[DraftKey, Draft]], set[str]]] = {}
-        for screen in self.replay_screens():
-            screen.annotation.unsaved_drafts()  # (the stop's own, as it is now, counts too)
-            items, sessions = by_file.setdefault(drafts_path(screen.store.journal.path),
-                                                 ([], set()))
-            items.extend(screen.annotation.drafts.items())
-            sessions.add(screen.store.session_id)
-        said = []
-        for path, (items, sessions) in by_file.items():
-            try:
-                keep_drafts(path, items, sessions)
-            except OSError as error:
-                said.append(f"replay: {plural(len(items), 'draft')} could not be kept in "
-                            f"{path}: {error.strerror or error}")
-                continue
-            if items:
-                said.append(f"replay: {plural(len(items), 'draft')} not saved (a label or "
-                            f"note typed and not entered) kept for the next run in {path}")
-        return [one_line(line) for line in said]
+        return keep_screen_drafts(self.replay_screens())
+
+    def keep_everything(self) -> list[str]:
+        """Keep what would be lost without asking (the app is being ended: a signal): the
+        drafts beside their journals, and annotations the journal still cannot take in a
+        file of their own (`UNSAVED_NAME`, in the first folder that takes it); what to
+        say."""
+        said = self.keep_drafts()
+        for screen in self.screens_with_unsaved():
+            count = len(screen.store.unsaved)
+            for folder in rescue_folders():
+                target = folder / UNSAVED_NAME
+                try:
+                    screen.store.save_unsaved_to(target)
+                except JournalError:
+                    continue
+                said.append(one_line(f"replay: {plural(count, 'annotation')} the journal "
+                                     f"{screen.store.journal.path} could not take written "
+                                     f"to {target}"))
+                break
+            else:
+                said.append(one_line(f"replay: {plural(count, 'annotation')} could not be "
+                                     f"written anywhere and are lost"))
+        return said
 
     def _answer(self, choice: str | None, waiting: list[ReplayScreen]) -> None:
         if choice == "quit":

@@ -398,7 +398,7 @@ class ReviewApp(ReplayApp):
         read = empty = 0
         last = time.monotonic()
         with queue_memo(self.review.cache, self.options.rules, self.options.labels,
-                        problems.append) as memo:
+                        problems.append, roots=self.review.paths) as memo:
             for summary, entries in index_corpus(self.review.paths, filters.format,
                                                  self.options.rules,
                                                  suggester_for(self.options.labels), problem,

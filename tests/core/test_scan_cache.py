@@ -336,3 +336,156 @@ def test_a_second_review_queue_reads_no_unchanged_session(
     assert main(["review", "--json", "--labels", str(labels), str(folder)]) == 0
     capsysbinary.readouterr()
     assert len(entry_reads) == 9
+
+
+def _used() -> dict[str, float]:
+    with sqlite3.connect(cache_path()) as db:
+        return dict(db.execute("SELECT task, used FROM results"))
+
+
+def test_rows_not_used_for_a_month_are_pruned_and_a_read_keeps_a_row(tmp_path: Path) -> None:
+    now = time.time()
+    with ScanCache() as cache:
+        for name in ("old", "read", "new"):
+            cache.store_key(name, Path(f"/n/{name}"), "s", [name])
+    day = 86400
+    with sqlite3.connect(cache_path()) as db:
+        db.execute("UPDATE results SET used = ? WHERE task IN ('old', 'read')",
+                   (now - (cache_module.MAX_AGE_DAYS + 1) * day,))
+    # Reading a row marks it used again (once its mark is a day old).
+    with ScanCache() as cache:
+        assert cache.lookup_key("read", "s") == ["read"]
+    assert _used()["read"] > now - 60
+    with ScanCache() as cache:
+        assert cache.prune(force=True) == 1
+        assert cache.lookup_key("old", "s") is None
+        assert cache.lookup_key("new", "s") == ["new"]
+        # A prune is at most hourly, whichever process ran the last one.
+        cache.store_key("other", Path("/n/other"), "s", [])
+        assert cache.prune() == 0
+
+
+def test_past_its_size_bound_the_least_recently_used_rows_go(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "x" * 10_000
+    with ScanCache() as cache:
+        for number in range(30):
+            cache.store_key(f"k{number}", Path(f"/n/{number}"), "s", [text])
+    assert len(_used()) == 30
+    monkeypatch.setattr(cache_module, "MAX_BYTES", 100_000)
+    with sqlite3.connect(cache_path()) as db:
+        for number in range(30):  # k0 the least recently used, k29 the most
+            db.execute("UPDATE results SET used = ? WHERE task = ?",
+                       (time.time() - 3600 + number, f"k{number}"))
+    with ScanCache() as cache:
+        dropped = cache.prune(force=True)
+    kept = sorted(_used(), key=lambda key: int(key[1:]))
+    # Down to three quarters of the bound, the newest kept.
+    assert dropped == 30 - len(kept) and 6 <= len(kept) <= 7
+    assert kept == [f"k{number}" for number in range(30 - len(kept), 30)]
+
+
+def test_a_run_that_writes_prunes_by_itself(tmp_path: Path) -> None:
+    with ScanCache() as cache:
+        cache.store_key("stale", Path("/n/stale"), "s", [])
+    with sqlite3.connect(cache_path()) as db:
+        db.execute("UPDATE results SET used = 0")
+        db.execute("DELETE FROM meta")
+    with ScanCache() as cache:
+        cache.store_key("fresh", Path("/n/fresh"), "s", [])
+    assert list(_used()) == ["fresh"]
+
+
+def test_a_database_changed_only_in_its_write_ahead_log_has_a_new_stamp(tmp_path: Path) -> None:
+    from replay.core.corpus.cache import file_stamp
+
+    database = tmp_path / "opencode.db"
+    database.write_bytes(b"x" * 100)
+    _aged(database)
+    before = file_stamp(database)
+    assert before is not None
+    log = tmp_path / "opencode.db-wal"
+    log.write_bytes(b"y" * 10)
+    assert file_stamp(database) is None  # the log written a moment ago: not trusted yet
+    _aged(log)
+    with_log = file_stamp(database)
+    assert with_log is not None and with_log != before
+    log.write_bytes(b"y" * 20)
+    _aged(log)
+    assert file_stamp(database) not in (None, with_log)
+
+
+def test_a_cache_of_the_older_schema_is_started_again_without_a_warning(
+        tmp_path: Path) -> None:
+    location = cache_path()
+    location.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(location) as db:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("CREATE TABLE results (task TEXT PRIMARY KEY, path BLOB NOT NULL, "
+                   "stamp TEXT NOT NULL, code TEXT NOT NULL, reports BLOB NOT NULL)")
+        db.execute("INSERT INTO results VALUES ('old', x'2f61', 's', 'c', '[]')")
+        db.execute("PRAGMA user_version = 1")
+    said: list[str] = []
+    with ScanCache(warn=said.append) as cache:
+        assert cache.usable and cache.lookup_key("old", "s") is None
+        cache.store_key("new", Path("/n/new"), "s", [1])
+    with ScanCache(warn=said.append) as cache:
+        assert cache.lookup_key("new", "s") == [1]
+    assert said == [] and not location.with_name(location.name + ".broken").exists()
+
+
+def test_two_session_lists_counting_at_once_share_the_cache_safely(tmp_path: Path) -> None:
+    """`replay sessions` twice at once on a fresh cache (each counting every session and
+    writing its rows, one of them in a process pool): both print the same and the cache
+    stays whole, a row per session."""
+    from tests.core.homes import build_home
+
+    home = build_home(tmp_path / "home")
+    for folder, _, names in os.walk(home.root):
+        for name in names:
+            _aged(Path(folder) / name)
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME",
+                          "GEMINI_CLI_HOME")} | {"HOME": str(home.root)}
+    command = [sys.executable, "-m", "replay", "sessions", "--json", "--jobs"]
+    # One counts in this process, the other in a pool of two.
+    both = [subprocess.Popen([*command, jobs], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE) for jobs in ("1", "2")]
+    outputs = [process.communicate(timeout=120) for process in both]
+    assert [process.returncode for process in both] == [0, 0], outputs
+    assert outputs[0][0] == outputs[1][0] and len(outputs[0][0].splitlines()) == 10
+    assert [err for _, err in outputs] == [b"", b""]
+    with sqlite3.connect(cache_path()) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert db.execute("SELECT count(*) FROM results").fetchone()[0] == 10
+
+
+def test_a_review_of_a_folder_drops_the_rows_of_its_files_gone(
+        tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    folder = _project(tmp_path)
+    assert main(["review", "--json", str(folder)]) == 0
+    capsysbinary.readouterr()
+
+    def kept() -> set[str]:
+        with sqlite3.connect(cache_path()) as db:
+            return {os.fsdecode(path) for (path,) in db.execute("SELECT path FROM results")}
+
+    files = sorted(folder.iterdir())
+    assert kept() == {str(path) for path in files}
+    files[0].unlink()
+    assert main(["review", "--json", str(folder)]) == 0
+    capsysbinary.readouterr()
+    assert kept() == {str(path) for path in files[1:]}
+
+
+def test_a_review_of_the_same_folder_named_otherwise_reads_nothing_again(
+        tmp_path: Path, entry_reads: list[str], monkeypatch: pytest.MonkeyPatch,
+        capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    folder = _project(tmp_path)
+    assert main(["review", "--json", str(folder)]) == 0
+    first = capsysbinary.readouterr().out
+    assert len(entry_reads) == 3
+    monkeypatch.chdir(folder)
+    assert main(["review", "--json", "."]) == 0
+    assert len(entry_reads) == 3  # `.` is the same folder: its rows are shared
+    assert len(capsysbinary.readouterr().out.splitlines()) == len(first.splitlines())

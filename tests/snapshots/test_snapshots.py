@@ -119,10 +119,32 @@ def test_session_picker(snap_compare: object, tmp_path: Path,
 
     async def run_before(pilot: object) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query("DataTable"))
-                         and app.screen.query_one("DataTable").row_count == 2)
+                         and bool(app.screen.query("SessionTable"))
+                         and app.screen.query_one("SessionTable").row_count == 2)
 
     assert snap_compare(app, terminal_size=(100, 20), run_before=run_before)  # type: ignore[operator]
+
+
+def test_aider_history_list_at_80_columns(snap_compare: object, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # The virtual list of a history's chats, every count in, the cursor moved down a page.
+    from replay.ui.screens.picker import SessionPicker
+    from tests.core.test_aider import HISTORY
+    from tests.ui.conftest import wait_until
+
+    (tmp_path / ".aider.chat.history.md").write_text(HISTORY * 40, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    app = make_app(Path(".aider.chat.history.md"), settings=SETTINGS,
+                   annotations=tmp_path / "j.jsonl")
+
+    async def run_before(pilot: object) -> None:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
+                         and bool(app.screen.query("SessionTable"))
+                         and app.screen._waiting == 0 and app.screen.drawn, rounds=2_000)
+        await pilot.press("pagedown", "down")  # type: ignore[attr-defined]
+        await pilot.pause(0.3)  # type: ignore[attr-defined]
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)  # type: ignore[operator]
 
 
 def test_missing_reply_placeholder(snap_compare: object, tmp_path: Path) -> None:

@@ -75,8 +75,9 @@ async def test_a_big_trajectory_opens_on_an_index_and_steps_searches_and_goes_to
 
 
 async def test_an_aider_history_of_many_chats_opens_on_its_list(tmp_path: Path) -> None:
-    from replay.core.readers import aider
+    from replay.ui.history_list import HistoryRows
     from replay.ui.screens.picker import SessionPicker
+    from replay.ui.widgets.session_table import SessionTable
     from tests.core.test_aider import HISTORY
 
     path = tmp_path / ".aider.chat.history.md"
@@ -84,13 +85,15 @@ async def test_an_aider_history_of_many_chats_opens_on_its_list(tmp_path: Path) 
     app = build_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and len(app.screen.rows) == 600)
-        held = [row.session for row in app.screen.rows]
-        assert all(type(session.turns).__name__ == "_ChatTurns" for session in held)
-        assert sum(1 for s in held if s.turns._turns is not None) <= aider.RECENT_CHATS
-        # A chat with empty turns (the rows are in the order shown).
-        wanted = next(number for number, row in enumerate(app.screen.rows)
-                      if row.summary is not None and row.summary.empty)
+                         and len(app.screen.rows) == 600 and app.screen._waiting == 0)
+        picker = app.screen
+        # Held as the history's arrays: rows are made when drawn, no Session per chat.
+        assert isinstance(picker.rows, HistoryRows)
+        counts = picker.rows.counts
+        table = picker.query_one(SessionTable)
+        # A chat with empty turns (the rows in the order shown).
+        wanted = next(place for place, number in enumerate(table.order)
+                      if counts.empty[number])
         await pilot.press(*["down"] * wanted, "enter")
         await ready(pilot, app)
         screen = app.replay_screen

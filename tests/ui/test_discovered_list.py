@@ -8,12 +8,13 @@ import argparse
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input
+from textual.widgets import Input
 
 from replay.resources import default_sample
 from replay.ui.launch import _chosen
 from replay.ui.screens.picker import SessionPicker
 from replay.ui.screens.replay_screen import ReplayScreen
+from replay.ui.widgets.session_table import SessionTable
 from tests.core.homes import build_home
 from tests.ui.conftest import build_app, wait_until
 
@@ -23,7 +24,7 @@ def no_path_app():  # type: ignore[no-untyped-def]
     return build_app(default_sample(), discover=True)
 
 
-def column(table: DataTable[object], name: str) -> list[str]:
+def column(table: SessionTable, name: str) -> list[str]:
     return [str(cell) for cell in table.get_column(name)]
 
 
@@ -34,16 +35,17 @@ async def test_the_list_of_every_session_filters_sorts_and_opens(
     app = no_path_app()
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query(DataTable))
-                         and app.screen.query_one(DataTable).row_count > 0)
+                         and bool(app.screen.query(SessionTable))
+                         and app.screen.query_one(SessionTable).row_count > 0)
         picker = app.screen
         assert isinstance(picker, SessionPicker)
-        table = picker.query_one(DataTable)
+        table = picker.query_one(SessionTable)
         assert [str(c.label) for c in table.columns.values()][:6] == [
             "written", "turns", "empty", "agent", "session", "project"]
         assert set(column(table, "agent")) == {"Claude Code", "Codex", "opencode", "Gemini CLI"}
         # Counts fill in from the background.
-        await wait_until(pilot, lambda: "…" not in column(table, "turns"))
+        # (the rows show counts as soon as they come; the title says so at the next redraw)
+        await wait_until(pilot, lambda: "…" not in column(table, "turns") and picker.drawn)
         assert "counting" not in str(picker.query_one("#picker-title").render())
         await pilot.press("slash")
         assert isinstance(app.focused, Input)
@@ -52,12 +54,12 @@ async def test_the_list_of_every_session_filters_sorts_and_opens(
         assert set(column(table, "agent")) == {"opencode"}
         await pilot.press("enter")  # keeps the filter, back to the list
         assert app.focused is table
-        await pilot.click(DataTable, offset=(20, 0))  # the "turns" header: most first
+        await pilot.click(SessionTable, offset=(20, 0))  # the "turns" header: most first
         await pilot.pause()
         assert picker.sorted_by == "turns"
         turns = [int(t.replace(",", "")) for t in column(table, "turns")]
         assert turns == sorted(turns, reverse=True)
-        await pilot.click(DataTable, offset=(20, 0))  # again: the other way round
+        await pilot.click(SessionTable, offset=(20, 0))  # again: the other way round
         await pilot.pause()
         turns = [int(t.replace(",", "")) for t in column(table, "turns")]
         assert turns == sorted(turns)
@@ -83,9 +85,9 @@ async def test_an_unreadable_file_is_a_greyed_row_with_its_reason(
     app = no_path_app()
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query(DataTable))
-                         and app.screen.query_one(DataTable).row_count > 0)
-        table = app.screen.query_one(DataTable)
+                         and bool(app.screen.query(SessionTable))
+                         and app.screen.query_one(SessionTable).row_count > 0)
+        table = app.screen.query_one(SessionTable)
         names = column(table, "session")
         assert any("broken.jsonl · unreadable: not a Claude Code session file" in name
                    for name in names)
@@ -128,11 +130,11 @@ async def test_at_160_columns_the_id_to_open_a_session_by_is_shown_whole(
     app = no_path_app()
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query(DataTable))
-                         and app.screen.query_one(DataTable).row_count > 0)
+                         and bool(app.screen.query(SessionTable))
+                         and app.screen.query_one(SessionTable).row_count > 0)
         await wait_until(pilot, lambda: "…" not in column(
-            app.screen.query_one(DataTable), "turns"))
+            app.screen.query_one(SessionTable), "turns"))
         await pilot.pause()
-        shown = app.screen.query_one(DataTable).render_line(2).text
-        ids = [str(cell) for cell in app.screen.query_one(DataTable).get_column("id")]
+        shown = app.screen.query_one(SessionTable).render_line(2).text
+        ids = [str(cell) for cell in app.screen.query_one(SessionTable).get_column("id")]
         assert any(ident and ident in shown for ident in ids), (shown, ids)

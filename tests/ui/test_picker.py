@@ -7,16 +7,16 @@ import threading
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
 
 from replay.core.readers import load_sessions
 from replay.ui.screens.picker import SessionPicker
 from replay.ui.screens.replay_screen import ReplayScreen
+from replay.ui.widgets.session_table import SessionTable
 from tests.core.test_claude_code import _project
 from tests.ui.conftest import build_app, wait_until
 
 
-def cells(table: DataTable[object], row: int) -> list[str]:
+def cells(table: SessionTable, row: int) -> list[str]:
     return [str(cell) for cell in table.get_row_at(row)]
 
 
@@ -37,11 +37,11 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
     app = build_app(project)
     async with app.run_test(size=(140, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query(DataTable))
-                         and app.screen.query_one(DataTable).row_count == 3)
+                         and bool(app.screen.query(SessionTable))
+                         and app.screen.query_one(SessionTable).row_count == 3)
         picker = app.screen
         assert isinstance(picker, SessionPicker)
-        table = picker.query_one(DataTable)
+        table = picker.query_one(SessionTable)
         assert "…" in cells(table, 0)  # listed before any session was read
         assert "counting turns, 0 / 3" in str(picker.query_one("#picker-title").render())
         await pilot.press("enter")  # open the newest at once: counting stops meanwhile
@@ -89,7 +89,7 @@ async def test_a_session_that_cannot_be_read_leaves_the_list_up(
         picker = app.screen
         assert isinstance(picker, SessionPicker) and picker.rows[0].entry is not None
         assert picker.rows[0].entry.key == newest and picker.rows[0].error
-        assert cells(picker.query_one(DataTable), 0)[4].startswith(f"{newest} · unreadable: ")
+        assert cells(picker.query_one(SessionTable), 0)[4].startswith(f"{newest} · unreadable: ")
         await pilot.press("enter")
         await pilot.pause(0.3)
         assert app.screen is picker and app.is_running
@@ -112,7 +112,7 @@ async def test_s_sorts_by_empty_turns_then_turns_and_enter_opens_the_row_shown(
                          and all(row.summary for row in app.screen.rows))
         picker = app.screen
         assert isinstance(picker, SessionPicker)
-        table = picker.query_one(DataTable)
+        table = picker.query_one(SessionTable)
         await pilot.press("s")
         empties = [int(cells(table, row)[2]) for row in range(table.row_count)]
         assert empties == sorted(empties, reverse=True) and empties[0] > 0
@@ -138,7 +138,7 @@ async def test_files_that_cannot_be_read_are_listed_greyed_with_the_reason(
                          and app.screen.drawn)
         picker = app.screen
         assert isinstance(picker, SessionPicker)
-        table = picker.query_one(DataTable)
+        table = picker.query_one(SessionTable)
         shown = {cells(table, row)[4] for row in range(table.row_count)}
         assert "loop.jsonl · unreadable: symbolic link loop" in shown
         assert "foreign.jsonl · unreadable: not a Claude Code session file" in shown
@@ -158,8 +158,8 @@ async def test_prose_beside_the_sessions_is_not_listed_but_a_broken_candidate_is
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
                          and all(row.summary or row.problem for row in app.screen.rows)
-                         and bool(app.screen.query(DataTable)) and app.screen.drawn)
-        table = app.screen.query_one(DataTable)
+                         and bool(app.screen.query(SessionTable)) and app.screen.drawn)
+        table = app.screen.query_one(SessionTable)
         shown = " | ".join(" ".join(cells(table, row)) for row in range(table.row_count))
         assert table.row_count == 4, shown
         assert "README" not in shown and "notes.txt" not in shown
@@ -178,8 +178,8 @@ async def test_a_long_session_title_in_the_list_ends_with_an_ellipsis(tmp_path: 
     app = build_app(folder)
     async with app.run_test(size=(160, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query(DataTable))
-                         and app.screen.query_one(DataTable).row_count == 2)
-        table = app.screen.query_one(DataTable)
+                         and bool(app.screen.query(SessionTable))
+                         and app.screen.query_one(SessionTable).row_count == 2)
+        table = app.screen.query_one(SessionTable)
         shown = {cells(table, row)[4] for row in range(table.row_count)}
         assert f"{title[:69]}…" in shown and "short" in shown, shown

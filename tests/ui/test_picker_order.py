@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.app import App
-from textual.widgets import DataTable
 
 from replay.core.corpus.scan import SessionSummary
 from replay.core.detection.empty import DEFAULT_RULES
 from replay.core.readers.base import SessionEntry
 from replay.ui.screens.picker import PickerRow, SessionPicker
+from replay.ui.widgets.session_table import SessionTable
 from tests.ui.conftest import wait_until
 
 
@@ -25,13 +25,13 @@ async def test_undated_sessions_are_sorted_newest_first_once_counted(tmp_path: P
     app: App[None] = App()
     async with app.run_test(size=(140, 20)) as pilot:
         await app.push_screen(picker)
-        await wait_until(pilot, lambda: picker.query_one(DataTable).row_count == 3)
+        await wait_until(pilot, lambda: picker.query_one(SessionTable).row_count == 3)
         for name, entry in entries.items():
             summary = SessionSummary(label=name, started=starts[name], turns=2, empty=0,
                                      subagents=0, format="chat-json")
             picker.show_summary(entry, summary, None)
         await wait_until(pilot, lambda: picker.drawn)
         await pilot.pause()
-        table = picker.query_one(DataTable)
+        table = picker.query_one(SessionTable)
         labels = [str(table.get_row_at(row)[4]) for row in range(table.row_count)]
         assert labels == ["newest", "middle", "old"]

@@ -220,9 +220,8 @@ async def test_unreadable_path_exits_with_one_line(tmp_path: Path) -> None:
 
 
 async def test_multi_session_directory_shows_the_picker(tmp_path: Path) -> None:
-    from textual.widgets import DataTable
-
     from replay.ui.screens.picker import SessionPicker
+    from replay.ui.widgets.session_table import SessionTable
 
     folder = tmp_path / "exports"
     folder.mkdir()
@@ -232,7 +231,7 @@ async def test_multi_session_directory_shows_the_picker(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 30)) as pilot:
         # query, not query_one: the picker may be on the stack before its table is composed.
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and any(t.row_count == 2 for t in app.screen.query(DataTable)))
+                         and any(t.row_count == 2 for t in app.screen.query(SessionTable)))
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen))
         assert len(screen_of(app).session.turns) in (6, 8)

@@ -9,11 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
 
 from replay.core.discovery import counts
 from replay.resources import default_sample
 from replay.ui.screens.picker import SessionPicker
+from replay.ui.widgets.session_table import SessionTable
 from tests.conftest import realdata
 from tests.core.homes import CLAUDE_IDEAS, CLAUDE_SOUND, build_home
 from tests.ui.conftest import build_app, wait_until
@@ -49,16 +49,16 @@ async def listed_counts(app) -> dict[str, tuple[str, str]]:  # type: ignore[no-u
     empty)."""
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and bool(app.screen.query(DataTable))
-                         and app.screen.query_one(DataTable).row_count > 0)
+                         and bool(app.screen.query(SessionTable))
+                         and app.screen.query_one(SessionTable).row_count > 0)
         picker = app.screen
         assert isinstance(picker, SessionPicker)
         await wait_until(pilot, lambda: picker._waiting == 0 and picker.drawn)
         await pilot.pause()
-        table = picker.query_one(DataTable)
+        table = picker.query_one(SessionTable)
         rows = {}
-        for key in table.rows:
-            cells = [str(cell) for cell in table.get_row(key)]
+        for row in range(table.row_count):
+            cells = [str(cell) for cell in table.get_row_at(row)]
             rows[cells[4] + " " + cells[-1]] = (cells[1], cells[2])
         return rows
 
@@ -72,15 +72,15 @@ async def test_a_second_launch_reads_no_unchanged_session_and_a_changed_one_agai
     first = await listed_counts(build_app(default_sample(), discover=True))
     assert all(turns != "…" for turns, _ in first.values())
     read_first = list(reads)
-    # opencode's storage folder keeps a session in many files: no one stamp says it is
-    # unchanged, so only its sessions are read every time.
+    # opencode's storage folder keeps a session in many files: stamped by all of them, it
+    # is not read again either while none changes.
     storage = [path for path in read_first if "storage" in path.parts]
     assert len(read_first) > len(storage) >= 1
 
     reads.clear()
     second = await listed_counts(build_app(default_sample(), discover=True))
     assert second == first
-    assert reads == storage
+    assert reads == []
 
     # One session file changes (a later write, half its records): read again, and only it.
     changed = home.claude_projects / "-experiments-ideas" / \
@@ -90,7 +90,7 @@ async def test_a_second_launch_reads_no_unchanged_session_and_a_changed_one_agai
     age(changed.parent, OLD + 60)
     reads.clear()
     third = await listed_counts(build_app(default_sample(), discover=True))
-    assert sorted(map(str, reads)) == sorted(map(str, [changed, *storage]))
+    assert reads == [changed]
     moved = [title for title in first if third.get(title) != first[title]]
     assert len(moved) == 1 and int(third[moved[0]][0]) < int(first[moved[0]][0])
 
@@ -156,8 +156,8 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # Counts from the cache arrive all at once. Asked to fit a cell narrower than its column,
     # the table measured every cell of the column again: drawing 2,000 rows of counts took
-    # minutes. Each cell is now measured about once.
-    import textual.widgets._data_table as data_table
+    # minutes. Now a row's cells are made about once as its counts come in, and only the rows
+    # on screen are drawn.
     from textual.app import App
 
     from replay.core.corpus.scan import SessionSummary
@@ -165,6 +165,7 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
     from replay.core.discovery.found import FoundSession
     from replay.core.readers import folder
     from replay.core.readers.base import SessionEntry
+    from replay.ui.screens import picker as picker_module
     from replay.ui.screens.picker import PickerRow
 
     count = 300
@@ -178,11 +179,11 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
             # Longest first: every later title is narrower than its column.
             title="t" * (60 - number % 50))))
     measured = []
-    measure = data_table.measure
+    cells = picker_module.discovered_cells
 
-    def counting(*args: object, **kwargs: object) -> int:
+    def counting(row: PickerRow) -> tuple[object, ...]:
         measured.append(1)
-        return measure(*args, **kwargs)  # type: ignore[arg-type]
+        return cells(row)
 
     class Lists(App[None]):
         def on_mount(self) -> None:
@@ -191,10 +192,10 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
     app = Lists()
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and app.screen.query(DataTable))
+                         and app.screen.query(SessionTable))
         picker = app.screen
         assert isinstance(picker, SessionPicker)
-        monkeypatch.setattr(data_table, "measure", counting)
+        monkeypatch.setattr(picker_module, "discovered_cells", counting)
         for number, row in enumerate(picker.rows):
             assert row.entry is not None
             picker.show_summary(row.entry, SessionSummary(
@@ -202,10 +203,11 @@ async def test_counts_that_come_in_at_once_are_drawn_in_linear_work(
                 format="claude-code"), None)
         await wait_until(pilot, lambda: picker._waiting == 0 and picker.drawn)
         await pilot.pause()
-        table = picker.query_one(DataTable)
+        table = picker.query_one(SessionTable)
         assert sorted(int(str(cell).replace(",", "")) for cell in table.get_column("turns")) \
             == [number * 37 for number in range(count)]
-    assert len(measured) < 10 * count  # about one per widened cell, not one per cell per cell
+    # About one per row that came in, and the rows on screen: not one per cell per cell.
+    assert len(measured) < 10 * count
 
 
 async def test_a_broken_cache_file_is_said_once_and_the_list_still_counts(
@@ -232,3 +234,108 @@ async def test_a_broken_cache_file_is_said_once_and_the_list_still_counts(
     reads.clear()
     # The new cache kept what was counted.
     assert await listed_counts(build_app(folder)) and reads == []
+
+
+def sessions_json(capsys: pytest.CaptureFixture[str]) -> dict[str, tuple[int, int]]:
+    """`replay sessions --json` (counted here, one job): session path and key -> (turns,
+    empty)."""
+    import orjson
+
+    from replay.cli import main
+
+    assert main(["sessions", "--json", "--jobs", "1"]) == 0
+    rows = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return {f"{row['path']} {row['session_id']}": (row["turns"], row["empty"]) for row in rows}
+
+
+async def test_replay_sessions_and_the_app_share_their_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    home = build_home(tmp_path / "home")
+    age(home.root)
+    monkeypatch.setenv("HOME", str(home.root))
+
+    # `replay sessions` counts every session; the app's list then reads none of them.
+    counted = sessions_json(capsys)
+    assert len(reads) == len(counted) == 10
+    reads.clear()
+    shown = await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == [] and len(shown) == 10
+    assert sorted(shown.values()) == sorted((f"{turns:,}", str(empty))
+                                            for turns, empty in counted.values())
+
+    # The other way round: the app counts a changed session, `replay sessions` reads none.
+    changed = home.claude_projects / "-experiments-ideas" / \
+        "03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"
+    lines = changed.read_bytes().splitlines(keepends=True)
+    changed.write_bytes(b"".join(lines[:len(lines) // 3]))
+    age(changed.parent, OLD + 60)
+    reads.clear()
+    await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == [changed]
+    reads.clear()
+    again = sessions_json(capsys)
+    assert reads == []
+    moved = [key for key in counted if again[key] != counted[key]]
+    assert len(moved) == 1 and str(changed) in moved[0]
+    assert again[moved[0]][0] < counted[moved[0]][0]
+
+
+async def test_an_opencode_storage_session_is_read_again_only_when_one_of_its_files_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[Path]) -> None:
+    home = build_home(tmp_path / "home")
+    age(home.root)
+    monkeypatch.setenv("HOME", str(home.root))
+    await listed_counts(build_app(default_sample(), discover=True))
+    storage = home.data_home / "opencode" / "storage"
+    session = next(path for path in reads if "storage" in path.parts)
+    reads.clear()
+    assert await listed_counts(build_app(default_sample(), discover=True)) and reads == []
+
+    # A part file written again in place, same size (a tool's output replaced): its session
+    # is read again, and only it.
+    part = next((storage / "part").rglob("*.json"))
+    part.write_bytes(part.read_bytes())
+    os.utime(part, (OLD + 60, OLD + 60))
+    await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == [session]
+
+    # A new message file appears (the session goes on): read again.
+    messages = next((storage / "message").iterdir())
+    newest = sorted(messages.iterdir())[-1]
+    shutil.copyfile(newest, messages / ("zz" + newest.name))
+    os.utime(messages / ("zz" + newest.name), (OLD, OLD))
+    reads.clear()
+    await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == [session]
+    reads.clear()
+    await listed_counts(build_app(default_sample(), discover=True))
+    assert reads == []
+
+
+async def test_a_session_file_removed_leaves_the_cache_when_its_folder_is_listed(
+        tmp_path: Path, reads: list[Path]) -> None:
+    import sqlite3
+
+    from replay.core.corpus.cache import cache_path
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for name in (CLAUDE_IDEAS, CLAUDE_SOUND):
+        shutil.copyfile(realdata(name), folder / name.rsplit("__", 1)[1])
+    age(folder)
+    await listed_counts(build_app(folder))
+
+    def kept() -> list[str]:
+        with sqlite3.connect(cache_path()) as db:
+            return sorted(os.fsdecode(path) for (path,) in db.execute(
+                "SELECT path FROM results"))
+
+    assert kept() == sorted(str(path) for path in folder.iterdir())
+    gone = folder / CLAUDE_SOUND.rsplit("__", 1)[1]
+    gone.unlink()
+    # (A third file keeps it a list: one session alone would be opened.)
+    shutil.copyfile(realdata(CLAUDE_IDEAS), folder / "copy.jsonl")
+    age(folder)
+    await listed_counts(build_app(folder))
+    assert str(gone) not in kept() and len(kept()) == 2

@@ -14,6 +14,11 @@ that breaks while in use, is set aside (renamed `.broken`) with one warning and 
 started; a cache that cannot be opened at all is skipped, never fatal. Only the process that
 plans a corpus touches the cache (workers only scan), and only results without an error are
 kept (an unreadable file may be readable next time).
+
+The cache stays small by itself: a row of a file that is gone is dropped when a consumer
+lists that file's folder (`forget_missing`), a row neither read nor written for `MAX_AGE_DAYS`
+is dropped, and past `MAX_BYTES` of results the least recently used go first (`prune`, run
+by a process that wrote, at most once every `PRUNE_SECONDS`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import hashlib
 import os
 import sqlite3
 import stat
+import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -31,12 +37,13 @@ from typing import Any
 import orjson
 
 from replay.core import paths
+from replay.core.corpus.encoded import EncodedList
 from replay.core.corpus.tasks import SessionTask, TaskResult, is_url
 
 CACHE_NAME = "scan-cache.sqlite3"
 """The cache's file name in `paths.cache_dir()`."""
 
-SCHEMA = 1
+SCHEMA = 2
 """`PRAGMA user_version` of the tables below; another number starts a new cache."""
 
 BATCH = 64
@@ -52,6 +59,17 @@ size could otherwise go unseen (file times are coarser than writes on some file 
 BUSY_MS = 5000
 """How long a process waits for another one's write to finish before giving up."""
 
+MAX_AGE_DAYS = 30
+"""A row neither read nor written for this long is dropped."""
+MAX_BYTES = 512 << 20
+"""Results kept at most (the sum of their sizes); past it, the least recently used rows go
+until a quarter of it is free again."""
+PRUNE_SECONDS = 3600.0
+"""At most one prune an hour (a prune reads every row's size)."""
+TOUCH_SECONDS = 86400.0
+"""A row read is marked used again when its mark is older than this (so a read-only run
+writes at most once a day per row)."""
+
 Warn = Callable[[str], None]
 
 _TABLES = """
@@ -60,9 +78,12 @@ CREATE TABLE IF NOT EXISTS results (
     path BLOB NOT NULL,      -- the file whose stamp the result is valid for (its bytes)
     stamp TEXT NOT NULL,     -- device, inode, size and mtime_ns of that file
     code TEXT NOT NULL,      -- code_stamp() of the replay that computed it
-    reports BLOB NOT NULL    -- the scan --json objects, as JSON
+    reports BLOB NOT NULL,   -- the scan --json objects, as JSON (or `encoded`'s batches)
+    used REAL NOT NULL       -- when it was last written or read (epoch seconds)
 );
 CREATE INDEX IF NOT EXISTS results_path ON results (path);
+CREATE INDEX IF NOT EXISTS results_used ON results (used);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value);
 """
 
 
@@ -116,16 +137,26 @@ def stamped_file(task: SessionTask) -> Path | None:
 
 def file_stamp(path: Path, now: float | None = None) -> str | None:
     """The stamp of a regular file, or None when it is not one (or changed too recently to
-    trust its stamp: `RACY_SECONDS`)."""
+    trust its stamp: `RACY_SECONDS`).
+
+    A SQLite database's recent writes may sit in its write-ahead log (`NAME-wal`, opencode
+    keeps one while it runs) with the database file itself untouched: that file's stamp is
+    part of the stamp when there is one."""
+    now = now if now is not None else time.time()
     try:
         status = os.stat(path)
     except OSError:
         return None
-    if not stat.S_ISREG(status.st_mode):
+    if not stat.S_ISREG(status.st_mode) or now - status.st_mtime < RACY_SECONDS:
         return None
-    if (now if now is not None else time.time()) - status.st_mtime < RACY_SECONDS:
+    stamp = f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}"
+    try:
+        log = os.stat(f"{path}-wal")
+    except OSError:
+        return stamp
+    if now - log.st_mtime < RACY_SECONDS:
         return None
-    return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}"
+    return f"{stamp};wal:{log.st_ino}:{log.st_size}:{log.st_mtime_ns}"
 
 
 class CacheBroken(Exception):
@@ -141,7 +172,9 @@ class ScanCache:
     warn: Warn | None = None
     """Told once, in one line, when the cache file was set aside."""
     _db: sqlite3.Connection | None = None
-    _pending: list[tuple[str, bytes, str, str, bytes]] = field(default_factory=list)
+    _pending: list[tuple[str, bytes, str, str, bytes, float]] = field(default_factory=list)
+    _touched: list[str] = field(default_factory=list)
+    _wrote: bool = False
     _warned: bool = False
 
     def __enter__(self) -> ScanCache:
@@ -182,6 +215,7 @@ class ScanCache:
                     if db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA:
                         return db  # another process made it meanwhile
                     db.execute("DROP TABLE IF EXISTS results")
+                    db.execute("DROP TABLE IF EXISTS meta")
                     # (not `executescript`, which commits first)
                     for statement in filter(str.strip, _TABLES.split(";")):
                         db.execute(statement)
@@ -223,8 +257,10 @@ class ScanCache:
             self._db = None
 
     def close(self) -> None:
-        """Write what is pending and close."""
+        """Write what is pending, prune when this run wrote, and close."""
         self.flush()
+        if self._wrote:
+            self.prune()
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -253,17 +289,22 @@ class ScanCache:
         if self._db is None:
             return None
         try:
-            row = self._db.execute("SELECT stamp, code, reports FROM results WHERE task = ?",
-                                   (key,)).fetchone()
+            row = self._db.execute("SELECT stamp, code, reports, used FROM results "
+                                   "WHERE task = ?", (key,)).fetchone()
         except sqlite3.Error as error:
             self._failed(error)
             return None
         if row is None or row[0] != stamp or row[1] != code_stamp():
             return None
         try:
-            return orjson.loads(row[2])
-        except orjson.JSONDecodeError:
-            return None
+            value = decoded(row[2])
+        except (ValueError, TypeError, struct.error):
+            return None  # (not written by this code: computed again)
+        if time.time() - row[3] > TOUCH_SECONDS:
+            self._touched.append(key)
+            if len(self._touched) >= BATCH * 16:
+                self.flush()
+        return value
 
     def store_key(self, key: str, path: Path, stamp: str, value: Any) -> None:
         """Keep a JSON value computed from the file at `path` with this stamp (written with
@@ -271,50 +312,170 @@ class ScanCache:
         if self._db is None:
             return
         try:
-            data = orjson.dumps(value)
+            data = encoded(value)
         except TypeError:
             return  # text orjson cannot write (never from a reader's report): not kept
-        self._pending.append((key, os.fsencode(path), stamp, code_stamp(), data))
+        self._pending.append((key, os.fsencode(path), stamp, code_stamp(), data, time.time()))
         if len(self._pending) >= BATCH or len(data) >= BIG_BYTES:
             self.flush()
 
     def flush(self) -> None:
-        """Write the pending results in one transaction."""
-        if self._db is None or not self._pending:
+        """Write the pending results (and the marks of rows read) in one transaction."""
+        if self._db is None or not (self._pending or self._touched):
             self._pending.clear()
+            self._touched.clear()
             return
         rows, self._pending = self._pending, []
+        touched, self._touched = self._touched, []
+        now = time.time()
         try:
             with _transaction(self._db):
                 self._db.executemany(
-                    "INSERT OR REPLACE INTO results (task, path, stamp, code, reports) "
-                    "VALUES (?, ?, ?, ?, ?)", rows)
+                    "INSERT OR REPLACE INTO results (task, path, stamp, code, reports, used) "
+                    "VALUES (?, ?, ?, ?, ?, ?)", rows)
+                self._db.executemany("UPDATE results SET used = ? WHERE task = ?",
+                                     [(now, key) for key in touched])
         except sqlite3.Error as error:
             self._failed(error)
+            return
+        self._wrote = self._wrote or bool(rows)
+
+    def prune(self, now: float | None = None, *, force: bool = False) -> int:
+        """Drop the rows not used for `MAX_AGE_DAYS`, then the least recently used past
+        `MAX_BYTES`; at most once every `PRUNE_SECONDS` (by any process) unless `force`.
+        Returns the rows dropped."""
+        if self._db is None:
+            return 0
+        now = now if now is not None else time.time()
+        db = self._db
+        try:
+            with _transaction(db):
+                last = db.execute("SELECT value FROM meta WHERE name = 'pruned'").fetchone()
+                if not force and last is not None and now - float(last[0]) < PRUNE_SECONDS:
+                    return 0
+                db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('pruned', ?)",
+                           (now,))
+                dropped = db.execute("DELETE FROM results WHERE used < ?",
+                                     (now - MAX_AGE_DAYS * 86400,)).rowcount
+                total = db.execute("SELECT coalesce(sum(length(reports)), 0) FROM results"
+                                   ).fetchone()[0]
+                if total > MAX_BYTES:
+                    # Oldest first, until a quarter of the bound is free.
+                    over, cut = total - MAX_BYTES * 3 // 4, None
+                    for used, size in db.execute(
+                            "SELECT used, length(reports) FROM results ORDER BY used"):
+                        over -= size
+                        if over <= 0:
+                            cut = used
+                            break
+                    if cut is not None:
+                        dropped += db.execute("DELETE FROM results WHERE used <= ?",
+                                              (cut,)).rowcount
+        except (sqlite3.Error, ValueError, TypeError) as error:
+            if isinstance(error, sqlite3.Error):
+                self._failed(error)
+            return 0
+        return dropped
 
     def forget_missing(self, roots: Iterable[str], seen: set[str]) -> int:
         """Drop the results of files under `roots` (folders or files as given) that are gone;
         `seen` are paths found this run (not looked at again). Returns the rows dropped."""
         if self._db is None:
             return 0
-        gone: list[bytes] = []
-        known = {os.fsencode(path) for path in seen}
+        gone: set[bytes] = set()
+        known = {os.fsencode(form) for path in seen
+                 for form in (path, os.path.abspath(path))}
+        # Rows are kept under the path as given (`scan`) or absolute (the session lists).
+        forms = {os.fsencode(form) for root in roots for form in (root, os.path.abspath(root))}
         try:
-            for root in map(os.fsencode, roots):
+            for root in sorted(forms):
                 prefix = root.rstrip(os.sep.encode()) + os.sep.encode()
                 for (path,) in self._db.execute(
                         "SELECT DISTINCT path FROM results WHERE path = ? OR "
                         "substr(path, 1, ?) = ?", (root, len(prefix), prefix)):
                     if path not in known and not os.path.lexists(path):
-                        gone.append(path)
+                        gone.add(path)
             if gone:
                 with _transaction(self._db):
                     self._db.executemany("DELETE FROM results WHERE path = ?",
-                                         [(path,) for path in gone])
+                                         [(path,) for path in sorted(gone)])
         except sqlite3.Error as error:
             self._failed(error)
             return 0
         return len(gone)
+
+
+_PACKED = b"\x00replay-batches-1\n"
+"""How a stored value holding `EncodedList`s begins (no JSON text begins with NUL); then the
+JSON's length, the JSON, and each batch as its length and its bytes (`_LENGTH`)."""
+
+_LENGTH = struct.Struct("<Q")
+
+_BATCHES = "\u0000batches"
+"""The key of the object standing in the stored JSON for an `EncodedList`: `[first batch,
+batches, elements]` (no JSON a reader gives has a key holding NUL)."""
+
+
+def encoded(value: Any) -> bytes:
+    """A JSON value as the cache stores it: its JSON, except that each `EncodedList` in it (a
+    report's empty turns) is kept as its compressed batches, never decoded nor joined into
+    one JSON text (a report of 166,000 empty turns: 26 MB as JSON, 2 MB so). Raises
+    TypeError for a value orjson cannot write."""
+    batches: list[bytes] = []
+
+    def stand_in(item: Any) -> Any:
+        if not isinstance(item, EncodedList):
+            raise TypeError(type(item).__name__)
+        parts = item.batches()
+        if not parts:
+            return []  # (given back as a plain empty list)
+        marker = {_BATCHES: [len(batches), len(parts), len(item)]}
+        batches.extend(parts)
+        return marker
+
+    text = orjson.dumps(value, default=stand_in)
+    if not batches:
+        return text
+    pieces = [_PACKED, _LENGTH.pack(len(text)), text]
+    for batch in batches:
+        pieces += (_LENGTH.pack(len(batch)), batch)
+    return b"".join(pieces)
+
+
+def decoded(data: bytes) -> Any:
+    """The value `encoded` gave these bytes for (each `EncodedList` given back as its
+    batches). Raises ValueError (orjson's JSONDecodeError is one) for bytes it did not
+    write."""
+    if not data.startswith(_PACKED):
+        return orjson.loads(data)
+    view = memoryview(data)
+    (length,) = _LENGTH.unpack_from(view, len(_PACKED))
+    start = len(_PACKED) + _LENGTH.size
+    text, at = view[start:start + length], start + length
+    batches: list[bytes] = []
+    while at < len(view):
+        (size,) = _LENGTH.unpack_from(view, at)
+        at += _LENGTH.size
+        if at + size > len(view):
+            raise ValueError("a stored batch is cut")
+        batches.append(bytes(view[at:at + size]))
+        at += size
+    return _revived(orjson.loads(text), batches)
+
+
+def _revived(value: Any, batches: list[bytes]) -> Any:
+    """A stored value with each `_BATCHES` stand-in made the `EncodedList` it stood for."""
+    if isinstance(value, dict):
+        marker = value.get(_BATCHES) if len(value) == 1 else None
+        if marker is not None:
+            first, parts, count = marker
+            if first + parts > len(batches):
+                raise ValueError("a stored list lacks batches")
+            return EncodedList.from_batches(batches[first:first + parts], count)
+        return {key: _revived(item, batches) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_revived(item, batches) for item in value]
+    return value
 
 
 def _broken(error: sqlite3.Error) -> bool:

@@ -8,16 +8,19 @@ the output of one. Scheduling, retries and worker management are the engines' ow
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
-import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replay.core.corpus.tasks import SessionTask, TaskResult, scan_task, where
 from replay.core.readers.base import Mapper
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+# `concurrent.futures` (and the multiprocessing, socket, pickle and logging it brings) is
+# imported where a pool starts: a scan of one file in this process never needs it, and it
+# was a third of that scan's start-up beyond the interpreter's.
 
 LOCAL = "local"
 """The `--dask` value that starts a cluster on this machine instead of joining one."""
@@ -59,6 +62,8 @@ def local_pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
     if jobs <= 1:
         yield None
         return
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker)
     # The first submission starts the workers (with `fork`, all of them at once).
     pool.submit(int)
@@ -121,6 +126,8 @@ def _survive_deaths(tasks: Sequence[SessionTask], jobs: int,
     when it died is read again one session at a time: the session that kills a worker on its
     own is reported unreadable (`WORKER_DIED`) and the rest are read as usual (so the output
     is that of one job, where `scan_task` turns a `MemoryError` into the same kind of line)."""
+    from concurrent.futures.process import BrokenProcessPool
+
     size = batch_size(len(tasks), jobs)
     batches = [list(tasks[start:start + size]) for start in range(0, len(tasks), size)]
     owned: list[ProcessPoolExecutor] = []
@@ -157,6 +164,9 @@ def _finished(future: Future[list[TaskResult]]) -> bool:
 
 
 def _submit(pool: ProcessPoolExecutor, batch: list[SessionTask]) -> Future[list[TaskResult]]:
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         return pool.submit(scan_batch, batch)
     except BrokenProcessPool as error:
@@ -167,6 +177,8 @@ def _submit(pool: ProcessPoolExecutor, batch: list[SessionTask]) -> Future[list[
 
 def _fresh(jobs: int, owned: list[ProcessPoolExecutor]) -> ProcessPoolExecutor:
     """A new pool in place of a broken one (shut down at the end of the run)."""
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker)
     owned.append(pool)
     return pool
@@ -174,6 +186,8 @@ def _fresh(jobs: int, owned: list[ProcessPoolExecutor]) -> ProcessPoolExecutor:
 
 def _start_worker() -> None:
     """In a worker: Ctrl-C is the parent's to handle (no traceback from every worker)."""
+    import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -187,6 +201,8 @@ def _run_dask(tasks: Sequence[SessionTask], address: str, jobs: int) -> Iterator
     if not tasks:
         return
     if address == LOCAL:
+        import logging
+
         cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,13 @@ class QueueMemo:
                        for name, value in sorted(dataclasses.asdict(rules).items()))
         self._work = repr((fields, sorted(labels) if labels is not None else None))
         self._stamps: dict[str, str] = {}
+        self.seen: set[str] = set()
+        """The session files looked up (there when listed)."""
 
     def _key(self, ref: Any) -> str:
-        identity = repr(("review-queue", ref.path, ref.format, ref.key, self._work))
+        # The absolute path: `review .` and `review ~/project` share their rows.
+        identity = repr(("review-queue", os.path.abspath(ref.path), ref.format, ref.key,
+                         self._work))
         return hashlib.blake2b(identity.encode("utf-8", "backslashreplace"),
                                digest_size=20).hexdigest()
 
@@ -46,6 +51,7 @@ class QueueMemo:
 
         if not ref.own_file:
             return None
+        self.seen.add(str(ref.path))
         stamp = file_stamp(Path(ref.path))
         if stamp is None:
             return None
@@ -69,7 +75,7 @@ class QueueMemo:
         if stamp is None:
             return
         session, entries = indexed
-        self.cache.store_key(self._key(ref), Path(ref.path), stamp, {
+        self.cache.store_key(self._key(ref), Path(os.path.abspath(ref.path)), stamp, {
             "label": session.label, "format": session.format, "identity": session.identity,
             "journal": Path(session.journal).stem, "turns": session.turns,
             "entries": [[entry.index, entry.turn_id, entry.role, entry.reason,
@@ -77,15 +83,19 @@ class QueueMemo:
 
 
 @contextlib.contextmanager
-def queue_memo(enabled: bool, rules: Any, labels: Any,
-               warn: Warn | None = None) -> Iterator[QueueMemo | None]:
+def queue_memo(enabled: bool, rules: Any, labels: Any, warn: Warn | None = None,
+               roots: Sequence[str | Path] = ()) -> Iterator[QueueMemo | None]:
     """A `QueueMemo` over the scan cache for the time of one queue build (None when
     `enabled` is False, `--no-cache`); `labels` is the label set suggestions are limited to
-    (a `LabelSet`, names, or None for every label)."""
+    (a `LabelSet`, names, or None for every label). `roots`: the paths the queue is built
+    from; the cache's rows of files gone from them are dropped at the end."""
     if not enabled:
         yield None
         return
     from replay.core.suggest.rules import label_names
 
     with ScanCache(warn=warn) as cache:
-        yield QueueMemo(cache, rules, label_names(labels)) if cache.usable else None
+        memo = QueueMemo(cache, rules, label_names(labels)) if cache.usable else None
+        yield memo
+        if memo is not None and roots:
+            cache.forget_missing([str(root) for root in roots], memo.seen)

@@ -8,7 +8,7 @@ with the size of the sessions, only with how many there are.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,8 +65,9 @@ class SessionRow:
     """The file-name-safe key (its default journal's name; its anchor in the HTML report)."""
     turns: int
     """Number of turns."""
-    empty_turns: list[dict[str, Any]]
-    """Its `scan --json` empty turns."""
+    empty_turns: Sequence[dict[str, Any]]
+    """Its `scan --json` empty turns, as the report held them (an `EncodedList` from a scan:
+    each read anew, so change them by replacing the whole sequence)."""
     annotations: dict[str, list[Annotation]] = field(default_factory=dict)
     """Latest annotations per turn id, every reviewer, once journals are read."""
 
@@ -122,7 +123,10 @@ class CorpusReport:
 
     def add(self, report: Mapping[str, Any]) -> None:
         """Count one session's `scan --json` object."""
-        empty_turns = list(report["empty_turns"])
+        # Kept as the scan gave them: a session of 100,000 empty turns holds them encoded.
+        empty_turns = report["empty_turns"]
+        if not isinstance(empty_turns, Sequence):
+            empty_turns = list(empty_turns)
         counts = self.formats.setdefault(report["format"], FormatCount())
         counts.sessions += 1
         counts.turns += report["turns"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
+from replay.core.corpus.encoded import EncodedList
 from replay.core.detection.empty import (
     DEFAULT_RULES,
     NO_COMPLETION,
@@ -33,6 +34,7 @@ from replay.core.readers.base import (
     UnreadablePath,
     iter_lines,
 )
+from replay.core.readers.file_window import FileChanged
 from replay.core.safe import json_path
 from replay.core.session.model import (
     PROMPT_TURNS,
@@ -64,9 +66,11 @@ class ScanReport:
     """Its first real prompt (`first_prompt`), taken while its first turns were at hand."""
 
     def to_json(self, *, consume: bool = False) -> dict[str, Any]:
-        """The JSON object of PRODUCT.md's `scan --json` contract; `consume` lets go of each
-        empty turn as its object is made (`empty_turns` is then empty: a file of mostly
-        empty turns need not hold both)."""
+        """The JSON object of PRODUCT.md's `scan --json` contract. With `consume`, its
+        `empty_turns` is an `EncodedList` (each report encoded and compressed as it is made:
+        a session of 100,000 empty turns holds them in a few megabytes, not as dicts; write
+        the object with `encoded.write_json_line`), and this report lets go of each empty
+        turn as it is encoded (`empty_turns` is then empty)."""
         session = self.session
         return {
             # Lossless for any file name: `path` text, plus `path_base64` when not UTF-8.
@@ -84,15 +88,22 @@ class ScanReport:
                 empty.to_json() for empty in self.empty_turns],
         }
 
-    def _consumed(self) -> list[dict[str, Any]]:
+    def _consumed(self) -> EncodedList:
         empties, self.empty_turns = self.empty_turns, []
-        if not isinstance(empties, list):
-            return [empty.to_json() for empty in empties]  # (packed: made one at a time)
-        empties.reverse()
-        found = []
-        while empties:
-            found.append(empties.pop().to_json())
-        return found
+        encoded = EncodedList()
+        append = encoded.append
+        if isinstance(empties, PackedEmpties):
+            for empty in empties.drain():
+                append(empty.to_json())
+            return encoded
+        if isinstance(empties, list):
+            empties.reverse()
+            while empties:
+                append(empties.pop().to_json())
+            return encoded
+        for empty in empties:
+            append(empty.to_json())
+        return encoded
 
 
 def report_label(report: dict[str, Any]) -> str:
@@ -125,6 +136,12 @@ class SessionSummary:
     """Number of subagent sessions linked to it."""
     format: str
     """Reader name."""
+    title: str | None = None
+    """As `scan --json` names it: the source's title, else the first real prompt."""
+    session_id: str | None = None
+    """The id the session's records give."""
+    skipped: int = 0
+    """Records skipped as unreadable or unknown (`scan --json`'s `skipped`)."""
 
 
 def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> SessionSummary:
@@ -134,7 +151,9 @@ def summarize(session: Session, rules: DetectionRules = DEFAULT_RULES) -> Sessio
              else sum(1 for turn in turns if is_stop(session, turn.index, rules)))
     return SessionSummary(
         label=session.label, started=session.started, turns=len(turns), empty=empty,
-        subagents=len(session.sidechains), format=session.format)
+        subagents=len(session.sidechains), format=session.format,
+        title=session.title or first_prompt(turns), session_id=session.session_id,
+        skipped=session.skipped)
 
 
 # ---------------------------------------------------------------- streamed scan
@@ -207,8 +226,12 @@ class TurnWindow:
 class _WindowScan:
     """Judges each turn once the turns after it are read, then lets go of it."""
 
-    def __init__(self, session: Session, rules: DetectionRules, suggest: bool) -> None:
+    def __init__(self, session: Session, rules: DetectionRules, suggest: bool,
+                 settled: Callable[[], int] | None = None) -> None:
         self.session = session
+        self.settled = settled
+        """How many turns from the first can no longer change (`Reader.scan_feed`'s
+        builder); None when a turn is done once the next one is read."""
         self.window = TurnWindow()
         session.turns = self.window  # type: ignore[assignment]
         self.rules = rules
@@ -225,6 +248,10 @@ class _WindowScan:
         """Judge every turn that has enough turns after it (every turn, when `final`)."""
         window = self.window
         end = len(window) if final else len(window) - LOOK_AHEAD
+        if self.settled is not None and not final:
+            # A turn may still change (a late event of its message): it, the turns that see
+            # it as one of their neighbours and every turn after it wait.
+            end = min(end, self.settled() - LOOK_AHEAD)
         if self._next >= end:
             return
         # The window's own list, not `window[i]`: this runs once per turn.
@@ -315,7 +342,7 @@ def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, sugges
     session once every record is fed (None: the builder's); `feed_one` feeds a record (None: the
     builder's `feed`). Raises ReaderError."""
     builder = feed.builder
-    scan = _WindowScan(builder.session, rules, suggest)
+    scan = _WindowScan(builder.session, rules, suggest, getattr(builder, "settled", None))
     feed_one = feed_one or builder.feed
     advance = scan.advance
     # A builder that makes no reference cycles needs no collection while it is fed.
@@ -389,6 +416,8 @@ def scan_stream(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULE
             yield ScanReport(scan.session, scan.finish(), scan.prompt)
     except ReaderError:
         raise
+    except FileChanged as error:  # cut shorter while it was read: said as such
+        raise UnreadablePath.of(path, error) from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
             RecursionError) as error:
         raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None

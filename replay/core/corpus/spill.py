@@ -4,7 +4,6 @@ dicts they cost four times that."""
 
 from __future__ import annotations
 
-import pickle
 import struct
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -36,6 +35,8 @@ class SpilledReports(Sequence[dict[str, Any]]):
         return self._count
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        import pickle
+
         handle = self._handle
         handle.flush()
         with open(handle.fileno(), "rb", closefd=False) as reading:
@@ -66,6 +67,8 @@ def spill(reports: Iterable[dict[str, Any]]) -> list[dict[str, Any]] | SpilledRe
     """The reports in the order given: a list while they are small, else kept on disk
     (`SpilledReports`). Each report is taken as soon as it is made, so past the size only
     the one being written is whole in memory."""
+    import pickle  # here, not at import: a scan of one session never spills
+
     kept: list[dict[str, Any]] = []
     size = 0
     spilled: SpilledReports | None = None

@@ -60,7 +60,8 @@ class TaskResult:
     """What scanning one task gave: `scan --json` objects, or the one-line reason it failed."""
 
     reports: list[dict[str, Any]] = field(default_factory=list)
-    """One `scan --json` object per session read, in the reader's order."""
+    """One `scan --json` object per session read, in the reader's order; its `empty_turns`
+    an `EncodedList` (write it with `encoded.write_json_line`)."""
     error: str | None = None
     """Why the task could not be read, as one line for stderr."""
 
@@ -93,18 +94,23 @@ def scan_task(task: SessionTask) -> TaskResult:
                   and (fed := reader.record_feed(path)) is not None):
                 # The same for a format whose records are not lines (`Reader.record_feed`).
                 reports = [scan_records(fed, rules).to_json(consume=True)]
+            elif (reader is not None and reader.scan_feed is not None
+                  and (fed := reader.scan_feed(path)) is not None):
+                # ... and for one whose builder may change an old turn: each turn waits
+                # until no later record can change it (`Reader.scan_feed`).
+                reports = [scan_records(fed, rules).to_json(consume=True)]
             elif task.entry is not None:
                 reader = get_reader(task.format) if task.format else detect_reader(local)
                 reports = [scan_session(read_entry(reader, task.entry), rules,
-                                        suggester).to_json()]
+                                        suggester).to_json(consume=True)]
             elif reader is not None and reader.stream is not None:
                 # A document or history read through a window of each session's turns, its
                 # reports kept on disk when there are many (`spill`).
-                reports = spill(_named(report.to_json(), task)
+                reports = spill(_named(report.to_json(consume=True), task)
                                 for report in scan_stream(reader, local, rules))
             else:
                 # One session at a time: a file of many is never held whole.
-                reports = [scan_session(session, rules, suggester).to_json()
+                reports = [scan_session(session, rules, suggester).to_json(consume=True)
                            for session in each_session(local, task.format)]
     except ReaderError as error:
         message = str(error)

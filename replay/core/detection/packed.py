@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
+import operator
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 from replay.core.detection.empty import REASON_BY_CODE, EmptyTurn
@@ -27,7 +28,14 @@ from replay.core.detection.empty import REASON_BY_CODE, EmptyTurn
 _CODES: dict[type, int] = {}
 _CLASSES: list[type] = []
 _FIELDS: list[tuple[str, ...]] = []
+_VALUES: list[Callable[[Any], tuple[Any, ...]]] = []
+"""Per code: the values of the fields `_FIELDS` names, as a tuple (one C call)."""
+_POSITIONAL: list[bool] = []
+"""Per code: True when the class takes its fields in order (none is keyword-only)."""
 _ATOMS = (str, int, float, bool, type(None), bytes)
+_ATOM_TYPES = frozenset(_ATOMS)
+"""`_ATOMS` by exact type: a set look-up, where `isinstance` tries each in turn (a scan packs
+the forty-odd values of every empty turn's signals)."""
 
 
 def _code(cls: type) -> int:
@@ -35,29 +43,45 @@ def _code(cls: type) -> int:
     if code is None:
         if not dataclasses.is_dataclass(cls):
             raise TypeError(f"cannot pack a {cls.__name__}")
+        fields = [field for field in dataclasses.fields(cls) if field.init]
+        names = tuple(field.name for field in fields)
         code = _CODES[cls] = len(_CLASSES)
         _CLASSES.append(cls)
-        _FIELDS.append(tuple(field.name for field in dataclasses.fields(cls) if field.init))
+        _FIELDS.append(names)
+        getter = operator.attrgetter(*names) if names else (lambda _: ())
+        _VALUES.append(getter if len(names) != 1 else (lambda value, one=getter: (one(value),)))
+        _POSITIONAL.append(not any(field.kw_only for field in fields))
     return code
 
 
 def _plain(value: Any) -> Any:
+    kind = type(value)
+    if kind in _ATOM_TYPES:
+        return value
+    if kind is tuple:
+        return tuple([_plain(item) for item in value])
     if isinstance(value, _ATOMS):
         return value
     if isinstance(value, tuple):
         return tuple(_plain(item) for item in value)
     if isinstance(value, list):
         raise TypeError("cannot pack a list inside a packed value (use a tuple)")
-    code = _code(type(value))
-    return [code, *(_plain(getattr(value, name)) for name in _FIELDS[code])]
+    code = _CODES.get(kind)
+    if code is None:
+        code = _code(kind)
+    return [code, *map(_plain, _VALUES[code](value))]
 
 
 def _rich(value: Any) -> Any:
-    if isinstance(value, list):
-        cls, names = _CLASSES[value[0]], _FIELDS[value[0]]
-        return cls(**{name: _rich(item) for name, item in zip(names, value[1:], strict=True)})
-    if isinstance(value, tuple):
-        return tuple(_rich(item) for item in value)
+    kind = type(value)
+    if kind is list:
+        code = value[0]
+        if _POSITIONAL[code]:
+            return _CLASSES[code](*map(_rich, value[1:]))
+        return _CLASSES[code](**{name: _rich(item) for name, item in zip(
+            _FIELDS[code], value[1:], strict=True)})
+    if kind is tuple:
+        return tuple([_rich(item) for item in value])
     return value
 
 
@@ -173,6 +197,11 @@ class PackedEmpties(Sequence[EmptyTurn]):
 
     def __iter__(self) -> Iterator[EmptyTurn]:
         for (fields,) in self._packed:
+            yield _empty(fields)
+
+    def drain(self) -> Iterator[EmptyTurn]:
+        """Every empty turn in order, each batch let go as it is read; empty afterwards."""
+        for (fields,) in self._packed.drain():
             yield _empty(fields)
 
     def __eq__(self, other: object) -> bool:

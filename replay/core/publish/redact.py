@@ -416,11 +416,16 @@ def redact_studies(studies: Iterable[CaseStudy], redactor: Redactor) -> list[Cas
 def redact_report(report: CorpusReport, redactor: Redactor) -> None:
     """Redact, in place, what a corpus report shows of its sessions: titles (often a first
     prompt), paths, evidence and annotation notes."""
+    from replay.core.corpus.encoded import EncodedList
+
     for row in report.sessions:
         row.label = redactor(row.label)
         row.path = redactor(row.path)
-        for empty in row.empty_turns:
-            empty["evidence"] = redactor.many(empty.get("evidence") or [])
+        # A new sequence, not the dicts changed in place: an `EncodedList` (a scan's) gives
+        # fresh dicts each time it is read, so a change to them would be lost.
+        row.empty_turns = EncodedList(
+            {**empty, "evidence": redactor.many(empty.get("evidence") or [])}
+            for empty in row.empty_turns)
         row.annotations = {turn: [redact_note(note, redactor) for note in notes]
                            for turn, notes in row.annotations.items()}
 

@@ -30,6 +30,7 @@ from replay.core.readers.base import (
     read_line_session,
     tolerant_head,
 )
+from replay.core.readers.file_window import FileChanged
 from replay.core.session.model import Session
 
 __all__ = [
@@ -228,6 +229,8 @@ def load_sessions(
         return read(path, progress)
     except ReaderError:
         raise
+    except FileChanged as error:
+        raise UnreadablePath.of(path, error) from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
             RecursionError) as error:
         raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None
@@ -273,17 +276,27 @@ def each_session(path: Path | str, format: str | None = None) -> Iterator[Sessio
         yield from reader.iter_sessions(path)
     except ReaderError:
         raise
+    except FileChanged as error:
+        raise UnreadablePath.of(path, error) from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
             RecursionError) as error:
         raise ReaderError(f"{path}: could not be read as {reader.title}: {error}") from None
 
 
 def read_entry(reader: Reader, entry: SessionEntry, *, indexed: bool = False) -> Session:
-    """Read one listed session; ReaderError when it cannot be read or is gone.
+    """Read one listed session; ReaderError when it cannot be read or is gone (or its file
+    changed while it was read).
 
     `indexed`: a session file of a format with a turn index is read into one (the turns as
     compact columns, see `Reader.index_turns`), for a caller that only counts.
     """
+    try:
+        return _read_entry(reader, entry, indexed)
+    except FileChanged as error:
+        raise UnreadablePath.of(entry.path, error) from None
+
+
+def _read_entry(reader: Reader, entry: SessionEntry, indexed: bool) -> Session:
     if entry.problem is not None:
         raise UnreadablePath(entry.problem)
     if entry.format is not None:

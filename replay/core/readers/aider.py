@@ -37,15 +37,17 @@ given) goes to the opening banner turn only.
 
 from __future__ import annotations
 
-import mmap
+import bisect
+import math
 import os
 import re
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, BinaryIO, overload
 
 from replay.core.readers.base import (
     BOM,
@@ -135,6 +137,42 @@ class _Block:
     end: int
 
 
+class _Marks:
+    """Where each exchange of one chat starts (a prompt, and what follows it up to the next
+    prompt), with the builder state a read from there needs: the model then in use and the
+    turns before it. The turns before an exchange are final once it starts (a prompt's end
+    lets go of the reply it would have added tokens or a ^C to), so an exchange is read
+    back alone. About 30 bytes an exchange."""
+
+    __slots__ = ("count", "firsts", "lines", "model_of", "models", "offsets")
+
+    def __init__(self) -> None:
+        self.offsets = array("q")
+        """Byte offset of the exchange's prompt line."""
+        self.lines = array("q")
+        """Its line number."""
+        self.firsts = array("q")
+        """The index of its first turn: the turns before it."""
+        self.model_of = array("l")
+        self.models: list[str | None] = []
+        self.count = 0
+        """The chat's turns so far."""
+
+    def add(self, offset: int, lineno: int, first: int, model: str | None) -> None:
+        if model not in self.models:
+            self.models.append(model)
+        self.offsets.append(offset)
+        self.lines.append(lineno)
+        self.firsts.append(first)
+        self.model_of.append(self.models.index(model) if len(self.models) > 1 else 0)
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def model(self, exchange: int) -> str | None:
+        return self.models[self.model_of[exchange]]
+
+
 @dataclass(slots=True)
 class _SessionBuilder:
     """Turns the classified lines of one aider session into turns."""
@@ -161,6 +199,10 @@ class _SessionBuilder:
     cut_at_prompt: str | None = None
     """A `^C` taken as pressed at the prompt, while reply text may still follow it (aider
     writes a cut reply after its `^C` line)."""
+    marks: _Marks | None = None
+    """Where each exchange starts, when asked for (a chat read back by exchanges)."""
+    keep: bool = True
+    """False: the turns before an exchange are let go when it starts (only counted)."""
 
     def _new_turn(self, role: str, parts: list[Part], lineno: int, start: int, end: int) -> Turn:
         self.turn_count += 1
@@ -173,6 +215,9 @@ class _SessionBuilder:
         )
         if self.started and role == "system" and not self.session.turns:
             turn.timestamp, turn.time = parse_time(self.started)
+        self.started = None  # the first turn only (turns let go must not make it look first)
+        if self.marks is not None:
+            self.marks.count = self.turn_count
         return self.session.add(turn)
 
     def flush(self) -> None:
@@ -237,6 +282,13 @@ class _SessionBuilder:
 
     def user_line(self, text: str, lineno: int, offset: int, end: int) -> None:
         """A `####` line: part of the prompt being read."""
+        marks = self.marks
+        if marks is not None and (self.block is None or self.block.role != "user") \
+                and self.turn_count:
+            self.flush()  # as `_append` would: the turns before this prompt are final
+            marks.add(offset, lineno, self.turn_count, self.model)
+            if not self.keep:
+                self.session.turns.clear()
         self._append("user", text, lineno, offset, end)
 
     def assistant_line(self, text: str, lineno: int, offset: int, end: int) -> None:
@@ -346,13 +398,70 @@ def _lines(data: bytes, start: int | None = None, stop: int | None = None,
         yield data[start:end], start, end + 1
 
 
+WINDOW_BYTES = 1 << 20
+"""Bytes of a history read at a time. The file is read, never mapped: a mapped file cut
+short while it is read kills the process with SIGBUS, which no handler can turn into a
+message."""
+
+
+def _file_lines(handle: BinaryIO, start: int | None = None, stop: int | None = None,
+                last: bool = True) -> Iterator[tuple[bytes, int, int]]:
+    """`_lines` of an open file, read WINDOW_BYTES at a time: the same lines at the same
+    offsets (a file cut while it is read ends where it was cut)."""
+    if start is None:
+        handle.seek(0)
+        start = len(BOM) if handle.read(len(BOM)) == BOM else 0
+    handle.seek(start)
+    pending = b""
+    base = start
+    """File offset of `pending`'s first byte."""
+    position = start
+    while True:
+        want = WINDOW_BYTES if stop is None else min(WINDOW_BYTES, stop - position)
+        chunk = handle.read(want) if want > 0 else b""
+        position += len(chunk)
+        ended = not chunk or (stop is not None and position >= stop)
+        data = pending + chunk if pending else chunk
+        # A CR last in the window may be the first half of a CRLF: held back with the line.
+        cut = len(data) if ended or not data.endswith(b"\r") else len(data) - 1
+        line_start = 0
+        for match in _LINE_END.finditer(data, 0, cut):
+            yield data[line_start:match.start()], base + line_start, base + match.end()
+            line_start = match.end()
+        pending = data[line_start:]
+        base += line_start
+        if ended:
+            break
+    if last:
+        yield pending, base, base + len(pending) + 1
+
+
+def _file_has_header(handle: BinaryIO) -> bool:
+    """`_HEADER_AT_LINE_START` found anywhere in the file (read WINDOW_BYTES at a time,
+    stopping at the first)."""
+    handle.seek(0)
+    carry = b""
+    # Small windows: the first header is nearly always the first line, and a chat read back
+    # alone asks this every time.
+    while chunk := handle.read(min(WINDOW_BYTES, 1 << 16)):
+        data = carry + chunk
+        if _HEADER_AT_LINE_START.search(data) is not None:
+            return True
+        rest = data[data.rfind(b"\n") + 1:]
+        # The start of the last line goes on to the next window while it is too short to
+        # tell; else a byte that is not a line end, so the next window's first byte (mid
+        # line) is not taken as the start of one.
+        carry = rest if len(rest) < len(HEADER) else b"\x00"
+    return False
+
+
 def parse_history(data: bytes, path: str) -> list[Session]:
     """Every session of an aider chat history, in file order."""
     return list(iter_history(data, path))
 
 
 def iter_history(data: Any, path: str) -> Iterator[Session]:
-    """Every session of an aider chat history (bytes or a mapped file), in file order, each
+    """Every session of an aider chat history (bytes or an open file), in file order, each
     given as soon as its last line is read (the next header, or the end)."""
     done: Session | None = None
     for item in history_stream(data, path):
@@ -383,22 +492,38 @@ class _Chat:
 
 def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
                    one: _Chat | None = None, stop: int | None = None,
-                   ) -> Iterator[Session | None]:
+                   has_header: bool | None = None, marks: list[_Marks] | None = None,
+                   keep: bool = True) -> Iterator[Session | None]:
     """The sessions of an aider chat history as `Reader.stream` gives them: each yielded
     when its header is read (before its first turn), None every PAUSE_LINES lines; a session
     is done when the next one is yielded or the generator ends.
 
     `chats` gets where each session starts. With `one`, only that session is read, up to
     byte `stop`: where the next one starts, or (negative) minus the size the file had when
-    its last session was read.
+    its last session was read. `data`: the history's bytes, or the file open (read
+    WINDOW_BYTES at a time, never mapped). `has_header`: whether the file has a header at a
+    line start, when known (else looked for). `marks` gets where each session's exchanges
+    start (`_Marks`, one per session); with `keep` False their turns are let go as each next
+    exchange starts (counted in its marks).
     """
     builder: _SessionBuilder | None = None
     seen_ids: set[str] = set()
     headers = 0 if one is None else max(one.number - 1, 0)
     offset = 0
-    has_header = _HEADER_AT_LINE_START.search(data) is not None
-    lines = (_lines(data) if one is None or stop is None
-             else _lines(data, one.start, abs(stop), last=stop < 0))
+    lines: Iterator[tuple[bytes, int, int]]
+    if isinstance(data, bytes):
+        if has_header is None:
+            has_header = _HEADER_AT_LINE_START.search(data) is not None
+        bom = data[:len(BOM)] == BOM
+        lines = (_lines(data) if one is None or stop is None
+                 else _lines(data, one.start, abs(stop), last=stop < 0))
+    else:  # an open file
+        if has_header is None:
+            has_header = _file_has_header(data)
+        data.seek(0)
+        bom = data.read(len(BOM)) == BOM
+        lines = (_file_lines(data) if one is None or stop is None
+                 else _file_lines(data, one.start, abs(stop), last=stop < 0))
     for lineno, (raw_bytes, offset, end) in enumerate(
             lines, start=1 if one is None else one.lines + 1):
         if not lineno % PAUSE_LINES:
@@ -419,7 +544,10 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
             session.title = f"aider chat {started}" if started else None
             if started:
                 session.meta["started_at"] = started
-            builder = _SessionBuilder(session, number, started=started or None)
+            builder = _SessionBuilder(session, number, started=started or None, keep=keep)
+            if marks is not None:
+                builder.marks = _Marks()
+                marks.append(builder.marks)
             if chats is not None:
                 chats.append(_Chat(offset, lineno - 1, number))
             yield session
@@ -436,9 +564,12 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
             else:
                 session.meta["header"] = "none: a pasted history"
             seen_ids.add("#0")
-            builder = _SessionBuilder(session, 0)
+            builder = _SessionBuilder(session, 0, keep=keep)
+            if marks is not None:
+                builder.marks = _Marks()
+                marks.append(builder.marks)
             if chats is not None:
-                chats.append(_Chat(len(BOM) if data[:len(BOM)] == BOM else 0, 0, 0))
+                chats.append(_Chat(len(BOM) if bom else 0, 0, 0))
             yield session
             _classify(builder, raw, lineno, offset, end)
         else:
@@ -465,36 +596,45 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
-def _mapped(path: Path) -> Any:
-    """The file mapped (b"" when empty); UnreadablePath when it cannot be opened."""
+def _opened(path: Path) -> BinaryIO:
+    """The file open for reading; UnreadablePath when it cannot be opened."""
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                return b""
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        return open(path, "rb")  # noqa: SIM115 - closed by the caller's `with`
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
 
 
-def _stream(path: Path, chats: list[_Chat] | None = None) -> Iterator[Session | None]:
-    """`Reader.stream`: the sessions of a history, the file mapped and its pages given back
-    as it is read (a mapped file's pages count as this process's memory); `chats` as in
-    `history_stream`."""
-    mapped = _mapped(path)
-    found = False
-    pauses = 0
-    for item in history_stream(mapped, str(path), chats):
-        if item is not None:
-            found = True
-        else:
-            pauses += 1
-            if not pauses % 512 and isinstance(mapped, mmap.mmap):
-                mapped.madvise(mmap.MADV_DONTNEED)
-        yield item
-    if not found:  # every line with text starts a session: the file holds only white space
-        empty = Session(path=str(path), format=NAME)
-        empty.warn(EMPTY_FILE, skipped=False)
-        yield empty
+def shrunk_line(path: str, size: int, now: int) -> str:
+    """What a history cut short while it was read says (one line: what, where, what was
+    expected)."""
+    return (f"{path}: the file was cut while it was read ({size:,} bytes when it was opened, "
+            f"{now:,} now): what was past byte {now:,} is missing")
+
+
+def _stream(path: Path, chats: list[_Chat] | None = None,
+            marks: list[_Marks] | None = None) -> Iterator[Session | None]:
+    """`Reader.stream`: the sessions of a history, the file read WINDOW_BYTES at a time;
+    `chats` as in `history_stream`; with `marks`, each session's exchanges are marked and
+    its turns let go as the next starts. A file cut while it is read says so in its last
+    session's warnings."""
+    with _opened(path) as handle:
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            last: Session | None = None
+            for item in history_stream(handle, str(path), chats, marks=marks,
+                                       keep=marks is None):
+                if item is not None:
+                    last = item
+                yield item
+            now = os.fstat(handle.fileno()).st_size
+        except OSError as error:
+            raise UnreadablePath.of(path, error) from None
+    if last is None:  # every line with text starts a session: the file holds only white space
+        last = Session(path=str(path), format=NAME)
+        last.warn(EMPTY_FILE, skipped=False)
+        yield last
+    if now < size:
+        last.warn(shrunk_line(str(path), size, now), skipped=False)
 
 
 def _iter(path: Path) -> Iterator[Session]:
@@ -553,13 +693,11 @@ class _ChatTurns(Sequence[Turn]):
     def _read(self) -> list[Turn]:
         try:
             with open(self._path, "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                if handle.tell() < abs(self._stop):
+                if os.fstat(handle.fileno()).st_size < abs(self._stop):
                     raise ValueError("the file is shorter than when it was read")
-                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    found = [item for item in history_stream(data, self._path, one=self._chat,
-                                                             stop=self._stop)
-                             if item is not None]
+                found = [item for item in history_stream(handle, self._path, one=self._chat,
+                                                         stop=self._stop)
+                         if item is not None]
         except (OSError, ValueError) as error:
             return [Turn(id=f"{self._chat.number}-{number}", role="system", parts=[Part(
                 Kind.ERROR, f"this turn could not be read back from {self._path}: {error}",
@@ -585,29 +723,402 @@ class _ChatTurns(Sequence[Turn]):
         return iter(self._whole())
 
 
+LONG_CHAT_BYTES = 4 << 20
+"""A chat longer than this is read back by blocks of exchanges (`_LongChatTurns`), never
+whole: a chat of 50 MB held whole is 4 times that in turns."""
+BLOCK_EXCHANGES = 64
+"""Exchanges of a long chat read back at a time."""
+RECENT_BLOCKS = 16
+"""Blocks of long chats kept once read (the one on screen, the ones around it)."""
+
+_recent_blocks: OrderedDict[tuple[_LongChatTurns, int], list[Turn]] = OrderedDict()
+"""By the turns object itself (not its id: an id is given again once its object is gone)."""
+
+
+class _LongChatTurns(Sequence[Turn]):
+    """The turns of one long chat, read back a block of exchanges at a time from where its
+    marks say each starts, the RECENT_BLOCKS last read kept: memory bounded by the block,
+    not the chat. Reading them in order reads each block once."""
+
+    __slots__ = ("_chat", "_marks", "_path", "_stop")
+
+    def __init__(self, path: str, chat: _Chat, stop: int, marks: _Marks) -> None:
+        self._path = path
+        self._chat = chat
+        self._stop = stop
+        self._marks = marks
+
+    def __len__(self) -> int:
+        return self._marks.count
+
+    def _blocks(self) -> int:
+        return (len(self._marks) + 1 + BLOCK_EXCHANGES - 1) // BLOCK_EXCHANGES
+
+    def _first(self, block: int) -> int:
+        """The index of the block's first turn."""
+        exchange = block * BLOCK_EXCHANGES
+        return 0 if exchange == 0 else self._marks.firsts[exchange - 1]
+
+    def _block(self, block: int) -> list[Turn]:
+        key = (self, block)
+        with _recent_lock:
+            turns = _recent_blocks.get(key)
+            if turns is not None:
+                _recent_blocks.move_to_end(key)
+                return turns
+        turns = self._read(block)
+        with _recent_lock:
+            _recent_blocks[key] = turns
+            while len(_recent_blocks) > RECENT_BLOCKS:
+                _recent_blocks.popitem(last=False)
+        return turns
+
+    def _read(self, block: int) -> list[Turn]:
+        """Read one block: exchange 0 is the chat's start (its header, the banner, what
+        came before its first prompt); exchange k is the k-th mark's prompt onwards."""
+        marks, first = self._marks, self._first(block)
+        after = (block + 1) * BLOCK_EXCHANGES
+        wanted = (marks.firsts[after - 1] if after - 1 < len(marks) else marks.count) - first
+        stop = marks.offsets[after - 1] if after - 1 < len(marks) else self._stop
+        try:
+            with open(self._path, "rb") as handle:
+                if os.fstat(handle.fileno()).st_size < abs(self._stop):
+                    raise ValueError("the file is shorter than when it was read")
+                if block == 0:
+                    found = [item for item in history_stream(handle, self._path,
+                                                             one=self._chat, stop=stop)
+                             if item is not None]
+                    turns = list(found[0].turns) if found else []
+                else:
+                    turns = self._from_mark(handle, block * BLOCK_EXCHANGES - 1, stop)
+        except (OSError, ValueError) as error:
+            return self._unreadable(first, wanted,
+                                    f"this turn could not be read back from {self._path}: "
+                                    f"{error}")
+        if len(turns) != wanted:
+            return self._unreadable(first, wanted, f"{self._path}: this chat's turns changed "
+                                                   "since the file was read")
+        return turns
+
+    def _from_mark(self, handle: BinaryIO, mark: int, stop: int) -> list[Turn]:
+        marks = self._marks
+        first = marks.firsts[mark]
+        builder = _SessionBuilder(Session(path=self._path, format=NAME), self._chat.number,
+                                  model=marks.model(mark), turn_count=first)
+        lines = _file_lines(handle, marks.offsets[mark], abs(stop), last=stop < 0)
+        for lineno, (raw, offset, end) in enumerate(lines, start=marks.lines[mark]):
+            text = raw.decode("utf-8", errors="replace")
+            if text.startswith(HEADER):
+                break  # the next chat (a file that changed)
+            _classify(builder, text, lineno, offset, end)
+        builder.flush()
+        turns = builder.session.turns
+        for number, turn in enumerate(turns, start=first):
+            turn.index = number
+        return turns
+
+    def _unreadable(self, first: int, count: int, why: str) -> list[Turn]:
+        return [Turn(id=f"{self._chat.number}-{number}", role="system", index=number - 1,
+                     parts=[Part(Kind.ERROR, why, name="unreadable")])
+                for number in range(first + 1, first + count + 1)]
+
+    def _where(self, index: int) -> tuple[int, int]:
+        """(block, place in it) of the turn at `index`."""
+        exchange = bisect.bisect_right(self._marks.firsts, index)  # 0: before any mark
+        block = exchange // BLOCK_EXCHANGES
+        return block, index - self._first(block)
+
+    @overload
+    def __getitem__(self, index: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Turn]: ...
+
+    def __getitem__(self, index: int | slice) -> Turn | list[Turn]:
+        if isinstance(index, slice):
+            # A view, read as it is walked: `turns[n:]` must not make every turn at once.
+            return _TurnsView(self, range(*index.indices(len(self))))  # type: ignore[return-value]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        block, place = self._where(index)
+        return self._block(block)[place]
+
+    def __iter__(self) -> Iterator[Turn]:
+        for block in range(self._blocks()):
+            yield from self._block(block)
+
+
+class _TurnsView(Sequence[Turn]):
+    """Some turns of a long chat, each read when reached."""
+
+    __slots__ = ("_numbers", "_turns")
+
+    def __init__(self, turns: _LongChatTurns, numbers: range) -> None:
+        self._turns = turns
+        self._numbers = numbers
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Turn]: ...
+
+    def __getitem__(self, index: int | slice) -> Turn | Sequence[Turn]:
+        if isinstance(index, slice):
+            return _TurnsView(self._turns, self._numbers[index])
+        return self._turns[self._numbers[index]]
+
+    def __iter__(self) -> Iterator[Turn]:
+        for number in self._numbers:
+            yield self._turns[number]
+
+
 def _read_indexed(path: Path, progress: Progress | None = None) -> list[Session]:
     """`read`, each session's turns read again from its lines when asked for (`_ChatTurns`:
     `Reader.read_indexed`, the app on a history of thousands of chats)."""
     chats: list[_Chat] = []
+    marks: list[_Marks] = []
     sessions: list[Session] = []
     if progress is not None:
         progress(0, 1)
-    for item in _stream(path, chats):
+    # Each chat's turns let go as its next exchange starts: a long chat is never whole.
+    for item in _stream(path, chats, marks=marks):
         if item is not None:
             sessions.append(item)
             if len(sessions) > 1 and len(chats) >= len(sessions):
-                _let_go(sessions[-2], str(path), chats[len(sessions) - 2],
-                        chats[len(sessions) - 1].start)
+                number = len(sessions) - 2
+                _let_go(sessions[number], str(path), chats[number],
+                        chats[number + 1].start, marks[number])
     if sessions and len(chats) == len(sessions):
-        _let_go(sessions[-1], str(path), chats[-1], -os.path.getsize(path))
+        _let_go(sessions[-1], str(path), chats[-1], -os.path.getsize(path), marks[-1])
     if progress is not None:
         progress(1, 1)
     return sessions
 
 
-def _let_go(session: Session, path: str, chat: _Chat, stop: int) -> None:
+def _let_go(session: Session, path: str, chat: _Chat, stop: int, marks: _Marks) -> None:
     """Keep the session's count of turns, not its turns (read again when asked for)."""
-    session.turns = _ChatTurns(path, chat, stop, len(session.turns))  # type: ignore[assignment]
+    if abs(stop) - chat.start > LONG_CHAT_BYTES:
+        session.turns = _LongChatTurns(path, chat, stop, marks)  # type: ignore[assignment]
+    else:
+        session.turns = _ChatTurns(path, chat, stop, marks.count)  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- a list of the chats
+
+_HEADER_LINE = re.compile(rb"(?:(?<=[\r\n])|\A)# aider chat started at([^\r\n]*)")
+"""A header line: at the start of a line (LF, CR or CRLF ends one), its time after it."""
+_LINE_ENDS = re.compile(rb"[\r\n]")
+
+
+class _Packed:
+    """Many short strings held as one UTF-8 buffer and where each ends (not an object each)."""
+
+    __slots__ = ("_data", "_ends")
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._ends = array("q")
+
+    def append(self, text: str) -> None:
+        self._data += text.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._data))
+
+    def __getitem__(self, index: int) -> str:
+        start = self._ends[index - 1] if index else 0
+        return self._data[start:self._ends[index]].decode("utf-8", "surrogatepass")
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def nbytes(self) -> int:
+        return len(self._data) + self._ends.itemsize * len(self._ends)
+
+
+class ChatIndex(Sequence[_Chat]):
+    """Where each chat of a history is, and what its header says, in a few arrays (about 40
+    bytes a chat): a history of 144,510 chats is listed without a `Session` for each. A
+    chat's `Session` is read from its own bytes when it is opened (`read`)."""
+
+    __slots__ = ("_dup", "_numbers", "_started", "has_header", "lines", "path", "size",
+                 "starts", "times")
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path = path
+        self.size = size
+        """The file's size when it was listed: where the last chat ends."""
+        self.starts = array("q")
+        """Byte offset of each chat's first line."""
+        self.lines = array("q")
+        """Lines of the file before each chat."""
+        self._numbers = array("l")
+        self.times = array("d")
+        """Each chat's header time (epoch seconds, NaN when it has none)."""
+        self._started = _Packed()
+        self._dup = bytearray()
+        self.has_header = False
+        """Some line of the file starts with the header at the start of a line (as
+        `_HEADER_AT_LINE_START` finds it): text before the first one is then warned of."""
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @overload
+    def __getitem__(self, index: int) -> _Chat: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[_Chat]: ...
+
+    def __getitem__(self, index: int | slice) -> _Chat | list[_Chat]:
+        if isinstance(index, slice):
+            return [self[number] for number in range(*index.indices(len(self)))]
+        return _Chat(self.starts[index], self.lines[index], self._numbers[index])
+
+    def _add(self, start: int, lines: int, number: int, started: str, seen: set[str]) -> None:
+        self.starts.append(start)
+        self.lines.append(lines)
+        self._numbers.append(number)
+        self._started.append(started)
+        self.times.append(parse_time(started)[1] or math.nan if started else math.nan)
+        session_id = started or f"#{number}"
+        self._dup.append(session_id in seen)
+        seen.add(session_id if session_id not in seen else f"{session_id} #{number}")
+
+    def started_text(self, index: int) -> str:
+        """What the chat's header says after `started at` ("" for none)."""
+        return self._started[index]
+
+    def session_id(self, index: int) -> str:
+        """The chat's id, as `history_stream` gives it."""
+        number = self._numbers[index]
+        session_id = self._started[index] or f"#{number}"
+        return f"{session_id} #{number}" if self._dup[index] else session_id
+
+    def title(self, index: int) -> str | None:
+        """The chat's title, as `history_stream` gives it (None without a header time)."""
+        started = self._started[index]
+        return f"aider chat {started}" if started else None
+
+    def started(self, index: int) -> float | None:
+        """When the chat's header says it started (None when it says nothing)."""
+        value = self.times[index]
+        return None if math.isnan(value) else value
+
+    def stop(self, index: int) -> int:
+        """Where the chat ends: the next one's start, or (negative) minus the file's size."""
+        return self.starts[index + 1] if index + 1 < len(self.starts) else -self.size
+
+    def nbytes(self) -> int:
+        """The memory the index holds (its arrays and strings)."""
+        arrays = (self.starts, self.lines, self._numbers, self.times)
+        return sum(a.itemsize * len(a) for a in arrays) + self._started.nbytes() + \
+            len(self._dup)
+
+    def read(self, index: int) -> Session:
+        """The chat's `Session`, read from its own bytes (the file is not read whole).
+        ReaderError when the file no longer holds it."""
+        chat, stop = self[index], self.stop(index)
+        path = Path(self.path)
+        with _opened(path) as handle:
+            try:
+                if os.fstat(handle.fileno()).st_size < abs(stop):
+                    raise UnreadablePath(f"{self.path}: the file is shorter than when it was "
+                                         f"listed: chat {self.session_id(index)} is gone")
+                # A long chat is read once here, its turns let go exchange by exchange,
+                # then read back by blocks when shown (never whole).
+                long = abs(stop) - chat.start > LONG_CHAT_BYTES
+                marks: list[_Marks] | None = [] if long else None
+                found = [item for item in history_stream(handle, self.path, one=chat,
+                                                         stop=stop, has_header=self.has_header,
+                                                         marks=marks, keep=not long)
+                         if item is not None]
+            except OSError as error:
+                raise UnreadablePath.of(path, error) from None
+        if found and marks:
+            found[0].turns = _LongChatTurns(self.path, chat, stop,  # type: ignore[assignment]
+                                            marks[0])
+        if not found or (chat.number and found[0].meta.get("started_at", "")
+                         != self.started_text(index)):
+            raise UnreadablePath(f"{self.path}: chat {self.session_id(index)} changed since "
+                                 "the file was listed; open the file again")
+        session = found[0]
+        session.session_id = self.session_id(index)
+        return session
+
+
+def list_chats(path: Path) -> ChatIndex:
+    """Every chat of a history by its header lines alone (a fast pass: no chat is parsed),
+    the file read WINDOW_BYTES at a time. The chats are those `history_stream` gives, in
+    order, with the same ids; the file's text before its first header is chat `#0` when
+    it holds more than white space."""
+    with _opened(path) as handle:
+        try:
+            return _list(handle, str(path))
+        except OSError as error:
+            raise UnreadablePath.of(path, error) from None
+
+
+def _list(handle: BinaryIO, path: str) -> ChatIndex:
+    index = ChatIndex(path, os.fstat(handle.fileno()).st_size)
+    index.has_header = _file_has_header(handle)
+    handle.seek(0)
+    seen: set[str] = set()
+    origin = len(BOM) if handle.read(len(BOM)) == BOM else 0
+    handle.seek(origin)
+    base = origin
+    """File offset of `data`'s first byte."""
+    carry = b""
+    lines = 0
+    """Line ends before `base + position`."""
+    headers = 0
+    first_seen = False
+    """A header, or text before any (chat #0), was read."""
+    while True:
+        chunk = handle.read(WINDOW_BYTES)
+        ended = not chunk
+        data = carry + chunk if carry else chunk
+        if ended:
+            cut = len(data)
+        else:
+            last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+            # The last line goes on with the next window; a CR last may be half a CRLF.
+            cut = 0 if last < 0 else last if last == len(data) - 1 and data[last] == 13 \
+                else last + 1
+        position = 0
+        for match in _HEADER_LINE.finditer(data, 0, cut):
+            lines += _line_ends(data, position, match.start())
+            position = match.start()
+            if not first_seen:
+                first_seen = True
+                if _has_text(data[:position]):
+                    index._add(origin, 0, 0, "", seen)  # text before the first header
+            headers += 1
+            started = match.group(1).decode("utf-8", "replace").strip()
+            index._add(base + position, lines, headers, started, seen)
+        lines += _line_ends(data, position, cut)
+        if not first_seen and _has_text(data[:cut]):
+            first_seen = True
+            index._add(origin, 0, 0, "", seen)  # text before any header: chat #0
+        base += cut
+        carry = data[cut:]
+        if ended:
+            return index
+
+
+def _has_text(data: bytes) -> bool:
+    """More than white space, as a line of text is told from a blank one."""
+    return bool(data.decode("utf-8", "replace").strip())
+
+
+def _line_ends(data: bytes, start: int, stop: int) -> int:
+    """Lines ended in `data[start:stop]` (LF, CR or CRLF each end one)."""
+    return data.count(b"\n", start, stop) + data.count(b"\r", start, stop) \
+        - data.count(b"\r\n", start, stop)
 
 
 def looks_like_pasted_history(head: bytes) -> bool:

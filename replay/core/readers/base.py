@@ -158,6 +158,14 @@ class Reader:
     or None when this file is not one such session (read it whole). The builder only
     appends turns, as for `windowed` (a scan keeps a window of them), and gives the session
     `read` would; `index_turns` takes it as it takes a `builder`'s (the app)."""
+    scan_feed: Callable[[Path], RecordFeed | None] | None = None
+    """For a line format whose builder may change a turn it added long before (an opencode
+    run's late event of an old message), so that neither `windowed` nor `record_feed` holds:
+    a fresh builder and the file's records for a windowed scan, the builder told beforehand
+    which records are the last of their turn, so that its `settled()` gives how many turns
+    from the first can no longer change (a scan judges and lets go of only those); None
+    when this file is to be read whole. The session is the one `read` gives. For the scan
+    only: the app reads the file as before."""
     iter_sessions: Callable[[Path], Iterator[Session]] | None = None
     """For files holding many sessions one after another: each session as soon as it is
     read, the file never held whole (a scan keeps one session at a time); `read` gives the

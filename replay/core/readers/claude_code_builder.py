@@ -7,7 +7,6 @@ the hot path of `replay scan` on big files, hence the common blocks inlined in `
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 from collections.abc import Callable
@@ -69,6 +68,8 @@ TITLE_KEYS: tuple[str, ...] = ("customTitle", "aiTitle", "title", "summary")
 
 def prompt_key(text: str) -> bytes:
     """A compact, stable key for a subagent prompt, to link a sidechain to its call."""
+    import hashlib  # here: hashlib loads OpenSSL, and a scan links no subagents
+
     return hashlib.blake2b(text.strip().encode("utf-8", "replace"), digest_size=16).digest()
 
 
@@ -181,7 +182,8 @@ class ClaudeCodeBuilder:
 
     def _entry(self, line: bytes, lineno: int) -> Entry | None:
         """The record of one line, as both feeds decode it (the same lines rejected, with the
-        same warnings); None when it is not one."""
+        same warnings); None when it is not one. (`_take` decodes the good lines itself: one
+        call fewer per record.)"""
         try:
             return DECODER.decode(line)
         except msgspec.ValidationError:
@@ -200,7 +202,10 @@ class ClaudeCodeBuilder:
         """One record, for the app (`feed`) or, `scan`, for a scan (`_scan_feed`): decoded
         alike, the same warnings and events; only a reply's or a prompt's turn is built by
         the scan's leaner methods."""
-        entry = self._entry(line, lineno)
+        try:
+            entry: Entry | None = DECODER.decode(line)
+        except (msgspec.DecodeError, RecursionError):  # (ValidationError is a DecodeError)
+            entry = self._entry(line, lineno)  # decoded again: only bad lines get here
         if entry is None:
             return
         kind = entry.type

@@ -16,8 +16,10 @@ from replay.core.readers.base import (
     Reader,
     ReaderError,
     SessionEntry,
+    UnreadablePath,
     glance_started,
 )
+from replay.core.readers.file_window import FileChanged
 from replay.core.session.model import Session
 
 SKIPPED = "skipped "
@@ -169,6 +171,8 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
             sessions.extend(reader.read(entry, None))
         except ReaderError as error:
             problems.append(str(error))
+        except FileChanged as error:  # cut shorter while it was read: that file alone
+            problems.append(str(UnreadablePath.of(entry, error)))
         if progress is not None:
             progress(number + 1, len(claims))
     if sessions:

@@ -290,7 +290,13 @@ class GeminiBuilder:
         if not isinstance(document, dict):
             return False
         self._clear()
-        self._header(document, (0, 0), line, "/messages")
+        try:
+            self._header(document, (0, 0), line, "/messages")
+        except OSError:
+            # Cut shorter while its messages were read (`FileChanged`): the CLI rewrites
+            # its document whole, so it is read again whole, as it is now.
+            self._clear()
+            return False
         return True
 
     def _clear(self) -> None:

@@ -16,16 +16,21 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
 from replay.core.readers._opencode_parts import error_words, part_from_opencode
 from replay.core.readers.base import (
+    EMPTY_FILE,
     Progress,
     Reader,
+    RecordFeed,
+    UnreadablePath,
     first_json_line,
+    iter_lines,
     json_object_line,
     read_line_session,
 )
@@ -61,6 +66,29 @@ class RunBuilder:
         self.turn_index: TurnIndex | None = None
         """Set when the session's turns are a `TurnIndex`: told of every turn changed after
         it was added, and of the turns it cannot read back from their spans."""
+        self._last: bytearray | None = None
+        """For a scan (`expect`): bit N set when line N is the last event of its message."""
+        self._open: set[int] = set()
+        """For a scan: the turns whose message has events still to come."""
+        self._settled = 0
+
+    def expect(self, last: bytearray) -> None:
+        """Be told, before any line, which lines end their message (`last_events`): the
+        builder then knows which turns can no longer change (`settled`) and forgets the
+        message ids of those."""
+        self._last = last
+
+    def settled(self) -> int:
+        """How many turns from the first no later line can change (given `expect`; else
+        every turn so far, as a whole read has them)."""
+        count = len(self.session.turns)
+        if self._last is None:
+            return count
+        position, still = self._settled, self._open
+        while position < count and position not in still:
+            position += 1
+        self._settled = position
+        return position
 
     def feed(self, line: bytes, offset: int, lineno: int) -> None:
         """Take one event; lines that are not events are counted and skipped."""
@@ -78,13 +106,18 @@ class RunBuilder:
         if kind == "error":
             self._error(event.get("error"), timestamp, span, lineno)
             return
-        part = event.get("part")
-        if not isinstance(part, dict):
+        message_id = _message_of(event, lineno)
+        if message_id is None:
             self.session.warn(f"line {lineno}: a {kind} event without a part object")
             return
-        message_id = part.get("messageID")
-        turn = self._turn(message_id if isinstance(message_id, str) and message_id
-                          else f"line-{lineno}", timestamp, span, lineno)
+        part = event["part"]
+        turn = self._turn(message_id, timestamp, span, lineno)
+        if self._last is not None:
+            if _bit(self._last, lineno):
+                self._open.discard(turn.index)
+                del self._turns[message_id]  # (no later line names it)
+            else:
+                self._open.add(turn.index)
         if kind == "step_finish":
             turn.completed = parse_time(timestamp)[1] or turn.time
         mapped = part_from_opencode(part)
@@ -160,6 +193,94 @@ class RunBuilder:
         """Nothing is pending between lines."""
 
 
+def _message_of(event: dict[str, Any], lineno: int) -> str | None:
+    """The message id of a part event (made up from the line when it has none), None when it
+    has no part object (the feed warns). `event` is an event of a type other than `error`."""
+    part = event.get("part")
+    if not isinstance(part, dict):
+        return None
+    message_id = part.get("messageID")
+    return message_id if isinstance(message_id, str) and message_id else f"line-{lineno}"
+
+
+def _bit(bits: bytearray, number: int) -> bool:
+    byte = number >> 3
+    return byte < len(bits) and bool(bits[byte] & (1 << (number & 7)))
+
+
+def last_events(lines: Iterable[tuple[bytes, int, int]]) -> bytearray:
+    """Which lines are the last event of their message, as a bit per line number (bit N of
+    byte N // 8): a scan's first pass over the file, so that its second lets go of a turn
+    as soon as no later line can change it. The message ids are those `RunBuilder.feed`
+    gives."""
+    last: dict[str, int] = {}
+    count = 0
+    for line, _, lineno in lines:
+        count = lineno
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        if not isinstance(kind, str) or kind not in EVENT_TYPES or kind == "error":
+            continue
+        message_id = _message_of(event, lineno)
+        if message_id is not None:
+            last[message_id] = lineno
+    bits = bytearray((count >> 3) + 1)
+    for lineno in last.values():
+        bits[lineno >> 3] |= 1 << (lineno & 7)
+    return bits
+
+
+class _Capped:
+    """A binary file read as if it ended at `size` (what the first pass saw of it)."""
+
+    def __init__(self, handle: BinaryIO, size: int) -> None:
+        self._handle = handle
+        self._size = size
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._handle.seek(offset, whence)
+
+    def read(self, size: int = -1) -> bytes:
+        left = self._size - self._handle.tell()
+        if left <= 0:
+            return b""
+        return self._handle.read(left if size < 0 else min(size, left))
+
+
+def scan_feed(path: Path) -> RecordFeed:
+    """The file's lines for a windowed scan (`Reader.scan_feed`), after a first pass that
+    finds each message's last event: a message's turn may change at any later line (a late
+    event of an old message), so a scan that did not know when it is done held every turn.
+    The second pass reads exactly the bytes the first one saw.
+
+    Raises:
+        UnreadablePath: the file cannot be opened.
+    """
+    try:
+        with open(path, "rb") as handle:
+            last = last_events(iter_lines(handle))
+            size = handle.tell()
+    except OSError as error:
+        raise UnreadablePath.of(path, error) from None
+    builder = RunBuilder(str(path))
+    builder.expect(last)
+    return RecordFeed(builder, _capped_lines(path, size), size, EMPTY_FILE)
+
+
+def _capped_lines(path: Path, size: int) -> Iterator[tuple[bytes, int, int]]:
+    try:
+        handle = open(path, "rb")
+    except OSError as error:
+        raise UnreadablePath.of(path, error) from None
+    with handle:
+        yield from iter_lines(_Capped(handle, size))  # type: ignore[arg-type]
+
+
 def read_back_turn(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes],
                    line: int | None, turn_id: str, role: str) -> Turn:
     """A turn read back from its own events (as a `TurnIndex` materialises one).
@@ -227,6 +348,7 @@ READER = Reader(
     read=read,
     builder=RunBuilder,
     index_turns=index_turns,
+    scan_feed=scan_feed,
     single_session=True,
     priority=32,
 )

@@ -12,7 +12,7 @@ Any format whose turns are made from records of one array (or of lines) can use 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +38,17 @@ def streamed(path: Path) -> Any | None:
 
 
 def element_feed(path: Path, builder: LineBuilder, elements: Elements) -> RecordFeed:
-    """The elements of a streamed array as records for `builder` (numbered from 1)."""
-    return RecordFeed(builder, elements.records(), os.path.getsize(path))
+    """The elements of a streamed array as records for `builder` (numbered from 1); a file
+    cut shorter while they are read is an UnreadablePath naming it."""
+    return RecordFeed(builder, _said(path, elements.records()), os.path.getsize(path))
+
+
+def _said(path: Path, records: Iterator[tuple[memoryview, int, int]],
+          ) -> Iterator[tuple[memoryview, int, int]]:
+    try:
+        yield from records
+    except OSError as error:  # `FileChanged`, or the disk failing under the read
+        raise UnreadablePath.of(path, error) from None
 
 
 def element_number(elements: Elements) -> Callable[[int, int | None], int]:

@@ -5,7 +5,6 @@ the raw view reads records back by offset."""
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
 import stat
 import sys
@@ -13,7 +12,6 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-from replay.core.paths import spool_dir
 from replay.core.readers.base import UnreadablePath
 
 STDIN = "-"
@@ -41,6 +39,8 @@ def spooled(path: str | Path) -> Path:
     """
     if not is_pipe(path):
         return Path(path)
+    from replay.core.paths import spool_dir  # here: platformdirs, only for a pipe
+
     directory = spool_dir()
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -53,6 +53,8 @@ def spooled(path: str | Path) -> Path:
 
 
 def _copy(source: BinaryIO, directory: Path) -> Path:
+    import hashlib  # here: OpenSSL's library costs every start of replay a few ms
+
     digest = hashlib.sha256()
     handle, partial = tempfile.mkstemp(dir=directory, suffix=".partial")
     with os.fdopen(handle, "wb") as target:

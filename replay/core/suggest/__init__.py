@@ -8,12 +8,15 @@ May import: `session`, `detection`, `index`, `readers` and the core utilities.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from replay.core.detection.empty import EmptyTurn, Suggester
-from replay.core.session.labels import LabelSet
 from replay.core.session.model import Session
 from replay.core.suggest.rules import RULES, Rule, Suggestion, label_names, suggest
 from replay.core.suggest.signals import Signals, read_signals
+
+if TYPE_CHECKING:
+    from replay.core.session.labels import LabelSet
 
 __all__ = [
     "RULES",

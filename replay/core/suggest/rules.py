@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from replay.core.detection.empty import EmptyTurn
-from replay.core.session.labels import LabelSet
 from replay.core.session.model import Session, Turn
 from replay.core.suggest.human import bare_continuation
 from replay.core.suggest.signals import Signals, read_signals
+
+if TYPE_CHECKING:
+    from replay.core.session.labels import LabelSet
 
 LONG_SUMMARY_RATIO = 5.0
 """A following assistant turn this many times the median length may be a context dump..."""
@@ -257,6 +260,9 @@ def label_names(labels: Collection[str] | LabelSet | None) -> frozenset[str] | N
     """The names of an active label set (a `LabelSet` or plain names); None means every label."""
     if labels is None:
         return None
+    # Imported here: a scan suggests every label, and label sets bring the TOML parser.
+    from replay.core.session.labels import LabelSet
+
     if isinstance(labels, LabelSet):
         return frozenset(labels.names)
     return frozenset(labels)
@@ -284,7 +290,7 @@ def suggest_from(signals: Signals, labels: Collection[str] | None = None) -> Sug
     rule = first_rule(signals, labels)
     if rule is None:
         return None
-    facts = signals.facts()
+    facts = signals.lazy_facts()  # only the facts its reasons name are put in words
     # Split the template, not the filled text: a quoted message may hold a ";" of its own.
     reasons = [phrase.format_map(facts).strip() for phrase in rule.because.split(";")]
     return Suggestion(rule.label, rule.confidence, [reason for reason in reasons if reason],

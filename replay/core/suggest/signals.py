@@ -12,9 +12,9 @@ import re
 import weakref
 from array import array
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from difflib import SequenceMatcher
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 
 from replay.core.detection.empty import (
     Interruption,
@@ -41,6 +41,7 @@ from replay.core.suggest.human import (
     redirect_kind,
     reply_reading,
 )
+from replay.core.suggest.memo import MISSING, memo_of
 
 WINDOW = 40
 """How many turns either side a neighbour signal looks at."""
@@ -200,31 +201,108 @@ def _normalise(text: str) -> str:
 _WORD = re.compile(r"[a-z0-9_./-]+")
 
 
+class _Prepared:
+    """What `similarity` compares of one message, made once however often it is compared."""
+
+    __slots__ = ("blank", "words", "distinct", "counts")
+
+    def __init__(self, text: str) -> None:
+        sample = _normalise(text)
+        self.blank = not sample
+        self.words: list[str] = _WORD.findall(sample)
+        self.distinct = set(self.words)
+        self.counts: Counter[str] | None = None
+
+    def counted(self) -> Counter[str]:
+        """The words with their repeats (made the first time a comparison needs them)."""
+        if self.counts is None:
+            self.counts = Counter(self.words)
+        return self.counts
+
+
 def similarity(first: str, second: str, floor: float = 0.0) -> float:
     """How alike two messages are (0 to 1): the better of word-sequence ratio and word overlap.
 
     Scores below `floor` may come back lower than exact: the costly sequence match is skipped
     when its cheap upper bound cannot reach `floor`.
     """
-    a, b = _normalise(first), _normalise(second)
-    if not a or not b:
+    return _similar(_Prepared(first), _Prepared(second), floor)
+
+
+def _similar(first: _Prepared, second: _Prepared, floor: float) -> float:
+    """`similarity` of two prepared messages."""
+    if first.blank or second.blank:
         return 0.0
     # Words, not characters: two unrelated sentences share many letters but few words.
-    words_a, words_b = _WORD.findall(a), _WORD.findall(b)
-    set_a, set_b = set(words_a), set(words_b)
-    union = set_a | set_b
-    jaccard = len(set_a & set_b) / len(union) if union else 0.0
+    words_a, words_b = first.words, second.words
+    set_a, set_b = first.distinct, second.distinct
+    shared = set_a & set_b
+    union = len(set_a) + len(set_b) - len(shared)
+    jaccard = len(shared) / union if union else 0.0
     if jaccard >= 1.0:
         return jaccard
     # `SequenceMatcher.quick_ratio` (twice the words the two share, counted with repeats,
     # over both lengths) without building the matcher: most pairs stop here.
     length = len(words_a) + len(words_b)
-    bound = 2.0 * sum((Counter(words_a) & Counter(words_b)).values()) / length if length \
-        else 1.0
+    if length:
+        counts_a, counts_b = first.counted(), second.counted()
+        common = 0
+        for word in shared:
+            common += min(counts_a[word], counts_b[word])
+        bound = 2.0 * common / length
+    else:
+        bound = 1.0
     if bound <= jaccard or bound < floor:
         return jaccard
+    from difflib import SequenceMatcher  # here: most scans never get this far
+
     matcher = SequenceMatcher(None, words_a, words_b, autojunk=False)
     return max(matcher.ratio(), jaccard)
+
+
+class _Said:
+    """A user turn's words, as the signals about the next message read them."""
+
+    __slots__ = ("text", "enough", "_prepared")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        """`_words_of` the turn (typed text, harness lines and empty wrappers left out)."""
+        self.enough = len(text.split()) >= REPEAT_MIN_WORDS
+        """Long enough to be an instruction that can be repeated."""
+        self._prepared: _Prepared | None = None
+
+    def prepared(self) -> _Prepared:
+        """The words as `similarity` compares them."""
+        if self._prepared is None:
+            self._prepared = _Prepared(self.text)
+        return self._prepared
+
+
+SAID_KEPT = 4000
+"""Characters of a message's words at most for them to be kept (a pasted file is read
+again when asked for: what is kept stays small)."""
+
+
+def _said(session: Session, turn: Turn) -> _Said:
+    """The words of a user turn, kept for a settled turn (see `memo`)."""
+    memo = memo_of(session)
+    index = turn.index
+    settled = index < memo.settled() and 0 <= index
+    if settled:
+        found = memo.answers.get(("said", index))
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
+    said = _Said(_words_of(session, turn, full=False))
+    if settled and len(said.text) <= SAID_KEPT:
+        memo.answers.put(("said", index), said)
+    return said
+
+
+def _looks_ahead_settled(session: Session, index: int) -> bool:
+    """Every turn a look ahead from `index` reads (`WINDOW` turns) is settled: an answer about
+    `index` that reads no further may be kept."""
+    return 0 <= index and index + 1 + WINDOW <= memo_of(session).settled()
 
 
 # ---------------------------------------------------------------- structural signals
@@ -424,34 +502,71 @@ class Repeat:
 
 
 def _next_user(session: Session, index: int) -> Turn | None:
+    keep = _looks_ahead_settled(session, index)
+    if keep:
+        found = memo_of(session).answers.get(("next", index))
+        if found is not MISSING:
+            return None if found is None else session.turns[found]
+    following = None
     for turn in session.turns[index + 1 : index + 1 + WINDOW]:
         if turn.role == "user" and _has_words(turn):
-            return turn
-    return None
+            following = turn
+            break
+    if keep:
+        memo_of(session).answers.put(("next", index),
+                                     None if following is None else following.index)
+    return following
+
+
+def _user_with_words(turn: Turn) -> bool:
+    return turn.role == "user" and _has_words(turn)
+
+
+def _earlier_users(session: Session, index: int) -> list[int]:
+    """The last `USER_LOOKBACK` user turns with words before `index` (at most
+    `USER_LOOKBACK_TURNS` back), nearest first: from the memo's log for settled turns."""
+    low = max(0, index - USER_LOOKBACK_TURNS)
+    memo = memo_of(session)
+    middle = max(low, min(index, memo.settled()))
+    turns = session.turns
+    nearest = [position for position in range(index - 1, middle - 1, -1)
+               if _user_with_words(turns[position])]
+    if len(nearest) < USER_LOOKBACK and middle > low:
+        nearest += memo.users.nearest(turns, middle, low, USER_LOOKBACK - len(nearest),
+                                      _user_with_words)
+    return nearest[:USER_LOOKBACK]
 
 
 def repeated_instruction(session: Session, index: int) -> Repeat | None:
     """The next user message when it repeats one of the last few user messages before."""
+    keep = _looks_ahead_settled(session, index)
+    if keep:
+        found = memo_of(session).answers.get(("repeat", index))
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
+    best = _repeat(session, index)
+    if keep:
+        memo_of(session).answers.put(("repeat", index), best)
+    return best
+
+
+def _repeat(session: Session, index: int) -> Repeat | None:
     following = _next_user(session, index)
     if following is None:
         return None
-    text = _words_of(session, following, full=False)
-    if len(text.split()) < REPEAT_MIN_WORDS:
+    said = _said(session, following)
+    if not said.enough:
         return None
     best: Repeat | None = None
-    seen = 0
-    for position in range(index - 1, max(-1, index - 1 - USER_LOOKBACK_TURNS), -1):
-        turn = session.turns[position]
-        if turn.role != "user" or not _has_words(turn):
-            continue
-        seen += 1
-        earlier = _words_of(session, turn, full=False)
-        if len(earlier.split()) >= REPEAT_MIN_WORDS:
-            score = similarity(text, earlier, REPEAT_THRESHOLD)
+    turns = session.turns
+    for position in _earlier_users(session, index):
+        earlier = _said(session, turns[position])
+        if earlier.enough:
+            score = _similar(said.prepared(), earlier.prepared(), REPEAT_THRESHOLD)
             if score >= REPEAT_THRESHOLD and (best is None or score > best.similarity):
                 best = Repeat(following.index, position, score)
-        if seen >= USER_LOOKBACK:
-            break
+                if score >= 1.0:
+                    break  # nothing farther back can be more alike (the nearest one wins)
     return best
 
 
@@ -484,7 +599,7 @@ def next_user_continues(session: Session, index: int) -> str | None:
     following = _next_user(session, index)
     if following is None:
         return None
-    return bare_continuation(_words_of(session, following, full=False))
+    return bare_continuation(_said(session, following).text)
 
 
 _CONFUSED = re.compile(
@@ -501,7 +616,7 @@ def next_user_confused(session: Session, index: int) -> str | None:
     following = _next_user(session, index)
     if following is None:
         return None
-    match = _CONFUSED.search(_words_of(session, following, full=False)[:300])
+    match = _CONFUSED.search(_said(session, following).text[:300])
     return " ".join(match.group(0).split()) if match else None
 
 
@@ -578,7 +693,7 @@ def next_message(session: Session, index: int) -> NextMessage | None:
     turn = _turn(session, index)
     end = turn.completed if turn.completed is not None else turn.time
     after = following.time - end if following.time is not None and end is not None else None
-    return NextMessage(following.index, _words_of(session, following, full=False), after)
+    return NextMessage(following.index, _said(session, following).text, after)
 
 
 # What a person writes when the reply did not come or went wrong, in the languages agent users
@@ -636,10 +751,22 @@ def _reaction_of(text: str) -> str | None:
 def reaction(session: Session, index: int) -> Reaction | None:
     """The person's next message when it is a row of question marks, an angry line or a
     complaint that no reply came."""
+    keep = _looks_ahead_settled(session, index)
+    if keep:
+        found = memo_of(session).answers.get(("reaction", index))
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
+    read = _reaction(session, index)
+    if keep:
+        memo_of(session).answers.put(("reaction", index), read)
+    return read
+
+
+def _reaction(session: Session, index: int) -> Reaction | None:
     following = _next_user(session, index)
     if following is None:
         return None
-    text = _words_of(session, following, full=False)
+    text = _said(session, following).text
     kind = _reaction_of(text)
     if kind is None:
         return None
@@ -767,8 +894,13 @@ class Signals:
         if summary is not None:
             ratio = summary.chars / stats.median_text if stats.median_text else 1.0
             summary = replace(summary, ratio=ratio)
-        return replace(self, median_gap=stats.median_gap, summary=summary,
-                       no_completion=self.unfinished and stats.records_completion)
+        # `dataclasses.replace` without its walk over the fields in Python (once per empty
+        # turn of a streamed scan): every value read at once, three of them replaced.
+        values = list(_SIGNAL_VALUES(self))
+        values[_MEDIAN_GAP] = stats.median_gap
+        values[_SUMMARY] = summary
+        values[_NO_COMPLETION] = self.unfinished and stats.records_completion
+        return Signals(*values)
 
     @property
     def gap_before_ratio(self) -> float:
@@ -782,56 +914,19 @@ class Signals:
 
     def facts(self) -> dict[str, str]:
         """Signal values in plain words, for the `because` templates of rules."""
-        summary, repeat = self.summary, self.repeat
-        partner_role = "user" if self.role == "assistant" else "assistant"
-        return {
-            "role": self.role,
-            "error": self.error or "",
-            "reasoning": f"{self.reasoning_chars or 0:,}",
-            "wrapper": self.wrapper or "",
-            "gap_before": format_duration(self.gap_before or 0.0),
-            "gap_before_ratio": f"{self.gap_before_ratio:.0f}",
-            "gap_after": format_duration(self.gap_after or 0.0),
-            "gap_after_ratio": f"{self.gap_after_ratio:.0f}",
-            "summary_ratio": f"{summary.ratio:.0f}" if summary else "",
-            "headings": str(summary.headings) if summary else "",
-            "summary_turn": f"#{summary.index + 1}" if summary else "",
-            "repeat_turn": f"#{repeat.earlier + 1}" if repeat else "",
-            "similarity": f"{repeat.similarity * 100:.0f}" if repeat else "",
-            "partner_role": partner_role,
-            "continue_word": self.continue_word or "",
-            "confused": self.confused or "",
-            "command": self.command or "",
-            "harness": self.harness or "",
-            "interrupt": self.interrupt.kind if self.interrupt else "",
-            "interrupt_turn": f"#{self.interrupt.marker + 1}" if self.interrupt else "",
-            "resent": (f"the request is re-sent word for word as #{self.interrupt.resent + 1}"
-                       if self.interrupt and self.interrupt.resent is not None else ""),
-            "hidden": format_size(self.hidden_reasoning),
-            "open_for": format_duration(self.open_for or 0.0),
-            "next_text": _quote(self.next.text) if self.next else "",
-            "then": (f"the person wrote “{_quote(self.next.text)}” "
-                     + (f"{format_duration(self.next.after)} later"
-                        if self.next.after is not None else "next")) if self.next else "",
-            "next_after": (format_duration(self.next.after)
-                           if self.next and self.next.after is not None else "soon"),
-            "reaction": self.reaction.quote if self.reaction else "",
-            "cut_off": self.cut_off or "",
-            "rounds": str(self.silent_rounds),
-            "no_reply_events": (" · ".join(self.no_reply.events) or "nothing recorded"
-                                if self.no_reply else ""),
-            "tools": ", ".join(self.tools[:3]) + (" …" if len(self.tools) > 3 else ""),
-            "act": self.act.describe() if self.act else "",
-            "act_text": self.act.text if self.act else "",
-            "left_open": self.left_open,
-            "reading": (f"the reply #{self.reading.index + 1} {_READ_AS[self.reading.kind]} "
-                        f"(“{self.reading.quote}”)") if self.reading else "",
-            "abort": self.abort or "",
-            "redirect": redirect_kind(self.next.text, self.repeat is not None)
-            if self.next else "",
-            "abort_after": (f"{format_duration(self.open_for)} in"
-                            if self.open_for is not None else "before it showed anything"),
-        }
+        return {name: fact(self) for name, fact in _FACTS.items()}
+
+    def lazy_facts(self) -> dict[str, str]:
+        """`facts()`, each made when first read: a rule's reasons name a few of them."""
+        return _LazyFacts(self)
+
+
+_SIGNAL_NAMES = tuple(item.name for item in fields(Signals))
+_SIGNAL_VALUES = attrgetter(*_SIGNAL_NAMES)
+"""Every field of a `Signals` at once, in order (as its constructor takes them)."""
+_MEDIAN_GAP = _SIGNAL_NAMES.index("median_gap")
+_SUMMARY = _SIGNAL_NAMES.index("summary")
+_NO_COMPLETION = _SIGNAL_NAMES.index("no_completion")
 
 
 _READ_AS = {"carries-on": "carries on with the work", "asks": "asks what was wanted",
@@ -840,6 +935,71 @@ _READ_AS = {"carries-on": "carries on with the work", "asks": "asks what was wan
 
 STALL_SECONDS = 600.0
 """An empty reply open this long before completing has stalled."""
+
+
+_FACTS: dict[str, Callable[[Signals], str]] = {
+    "role": lambda s: s.role,
+    "error": lambda s: s.error or "",
+    "reasoning": lambda s: f"{s.reasoning_chars or 0:,}",
+    "wrapper": lambda s: s.wrapper or "",
+    "gap_before": lambda s: format_duration(s.gap_before or 0.0),
+    "gap_before_ratio": lambda s: f"{s.gap_before_ratio:.0f}",
+    "gap_after": lambda s: format_duration(s.gap_after or 0.0),
+    "gap_after_ratio": lambda s: f"{s.gap_after_ratio:.0f}",
+    "summary_ratio": lambda s: f"{s.summary.ratio:.0f}" if s.summary else "",
+    "headings": lambda s: str(s.summary.headings) if s.summary else "",
+    "summary_turn": lambda s: f"#{s.summary.index + 1}" if s.summary else "",
+    "repeat_turn": lambda s: f"#{s.repeat.earlier + 1}" if s.repeat else "",
+    "similarity": lambda s: f"{s.repeat.similarity * 100:.0f}" if s.repeat else "",
+    "partner_role": lambda s: "user" if s.role == "assistant" else "assistant",
+    "continue_word": lambda s: s.continue_word or "",
+    "confused": lambda s: s.confused or "",
+    "command": lambda s: s.command or "",
+    "harness": lambda s: s.harness or "",
+    "interrupt": lambda s: s.interrupt.kind if s.interrupt else "",
+    "interrupt_turn": lambda s: f"#{s.interrupt.marker + 1}" if s.interrupt else "",
+    "resent": lambda s: (f"the request is re-sent word for word as #{s.interrupt.resent + 1}"
+        if s.interrupt and s.interrupt.resent is not None else ""),
+    "hidden": lambda s: format_size(s.hidden_reasoning),
+    "open_for": lambda s: format_duration(s.open_for or 0.0),
+    "next_text": lambda s: _quote(s.next.text) if s.next else "",
+    "then": lambda s: (f"the person wrote “{_quote(s.next.text)}” "
+        + (f"{format_duration(s.next.after)} later"
+        if s.next.after is not None else "next")) if s.next else "",
+    "next_after": lambda s: (format_duration(s.next.after)
+        if s.next and s.next.after is not None else "soon"),
+    "reaction": lambda s: s.reaction.quote if s.reaction else "",
+    "cut_off": lambda s: s.cut_off or "",
+    "rounds": lambda s: str(s.silent_rounds),
+    "no_reply_events": lambda s: (" · ".join(s.no_reply.events) or "nothing recorded"
+        if s.no_reply else ""),
+    "tools": lambda s: ", ".join(s.tools[:3]) + (" …" if len(s.tools) > 3 else ""),
+    "act": lambda s: s.act.describe() if s.act else "",
+    "act_text": lambda s: s.act.text if s.act else "",
+    "left_open": lambda s: s.left_open,
+    "reading": lambda s: (f"the reply #{s.reading.index + 1} {_READ_AS[s.reading.kind]} "
+        f"(“{s.reading.quote}”)") if s.reading else "",
+    "abort": lambda s: s.abort or "",
+    "redirect": lambda s: redirect_kind(s.next.text, s.repeat is not None)
+        if s.next else "",
+    "abort_after": lambda s: (f"{format_duration(s.open_for)} in"
+        if s.open_for is not None else "before it showed anything"),
+}
+"""Each fact of `Signals.facts()` and how it is put in words."""
+
+
+class _LazyFacts(dict[str, str]):
+    """`Signals.facts()` as a dict that puts each fact in words when it is first read."""
+
+    __slots__ = ("_signals",)
+
+    def __init__(self, signals: Signals) -> None:
+        super().__init__()
+        self._signals = signals
+
+    def __missing__(self, name: str) -> str:
+        value = self[name] = _FACTS[name](self._signals)
+        return value
 
 
 def _quote(text: str, limit: int = 40) -> str:

@@ -3,6 +3,8 @@ labels picked or notes typed at some stops are not saved."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -10,16 +12,19 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from replay.core.session.text import plural
-from replay.ui.drafts import Draft
+from replay.ui.drafts import Draft, keep_screen_drafts
 from replay.ui.literal import literal
+
+if TYPE_CHECKING:
+    from replay.ui.screens.replay_screen import ReplayScreen
 
 SHOWN = 8
 """Drafts listed by name; more are counted."""
 
 
 class DraftsScreen(ModalScreen[bool]):
-    """Leave anyway (True: quitting keeps the drafts for the next run, going back loses
-    them) or stay (False) to save them."""
+    """Leave anyway (True: the drafts are kept for the next time the session is opened,
+    `keep_screen_drafts`) or stay (False) to save them."""
 
     DEFAULT_CSS = """
     DraftsScreen { align: center middle; background: $background 50%; }
@@ -53,10 +58,36 @@ class DraftsScreen(ModalScreen[bool]):
                 f"{plural(len(self.drafts), 'stop')} {verb} a label or a note that is not saved:\n"
                 f"{listed}"))
             fate = ("they are kept for the next run (not saved)" if self.leaving == "quit"
-                    else "the drafts are lost")
+                    else "they are kept for when you open it again (not saved)")
             yield Static(literal(f"escape  stay (enter at a stop saves its draft)\n"
                                  f"q       {self.leaving} anyway: {fate}"),
                          id="drafts-choices")
 
     def action_answer(self, leave: bool) -> None:
         self.dismiss(leave)
+
+
+def back_to_list(screen: ReplayScreen) -> None:
+    """Back from a replay screen to the session list under it: asked first when the screen
+    holds drafts, which are then kept for when its session is opened again (and what was
+    kept for it before, since saved or discarded, is gone)."""
+    drafts = screen.annotation.unsaved_drafts()
+
+    def leave(answer: bool | None = True) -> None:
+        if not answer:
+            return
+        said = keep_screen_drafts([screen], "for when you open it again")
+        failed = any("could not" in line for line in said)
+        for line in said:
+            if failed:
+                line += ": staying here (enter saves a draft, x discards it)"
+            screen.app.notify(line.removeprefix("replay: "), title="Drafts", markup=False,
+                              severity="error" if failed else "information",
+                              timeout=10 if failed else 5)
+        if not failed:  # (drafts that could not be kept are not left behind)
+            screen.app.pop_screen()
+
+    if drafts:
+        screen.app.push_screen(DraftsScreen(drafts, "go back"), leave)
+    else:
+        leave()

@@ -10,9 +10,12 @@ folder); `s` or a click on a header sorts by that column (again: the other way r
 from __future__ import annotations
 
 import os
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any, Protocol
 
 from rich.text import Text
 from textual import on
@@ -20,8 +23,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Static
-from textual.widgets.data_table import ColumnKey
+from textual.widgets import Footer, Input, Static
 
 from replay.core.corpus.scan import SessionSummary, summarize
 from replay.core.detection.empty import DetectionRules
@@ -30,7 +32,14 @@ from replay.core.readers.base import Reader, SessionEntry
 from replay.core.session.model import Session
 from replay.core.session.text import one_line, plural
 from replay.ui.literal import shown
-from replay.ui.messages import CountRequested, OpenEntryRequested, OpenSessionRequested
+from replay.ui.messages import (
+    CountRequested,
+    HistoryCounted,
+    OpenChatRequested,
+    OpenEntryRequested,
+    OpenSessionRequested,
+)
+from replay.ui.widgets.session_table import SessionTable
 
 COLUMNS = ("started", "turns", "empty", "subagents", "session", "format", "folder")
 """Counts before the long session name: on a narrow terminal they stay in sight."""
@@ -55,6 +64,9 @@ class PickerRow:
     """Why it could not be read, if it could not."""
     found: FoundSession | None = None
     """What discovery found out about it (agent, project, id), for a machine-wide list."""
+    read: Callable[[], Session] | None = None
+    """How to read it when it is opened, for a row of a compact list (a chat of a history
+    listed from its headers)."""
 
     @property
     def problem(self) -> str | None:
@@ -164,6 +176,37 @@ def row_text(row: PickerRow) -> str:
     return "\n".join(parts).casefold()
 
 
+class CompactRows(Protocol):
+    """Rows made when asked for (a history of 144,510 chats): the picker keeps none of them,
+    only their numbers in the order shown."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, number: int) -> PickerRow: ...
+
+    @property
+    def waiting(self) -> int:
+        """Rows whose counts are not in yet."""
+        ...
+
+    def newest_first(self) -> array[int]:
+        """Every row's number, newest first."""
+        ...
+
+    def matches(self, number: int, needle: str) -> bool:
+        """`needle in row_text(self[number])`, without making the row."""
+        ...
+
+    def sort_value(self, column: str) -> Callable[[int], object] | None:
+        """A key ordering rows as `_sort_value` of their cells in this column does, without
+        making the row (None: make the row)."""
+        ...
+
+    def widths(self) -> dict[str, int]:
+        """The widest cell of each column so far."""
+        ...
+
+
 SORTS = {"started": "recent start", "written": "recently written", "empty": "empty turns",
          "turns": "turns", "subagents": "subagents", "session": "title", "agent": "agent",
          "project": "project", "format": "format", "folder": "folder", "id": "id"}
@@ -194,21 +237,29 @@ class SessionPicker(Screen[None]):
     ]
     DEFAULT_CSS = """
     SessionPicker > #picker-title { height: 1; padding: 0 1; background: $panel; }
-    SessionPicker > DataTable { height: 1fr; }
+    SessionPicker > SessionTable { height: 1fr; }
     SessionPicker > #picker-filter { display: none; height: 1; border: none; padding: 0 1; }
     SessionPicker > #picker-filter.shown { display: block; }
     """
 
-    def __init__(self, path: str, rows: list[PickerRow], rules: DetectionRules,
+    def __init__(self, path: str, rows: list[PickerRow] | CompactRows, rules: DetectionRules,
                  reader: Reader | None = None, *, heading: str | None = None) -> None:
         super().__init__()
-        discovered = bool(rows) and all(row.found is not None for row in rows)
+        compact = None if isinstance(rows, list) else rows
+        discovered = compact is None and bool(rows) and all(row.found is not None
+                                                            for row in rows)
         self.columns = DISCOVERED_COLUMNS if discovered else COLUMNS
         """The columns shown: a folder's, or those of every session found here."""
         newest = (lambda row: row.found.newest if row.found is not None else 0.0) \
             if discovered else (lambda row: row.started or 0.0)
-        self.rows = sorted(rows, key=newest, reverse=True)
-        """Newest first."""
+        self.compact: CompactRows | None = compact  # type: ignore[assignment]
+        """The rows when they are made as they are drawn (else `rows` is a list)."""
+        self.rows: Sequence[PickerRow] = rows if compact is not None \
+            else sorted(rows, key=newest, reverse=True)
+        """Newest first (a compact list: in its own order; `_base` is newest first)."""
+        self._base: array[int] = compact.newest_first() if compact is not None \
+            else array("l", range(len(self.rows)))
+        """Every row's number, newest first: the order before any filter or sort."""
         self.path = path
         self.heading = heading
         """What the title says the list is of (default: the sessions in `path`)."""
@@ -224,9 +275,11 @@ class SessionPicker(Screen[None]):
         self._dirty: set[int] = set()
         """Rows whose counts came in and are not drawn yet."""
         self._flush_timer: Timer | None = None
-        self._number_of = {id(row.entry): number for number, row in enumerate(self.rows)
-                           if row.entry is not None}
-        self._waiting = sum(row.summary is None and row.problem is None for row in self.rows)
+        self._number_of = {} if compact is not None else {
+            id(row.entry): number for number, row in enumerate(self.rows)
+            if row.entry is not None}
+        self._waiting = compact.waiting if compact is not None else sum(
+            row.summary is None and row.problem is None for row in self.rows)
         """Listed sessions whose counts are not in yet."""
 
     @classmethod
@@ -240,15 +293,29 @@ class SessionPicker(Screen[None]):
         yield Static(self._title(), id="picker-title", markup=False)
         yield Input(placeholder="filter: title, project, id or agent (enter keeps it, "
                                 "escape clears it)", id="picker-filter")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield SessionTable(self.columns, self._row_cells, id="picker-table")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for column in self.columns:
-            table.add_column(column, key=column)
+        table = self.query_one(SessionTable)
+        if self.compact is not None:
+            table.widen(self.compact.widths())
+        else:
+            table.widen(self._widths(range(len(self.rows))))
         self._fill()
         table.focus()
+
+    def _row_cells(self, number: int) -> tuple[Text, ...]:
+        return self._cells(self.rows[number])
+
+    def _widths(self, numbers: Sequence[int] | set[int]) -> dict[str, int]:
+        """The widest cell of each column among these rows."""
+        widths = dict.fromkeys(self.columns, 0)
+        for number in numbers:
+            for column, cell in zip(self.columns, self._row_cells(number), strict=True):
+                if cell.cell_len > widths[column]:
+                    widths[column] = cell.cell_len
+        return widths
 
     def _cells(self, row: PickerRow) -> tuple[Text, ...]:
         if row.found is not None and self.columns is DISCOVERED_COLUMNS:
@@ -257,28 +324,44 @@ class SessionPicker(Screen[None]):
 
     def _fill(self) -> None:
         """(Re)build the rows shown: those the filter keeps, in the current sort."""
-        table = self.query_one(DataTable)
-        table.clear()
+        table = self.query_one(SessionTable)
         needle = self.filter_text
-        for number, row in enumerate(self.rows):
-            if needle and needle not in row_text(row):
-                continue
-            table.add_row(*self._cells(row), key=str(number))
+        order = self._base
+        if needle:
+            compact = self.compact
+            keeps: Callable[[int], bool] = (
+                (lambda number: compact.matches(number, needle)) if compact is not None
+                else (lambda number: needle in row_text(self.rows[number])))
+            order = array("l", filter(keeps, order))
         if self.sorted_by != self.columns[0] or not self.sort_reverse:
-            table.sort(self.sorted_by, key=_sort_value, reverse=self.sort_reverse)
+            order = self._sorted(order)
+        table.show_rows(order)
+
+    def _sorted(self, order: Sequence[int]) -> array[int]:
+        """These rows in the current sort (stable: rows alike keep their order)."""
+        column = self.sorted_by
+        key: Callable[[int], Any] | None = \
+            self.compact.sort_value(column) if self.compact is not None else None
+        if key is None:
+            place = self.columns.index(column)
+
+            def key(number: int) -> tuple[int, str | int]:
+                return _sort_value(self._row_cells(number)[place])
+
+        return array("l", sorted(order, key=key, reverse=self.sort_reverse))
 
     def _title(self) -> Text:
         what = self.heading or f"in {shown(self.path)}"
         title = Text(f" {plural(len(self.rows), 'session')} {what}")
         if self.filter_text:
             try:
-                count = self.query_one(DataTable).row_count
+                count = self.query_one(SessionTable).row_count
             except Exception:  # noqa: BLE001 - before mount: nothing filtered yet
                 count = len(self.rows)
             title.append(f" · {count:,} shown for '{shown(self.filter_text)}'", style="bold")
         waiting = self._waiting
         if waiting:
-            title.append(f" · counting turns, {len(self.rows) - waiting} / {len(self.rows)}",
+            title.append(f" · counting turns, {len(self.rows) - waiting:,} / {len(self.rows):,}",
                          style="italic")
         if self.sorted_by != self.columns[0] or not self.sort_reverse:
             name = SORTS[self.sorted_by]
@@ -307,13 +390,15 @@ class SessionPicker(Screen[None]):
         # The table sorts what it shows: counts that came in but wait for the next redraw
         # would sort as "still counting".
         self._draw_dirty()
-        for table in self.query(DataTable).results(DataTable):
-            table.sort(column, key=_sort_value, reverse=self.sort_reverse)
+        for table in self.query(SessionTable).results(SessionTable):
+            row = table.cursor_row
+            table.show_rows(self._sorted(table.order))
+            table.move_cursor(row=row)  # as DataTable's sort: the cursor stays on its line
         self._retitle()
 
-    @on(DataTable.HeaderSelected)
-    def sort_by_header(self, event: DataTable.HeaderSelected) -> None:
-        column = str(event.column_key.value)
+    @on(SessionTable.HeaderSelected)
+    def sort_by_header(self, event: SessionTable.HeaderSelected) -> None:
+        column = event.column
         if column in SORTS:
             # The column it is sorted by already: the other way round.
             self.sort_by(column, not self.sort_reverse if column == self.sorted_by else None)
@@ -330,7 +415,7 @@ class SessionPicker(Screen[None]):
         if field.has_class("shown") or self.filter_text:
             field.value = ""
             field.remove_class("shown")
-            self.query_one(DataTable).focus()
+            self.query_one(SessionTable).focus()
             return
         self.run_action("app.quit")
 
@@ -342,7 +427,7 @@ class SessionPicker(Screen[None]):
 
     @on(Input.Submitted, "#picker-filter")
     def filter_kept(self) -> None:
-        self.query_one(DataTable).focus()
+        self.query_one(SessionTable).focus()
 
     def _format_name(self, row: PickerRow) -> str:
         if row.session is not None:
@@ -353,6 +438,8 @@ class SessionPicker(Screen[None]):
 
     def on_screen_resume(self) -> None:
         # Shown, or back from a session: read on the sessions whose counts are missing.
+        if self.compact is not None:
+            return  # a compact list is counted by its own worker, started with it
         waiting = [row.entry for row in self.rows
                    if row.entry is not None and row.summary is None and row.problem is None]
         if waiting and self.reader is not None:
@@ -393,29 +480,39 @@ class SessionPicker(Screen[None]):
     def _draw_dirty(self) -> bool:
         """Draw the rows whose counts came in and are not on screen yet; False when the
         table is not composed (its rows are drawn from `self.rows` when it is)."""
-        tables = self.query(DataTable)
+        tables = self.query(SessionTable)
         if not tables:
             return False
         table = tables.first()
         dirty, self._dirty = self._dirty, set()
-        widths = {column: table.columns[ColumnKey(column)] for column in self.columns}
-        for number in sorted(dirty):
-            if str(number) in table.rows:  # not filtered out
-                row = self.rows[number]
-                for column, cell in zip(self.columns, self._cells(row), strict=True):
-                    # Widened only by a cell wider than its column: asked to fit a narrower
-                    # cell, the table measures every cell of the column again, and a list
-                    # of 2,000 sessions whose counts came from the cache at once took
-                    # minutes to draw them (a column a little wider than its cells is fine).
-                    wider = cell.cell_len > widths[column].content_width
-                    table.update_cell(str(number), column, cell, update_width=wider)
+        # Only the rows on screen are drawn: the rest are drawn from `self.rows` when
+        # scrolled to. Columns only widen (a narrower cell leaves its column as it is).
+        table.widen(self._widths(dirty))
         return True
 
-    @on(DataTable.RowSelected)
-    def open_selected(self, event: DataTable.RowSelected) -> None:
+    @on(HistoryCounted)
+    def counted(self, event: HistoryCounted) -> None:
+        """A compact list's counts came in: `waiting` rows are still to count."""
+        if self.compact is None:
+            return
+        if event.error:
+            self.notify(shown(event.error), title="Counting stopped", severity="warning",
+                        markup=False, timeout=10)
+        # Counting that stopped says so once; its rows stay uncounted, not "counting".
+        waiting = self._waiting = 0 if event.error else event.waiting
+        for table in self.query(SessionTable).results(SessionTable):
+            table.widen(self.compact.widths())
+        self._retitle()
+        if not waiting:
+            self.sort_by(self.sorted_by, self.sort_reverse)
+
+    @on(SessionTable.RowSelected)
+    def open_selected(self, event: SessionTable.RowSelected) -> None:
         # Loading is the app's business: the picker only says what was picked.
-        row = self.rows[int(str(event.row_key.value))]
-        if row.session is not None:
+        row = self.rows[event.number]
+        if row.read is not None:
+            self.post_message(OpenChatRequested(row.read))
+        elif row.session is not None:
             self.post_message(OpenSessionRequested(row.session))
         elif row.entry is not None and self.reader is not None:
             self.post_message(OpenEntryRequested(self.reader, row.entry))

@@ -529,14 +529,9 @@ class ReplayScreen(Screen[None]):
         if isinstance(self.focused, Input):
             self.set_focus(None)
         elif len(self.app.screen_stack) > 2:
-            drafts = self.annotation.unsaved_drafts()
-            if not drafts:
-                self.app.pop_screen()
-                return
-            from replay.ui.screens.drafts import DraftsScreen
+            from replay.ui.screens.drafts import back_to_list
 
-            self.app.push_screen(DraftsScreen(drafts, "go back"),
-                                 lambda leave: self.app.pop_screen() if leave else None)
+            back_to_list(self)
 
     def on_key(self, event: events.Key) -> None:
         """Label keys that are not digits (a custom label set may use letters)."""

@@ -266,8 +266,8 @@ class AnnotationBar(Vertical):
         whether the session has an empty turn at all (what a label key away from one says)."""
         self.any_stop = any_stop
         if key is not None and self.drafts.restore(store.journal.path, key[0], store.get):
-            self.notify("Drafts kept when replay last quit are back at their stops (enter "
-                        "saves one, x discards it).", title="Drafts", timeout=8)
+            self.notify("Drafts kept when this session was last left are back at their "
+                        "stops (enter saves one, x discards it).", title="Drafts", timeout=8)
         if key != self._key:
             self.load(key, store.get(empty.id) if empty is not None else None)
         self.empty, self.store, self.blind = empty, store, blind
