@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
+from typing import TypeVar
 
 from replay.core.detection.empty import (
     Interruption,
@@ -42,6 +43,8 @@ from replay.core.suggest.human import (
     reply_reading,
 )
 from replay.core.suggest.memo import MISSING, memo_of
+
+_Answer = TypeVar("_Answer")
 
 WINDOW = 40
 """How many turns either side a neighbour signal looks at."""
@@ -305,6 +308,21 @@ def _looks_ahead_settled(session: Session, index: int) -> bool:
     return 0 <= index and index + 1 + WINDOW <= memo_of(session).settled()
 
 
+def _kept_look_ahead(session: Session, index: int, kind: str,
+                     compute: Callable[[Session, int], _Answer]) -> _Answer:
+    """`compute(session, index)`, kept in the session's memo under `(kind, index)` once every
+    turn its look ahead reads is settled (a later call then reads it back)."""
+    keep = _looks_ahead_settled(session, index)
+    if keep:
+        found = memo_of(session).answers.get((kind, index))
+        if found is not MISSING:
+            return found  # type: ignore[no-any-return]
+    answer = compute(session, index)
+    if keep:
+        memo_of(session).answers.put((kind, index), answer)
+    return answer
+
+
 # ---------------------------------------------------------------- structural signals
 
 
@@ -539,15 +557,7 @@ def _earlier_users(session: Session, index: int) -> list[int]:
 
 def repeated_instruction(session: Session, index: int) -> Repeat | None:
     """The next user message when it repeats one of the last few user messages before."""
-    keep = _looks_ahead_settled(session, index)
-    if keep:
-        found = memo_of(session).answers.get(("repeat", index))
-        if found is not MISSING:
-            return found  # type: ignore[no-any-return]
-    best = _repeat(session, index)
-    if keep:
-        memo_of(session).answers.put(("repeat", index), best)
-    return best
+    return _kept_look_ahead(session, index, "repeat", _repeat)
 
 
 def _repeat(session: Session, index: int) -> Repeat | None:
@@ -751,15 +761,7 @@ def _reaction_of(text: str) -> str | None:
 def reaction(session: Session, index: int) -> Reaction | None:
     """The person's next message when it is a row of question marks, an angry line or a
     complaint that no reply came."""
-    keep = _looks_ahead_settled(session, index)
-    if keep:
-        found = memo_of(session).answers.get(("reaction", index))
-        if found is not MISSING:
-            return found  # type: ignore[no-any-return]
-    read = _reaction(session, index)
-    if keep:
-        memo_of(session).answers.put(("reaction", index), read)
-    return read
+    return _kept_look_ahead(session, index, "reaction", _reaction)
 
 
 def _reaction(session: Session, index: int) -> Reaction | None:
