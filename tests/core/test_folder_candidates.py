@@ -124,3 +124,46 @@ def test_jsonl_transcripts_of_several_tools_in_one_folder_are_each_read(tmp_path
     # What no reader takes is still said, once, and the status says some were skipped.
     assert result.returncode == 1
     assert result.stderr.count("broken.jsonl") == 1 and "skipped" in result.stderr
+
+
+def test_a_subfolder_of_a_claude_code_project_folder_is_scanned_too(tmp_path: Path) -> None:
+    # A folder of Claude Code sessions is read as a project folder; a Codex rollout and a
+    # chat export kept in its subfolders were silently left out of the scan.
+    import shutil
+
+    root = tmp_path / "d"
+    (root / "sub" / "deeper").mkdir(parents=True)
+    shutil.copy(SAMPLES / "refactor.claude-code.jsonl", root / "a.jsonl")
+    shutil.copy(SAMPLES / "flaky-test.codex.jsonl", root / "sub" / "b.jsonl")
+    shutil.copy(SAMPLES / "torch-revert.opencode.json", root / "sub" / "deeper" / "c.json")
+    (root / "notes").mkdir()  # no transcript in it: nothing said
+    (root / "notes" / "todo.txt").write_text("look at a.jsonl\n")
+    result = _scan("--json", str(root))
+    assert (result.returncode, result.stderr) == (0, "")
+    found = [(json.loads(line)["path"], json.loads(line)["format"])
+             for line in result.stdout.splitlines()]
+    assert sorted(found) == [(str(root / "a.jsonl"), "claude-code"),
+                             (str(root / "sub" / "b.jsonl"), "codex"),
+                             (str(root / "sub" / "deeper" / "c.json"), "opencode")]
+    # A file that may hold several sessions (a chat dataset) is not guessed at: one line
+    # names its folder, and the status says something was not scanned.
+    (root / "data").mkdir()
+    (root / "data" / "chats.json").write_text(CHAT)
+    result = _scan("--json", str(root))
+    assert result.returncode == 1
+    assert result.stderr == (f"replay: skipped {root / 'data'}: its files hold several "
+                             "sessions each; scan that folder by itself\n")
+    assert len(result.stdout.splitlines()) == 3
+
+
+def test_a_session_s_own_folder_is_not_listed_again(tmp_path: Path) -> None:
+    # `<id>/subagents/` beside `<id>.jsonl` is read with its session, as before.
+    from replay.core.readers import claude_code
+
+    root = tmp_path / "project"
+    (root / "s1" / "subagents").mkdir(parents=True)
+    shutil_copy = (SAMPLES / "refactor.claude-code.jsonl").read_bytes()
+    (root / "s1.jsonl").write_bytes(shutil_copy)
+    (root / "s1" / "subagents" / "agent-x.jsonl").write_bytes(shutil_copy)
+    keys = [entry.key for entry in claude_code.list_sessions(root)]
+    assert keys == ["s1.jsonl"]

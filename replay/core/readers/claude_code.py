@@ -15,7 +15,7 @@ import stat
 import time
 from collections.abc import Container, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 
@@ -375,7 +375,38 @@ def list_sessions(path: Path, mapper: Mapper = map) -> list[SessionEntry]:
         if file.name.startswith("agent-") and session_id in main_ids:
             continue
         entries.append(SessionEntry(key=file.name, path=file, own_file=True, started=started))
-    return entries + _skipped_files(path, files)
+    return entries + _skipped_files(path, files) + _other_folders(path)
+
+
+def _other_folders(directory: Path) -> list[SessionEntry]:
+    """The transcripts in a project folder's subfolders that are no session's own folder
+    (`<id>/` beside `<id>.jsonl` holds its subagents): a Codex rollout or a chat export
+    kept in `sub/` of a folder of Claude Code sessions is listed, never silently dropped.
+
+    Each is listed as the folder reader lists it; a subfolder whose files hold several
+    sessions each (a chat dataset) is one line saying to scan it by itself."""
+    from replay.core.readers import folder
+
+    try:
+        with os.scandir(directory) as scanned:
+            names = {entry.name for entry in scanned}
+    except OSError:
+        return []
+    found: list[SessionEntry] = []
+    for name in sorted(names):
+        sub = directory / name
+        if (name.startswith(".") or f"{name}.jsonl" in names or not sub.is_dir()
+                or not folder.sniff(sub, b"")):
+            continue
+        listed = folder.list_sessions(sub)
+        if listed is None:
+            found.append(SessionEntry(
+                key=name, path=sub, own_file=True,
+                problem=f"skipped {sub}: its files hold several sessions each; "
+                        "scan that folder by itself"))
+            continue
+        found.extend(replace(entry, key=f"{name}/{entry.key}") for entry in listed)
+    return found
 
 
 def _skipped_files(directory: Path, sessions: Iterable[Path]) -> list[SessionEntry]:
