@@ -449,3 +449,49 @@ def test_an_opencode_session_of_big_parts_is_read_without_all_of_them_parsed(
             tracemalloc.stop()
     # The long outputs are kept shortened; only a chunk's are whole at once.
     assert peaks[1] - peaks[0] < 0.5 * (big.stat().st_size - small.stat().st_size), peaks
+
+
+# ---------------------------------------------------------------- SWE-agent's scan
+
+def _swe_run(path: Path, steps: int) -> Path:
+    """A SWE-agent run of `steps` steps with long observations, one empty step in 50."""
+    trajectory = [{"thought": "" if number % 50 == 7 else f"step {number}",
+                   "action": "" if number % 50 == 7 else "ls -la",
+                   "observation": f"total {number}\n" + "drwxr-xr-x  file\n" * 40,
+                   "execution_time": 0.5} for number in range(steps)]
+    history = [{"role": "system", "content": "You are an agent."},
+               {"role": "user", "content": "ISSUE:\nthe tests fail\n"}]
+    path.write_text(json.dumps({"trajectory": trajectory, "history": history,
+                                "info": {"exit_status": "submitted", "submission": "x"}},
+                               indent=1))
+    return path
+
+
+def _swe_peak(path: Path) -> int:
+    from replay.core.corpus.tasks import SessionTask, scan_task
+
+    tracemalloc.start()
+    try:
+        result = scan_task(SessionTask(str(path), None, None, ()))
+        assert result.error is None and result.reports, result.error
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_swe_agent_run_is_scanned_without_holding_its_observations(tmp_path: Path) -> None:
+    # The scan read the whole run into turns: 1.5-1.7x the file at 50 MB. Its steps are
+    # now held as columns of an index and read back a few at a time.
+    from replay.core.readers import swe_agent
+
+    small = _swe_run(tmp_path / "small.traj", 5_000)
+    big = _swe_run(tmp_path / "big.traj", 20_000)
+    grown = _swe_peak(big) - _swe_peak(small)
+    assert grown < 0.3 * (big.stat().st_size - small.stat().st_size), grown
+    # ... and says what the whole read says, under every rule set.
+    assert swe_agent.READER.iter_sessions is not None
+    for rules in RULES:
+        [whole] = swe_agent.read(big)
+        [indexed] = swe_agent.READER.iter_sessions(big)
+        assert (_full(scan_session(indexed, rules, default_suggester()))
+                == _full(scan_session(whole, rules, default_suggester())))
