@@ -100,6 +100,13 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return False  # a symbolic link loop, say: not a session file (listed as skipped)
 
 
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def _session_files(directory: Path) -> list[Path]:
     # scandir: a directory entry knows whether it is a file, without a stat per file.
     try:
@@ -389,14 +396,15 @@ def _other_folders(directory: Path) -> list[SessionEntry]:
 
     try:
         with os.scandir(directory) as scanned:
-            names = {entry.name for entry in scanned}
+            # The entry knows whether it is a folder: no stat per session file.
+            entries = [(entry.name, _is_folder(entry)) for entry in scanned]
     except OSError:
         return []
+    names = {name for name, _ in entries}
     found: list[SessionEntry] = []
-    for name in sorted(names):
+    for name in sorted(name for name, is_folder in entries if is_folder):
         sub = directory / name
-        if (name.startswith(".") or f"{name}.jsonl" in names or not sub.is_dir()
-                or not folder.sniff(sub, b"")):
+        if name.startswith(".") or f"{name}.jsonl" in names or not folder.sniff(sub, b""):
             continue
         listed = folder.list_sessions(sub)
         if listed is None:
