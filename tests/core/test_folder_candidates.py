@@ -5,6 +5,7 @@ be read still gets its one line and exit status 1."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -129,8 +130,6 @@ def test_jsonl_transcripts_of_several_tools_in_one_folder_are_each_read(tmp_path
 def test_a_subfolder_of_a_claude_code_project_folder_is_scanned_too(tmp_path: Path) -> None:
     # A folder of Claude Code sessions is read as a project folder; a Codex rollout and a
     # chat export kept in its subfolders were silently left out of the scan.
-    import shutil
-
     root = tmp_path / "d"
     (root / "sub" / "deeper").mkdir(parents=True)
     shutil.copy(SAMPLES / "refactor.claude-code.jsonl", root / "a.jsonl")
@@ -162,8 +161,8 @@ def test_a_session_s_own_folder_is_not_listed_again(tmp_path: Path) -> None:
 
     root = tmp_path / "project"
     (root / "s1" / "subagents").mkdir(parents=True)
-    shutil_copy = (SAMPLES / "refactor.claude-code.jsonl").read_bytes()
-    (root / "s1.jsonl").write_bytes(shutil_copy)
-    (root / "s1" / "subagents" / "agent-x.jsonl").write_bytes(shutil_copy)
+    session = (SAMPLES / "refactor.claude-code.jsonl").read_bytes()
+    (root / "s1.jsonl").write_bytes(session)
+    (root / "s1" / "subagents" / "agent-x.jsonl").write_bytes(session)
     keys = [entry.key for entry in claude_code.list_sessions(root)]
     assert keys == ["s1.jsonl"]
