@@ -315,6 +315,82 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
         yield rest, offset, lineno + 1
 
 
+def feed_lines(handle: BinaryIO, take: Callable[[bytes, int, int], None],
+               tick: Callable[[int, int], None], mask: int = 63) -> bool:
+    """Hand every line of `handle` to `take` as `iter_lines(handle, views=True)` yields it,
+    and call `tick(lineno, offset)` after each line whose number has no bit of `mask` set:
+
+        for line, offset, lineno in iter_lines(handle, views=True):
+            take(line, offset, lineno)
+            if not lineno & mask:
+                tick(lineno, offset)
+
+    in one loop, without a generator between the read and `take` (a scan's lines are
+    hundreds of thousands; the generator's resumption, its tuples and their unpacking were
+    a sixth of what the scan added to decoding them). The same lines, offsets and numbers
+    (`tests/core/test_feed_lines.py` holds the two against each other); a line is a view
+    valid only during its `take`. Returns whether any line was taken.
+    """
+    handle.seek(0)
+    if BOM.startswith(handle.read(len(BOM)) or b"-"):
+        return feed_records(iter_lines(handle, 0, 0), take, tick, mask)
+    handle.seek(0)
+    offset = 0
+    """File offset of the buffer's first byte."""
+    lineno = 0
+    taken = False
+    buffer = bytearray(FIRST_CHUNK_BYTES)
+    filled = 0
+    """Bytes at the buffer's start carried over: the beginning of a line not ended yet."""
+    while True:
+        if filled == len(buffer) or len(buffer) < CHUNK_BYTES:
+            bigger = bytearray(max(min(len(buffer) * 2, CHUNK_BYTES), 2 * filled))
+            bigger[:filled] = buffer[:filled]
+            buffer = bigger
+        view = memoryview(buffer)
+        count = handle.readinto(view[filled:])
+        if not count:
+            break
+        end = filled + count
+        find = buffer.find
+        if find(b"\r", 0, end) >= 0:
+            # Carriage returns: line ends of another kind, read the copying way from here.
+            return feed_records(iter_lines(handle, offset, lineno), take, tick, mask) or taken
+        done = 0
+        while (stop := find(b"\n", done, end)) >= 0:
+            lineno += 1
+            if stop > done and (buffer[done] not in _BLANK or buffer[done:stop].strip()):
+                take(view[done:stop], offset + done, lineno)  # type: ignore[arg-type]
+                taken = True
+                if not lineno & mask:
+                    tick(lineno, offset + done)
+            done = stop + 1
+        filled = end - done
+        buffer[:filled] = buffer[done:end]
+        offset += done
+    rest = bytes(buffer[:filled])
+    if rest.strip(b" \t\r\n\x0b\x0c"):
+        lineno += 1
+        take(rest, offset, lineno)
+        if not lineno & mask:
+            tick(lineno, offset)
+        return True
+    return taken
+
+
+def feed_records(records: Iterable[tuple[bytes, int, int]], take: Callable[[bytes, int, int], None],
+               tick: Callable[[int, int], None], mask: int) -> bool:
+    """`feed_lines`'s loop over any records: `take` each, `tick` after each whose number has no
+    bit of `mask` set. Returns whether any record was taken."""
+    taken = False
+    for record, offset, number in records:
+        taken = True
+        take(record, offset, number)
+        if not number & mask:
+            tick(number, offset)
+    return taken
+
+
 def read_line_session(
     path: Path, builder: LineBuilder, progress: Progress | None = None
 ) -> Session:
