@@ -6,6 +6,7 @@ import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, overload
 
@@ -32,6 +33,8 @@ from replay.core.readers.base import (
     ReaderError,
     RecordFeed,
     UnreadablePath,
+    feed_lines,
+    feed_records,
     iter_lines,
 )
 from replay.core.readers.file_window import FileChanged
@@ -310,7 +313,7 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
     lean = getattr(builder, "for_scan", None)
     # A builder may hand the scan a feed of its own (the same turns, as far as a scan reads
     # them, for less work).
-    lean_feed = lean() if lean is not None else None
+    take = lean() if lean is not None else builder.feed
     try:
         total = os.path.getsize(path)
         handle = open(path, "rb")
@@ -326,11 +329,15 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
         return session
 
     with handle:
-        # `read_line_session`'s loop, with the judging and collecting added.
-        views = getattr(builder, "takes_views", False)
-        feed = RecordFeed(builder, iter_lines(handle, views=views), total, EMPTY_FILE)
-        return scan_records(feed, rules, suggest, progress,
-                            completed if complete is not None else None, lean_feed)
+        if getattr(builder, "takes_views", False):
+            # The lines as `iter_lines(views=True)` yields them, handed over in one loop.
+            def pump(take: Callable[[bytes, int, int], None],
+                     tick: Callable[[int, int], None]) -> bool:
+                return feed_lines(handle, take, tick, _BATCH_MASK)
+        else:
+            pump = partial(feed_records, iter_lines(handle), mask=_BATCH_MASK)
+        return _scan_fed(builder, pump, take, total, EMPTY_FILE, rules, suggest, progress,
+                         completed if complete is not None else None)
 
 
 def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, suggest: bool = True,
@@ -341,33 +348,47 @@ def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, sugges
     window of its turns: `scan_file` for records that are not lines. `complete` gives the
     session once every record is fed (None: the builder's); `feed_one` feeds a record (None: the
     builder's `feed`). Raises ReaderError."""
-    builder = feed.builder
+    return _scan_fed(feed.builder, partial(feed_records, feed.records, mask=_BATCH_MASK),
+                     feed_one or feed.builder.feed, feed.total, feed.empty, rules, suggest,
+                     progress, complete)
+
+
+Pump = Callable[[Callable[[bytes, int, int], None], Callable[[int, int], None]], bool]
+"""Hands every record to its first argument, `take(record, offset, number)`, calls its second,
+`tick(number, offset)`, after every record whose number is a multiple of 64, and says
+whether any record was handed over (`readers.base.feed_lines`)."""
+
+
+def _scan_fed(builder: LineBuilder, pump: Pump, take: Callable[[bytes, int, int], None],
+              total: int, empty: str | None, rules: DetectionRules, suggest: bool,
+              progress: Progress | None,
+              complete: Callable[[LineBuilder], Session] | None) -> ScanReport:
+    """The windowed scan of one session whose records `pump` hands to `take`."""
     scan = _WindowScan(builder.session, rules, suggest, getattr(builder, "settled", None))
-    feed_one = feed_one or builder.feed
     advance = scan.advance
     # A builder that makes no reference cycles needs no collection while it is fed.
     collect = not getattr(builder, "acyclic", False)
+
+    def tick(number: int, offset: int) -> None:
+        # After every 64th record: judge what can be judged, now and then collect and report.
+        advance()
+        if not number & _COLLECT_MASK:
+            if collect:
+                gc.collect(1)
+            if progress is not None:
+                progress(offset, total)
+
     was_enabled = gc.isenabled()
     # The turns of a scan die young and make no cycles: the collector would walk the window
     # again and again for nothing (a third of the time on tiny records). A young collection
     # now and then still frees any cycle a reader might make.
     gc.disable()
     try:
-        fed = False
-        for record, offset, number in feed.records:
-            fed = True
-            feed_one(record, offset, number)
-            if not number & _BATCH_MASK:
-                advance()
-                if not number & _COLLECT_MASK:
-                    if collect:
-                        gc.collect(1)
-                    if progress is not None:
-                        progress(offset, feed.total)
+        fed = pump(take, tick)
         builder.finish()
         session = builder.session
-        if not fed and feed.empty is not None:
-            session.warn(feed.empty, skipped=False)
+        if not fed and empty is not None:
+            session.warn(empty, skipped=False)
         if complete is not None:
             session = complete(builder)
         empties = scan.finish()
@@ -375,7 +396,7 @@ def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, sugges
         if was_enabled:
             gc.enable()
     if progress is not None:
-        progress(feed.total, feed.total)
+        progress(total, total)
     return ScanReport(session, empties, scan.prompt)
 
 

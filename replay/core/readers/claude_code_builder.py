@@ -199,15 +199,15 @@ class ClaudeCodeBuilder:
         self._take(line, offset, lineno, False)
 
     def _take(self, line: bytes, offset: int, lineno: int, scan: bool) -> None:
-        """One record, for the app (`feed`) or, `scan`, for a scan (`_scan_feed`): decoded
-        alike, the same warnings and events; only a reply's or a prompt's turn is built by
-        the scan's leaner methods."""
+        """One record, for the app (`feed`) or, `scan`, for a scan (`_scan_feed` is the same
+        steps with the scan's methods): decoded alike, the same warnings and events; only a
+        reply's or a prompt's turn is built by the scan's leaner methods."""
         try:
             entry: Entry | None = DECODER.decode(line)
         except (msgspec.DecodeError, RecursionError):  # (ValidationError is a DecodeError)
             entry = self._entry(line, lineno)  # decoded again: only bad lines get here
-        if entry is None:
-            return
+            if entry is None:
+                return
         kind = entry.type
         if self._need_meta and kind is not None:
             self._meta(line)
@@ -221,7 +221,12 @@ class ClaudeCodeBuilder:
             else:
                 (self._scan_user if scan else self._user)(
                     entry, message, (offset, len(line)), lineno)
-        elif kind is None:
+        else:
+            self._other(kind, line, lineno)
+
+    def _other(self, kind: str | None, line: bytes, lineno: int) -> None:
+        """A record that is not a turn's: bookkeeping (counted), a title, or no type at all."""
+        if kind is None:
             self.session.warn(f"line {lineno}: record without a type")
         else:
             # Summaries, snapshots, progress, hooks, system notes and types added by newer
@@ -236,8 +241,33 @@ class ClaudeCodeBuilder:
         """`feed` for a scan: the same turns, parts, warnings and events as far as a scan reads
         them, for less work per record. Left out: the model and token counts of a reply, and
         everything only the linking of subagent sessions needs (a scan reports none): the
-        prompts of Agent calls, the agent ids of their results, the first prompt."""
-        self._take(line, offset, lineno, True)
+        prompts of Agent calls, the agent ids of their results, the first prompt.
+
+        `_take`'s steps with the scan's methods, written out: this runs once per record, and
+        the call through `_take` was a tenth of what the builder adds to decoding."""
+        try:
+            entry: Entry | None = DECODER.decode(line)
+        except (msgspec.DecodeError, RecursionError):
+            entry = self._entry(line, lineno)
+            if entry is None:
+                return
+        kind = entry.type
+        if self._need_meta and kind is not None:
+            self._meta(line)
+        if kind == "assistant":
+            message = entry.message
+            if message is None or message.content is _MISSING:
+                self.session.warn(f"line {lineno}: {kind} record without message content")
+            else:
+                self._scan_assistant(entry, message, (offset, len(line)), lineno)
+        elif kind == "user":
+            message = entry.message
+            if message is None or message.content is _MISSING:
+                self.session.warn(f"line {lineno}: {kind} record without message content")
+            else:
+                self._scan_user(entry, message, (offset, len(line)), lineno)
+        else:
+            self._other(kind, line, lineno)
 
     def _scan_assistant(self, entry: Entry, message: Message, span: tuple[int, int],
                         lineno: int) -> None:
