@@ -12,7 +12,7 @@ import pytest
 
 from replay.core.readers.base import iter_lines
 from replay.core.readers.claude_code_builder import ClaudeCodeBuilder
-from replay.core.session.model import Part, Session, Turn
+from replay.core.session.model import Part, Session, Turn, parse_time
 from tests.conftest import REALDATA, SAMPLES
 
 PART_FIELDS = ("kind", "text", "name", "status", "call_id", "synthetic", "duration", "mime",
@@ -47,6 +47,7 @@ def _built(path: Path, scan: bool, limit: int | None = 2000) -> ClaudeCodeBuilde
     with open(path, "rb") as handle:
         for line, offset, lineno in iter_lines(handle, views=scan):
             feed(line, offset, lineno)
+    builder.finish()  # (the scan's feed settles a reply's end time here, or when read)
     return builder
 
 
@@ -195,6 +196,47 @@ def test_many_responses_forget_old_messages_alike(tmp_path: Path) -> None:
     path.write_bytes(b"\n".join(lines) + b"\n")
     session = _assert_same(path)
     assert len(session.turns) == 9001
+
+
+def _reply_line(uuid: str, message_id: str, timestamp: str | None) -> bytes:
+    record: dict[str, Any] = {"type": "assistant", "uuid": uuid, "sessionId": "s-1",
+                              "message": {"role": "assistant", "id": message_id,
+                                          "content": [{"type": "text", "text": uuid}]}}
+    if timestamp is not None:
+        record["timestamp"] = timestamp
+    return orjson.dumps(record)
+
+
+def test_a_replys_end_time_is_the_same_whenever_a_scan_reads_it(tmp_path: Path) -> None:
+    # The scan's feed settles a reply's `completed` from its later lines only when asked
+    # (`settle_times`, before a scan reads any turn): asked after every line, it must give
+    # what `feed` gives at that line, whatever the later lines' times and order.
+    lines = [
+        _reply_line("a1", "msg_a", "2026-03-01T10:00:01.000Z"),
+        _reply_line("a2", "msg_a", "2026-03-01T10:00:02.500Z"),
+        _reply_line("a3", "msg_a", "yesterday"),  # unreadable: the time before it stays
+        _reply_line("a4", "msg_a", None),
+        _reply_line("b1", "msg_b", "2026-03-01T10:00:05.000Z"),
+        _reply_line("a5", "msg_a", "2026-03-01T10:00:06.000Z"),  # an earlier reply again
+        _record("user", "u1", {"role": "user", "content": "next"}),
+        _reply_line("b2", "msg_b", "2026-03-01T10:00:08.000+02:00"),
+        _reply_line("b3", "msg_b", ""),
+        _reply_line("b4", "msg_b", "2026-03-01T10:00:09Z"),
+        _reply_line("b5", "msg_b", "2026-13-01T10:00:10.000Z"),  # month 13: unreadable
+    ]
+    scanned, fed = ClaudeCodeBuilder("x.jsonl"), ClaudeCodeBuilder("x.jsonl")
+    scan_feed = scanned.for_scan()
+    offset = 0
+    for number, line in enumerate(lines, 1):
+        scan_feed(memoryview(line), offset, number)
+        fed.feed(line, offset, number)
+        offset += len(line) + 1
+        scanned.settle_times()
+        assert [_turn(turn) for turn in scanned.session.turns] == \
+            [_turn(turn) for turn in fed.session.turns]
+    completed = {turn.id: turn.completed for turn in fed.session.turns}
+    assert completed["msg_a"] == parse_time("2026-03-01T10:00:06.000Z")[1]
+    assert completed["msg_b"] == parse_time("2026-03-01T10:00:09Z")[1]
 
 
 def test_a_scan_uses_the_scan_feed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -175,3 +175,34 @@ def test_a_scan_reads_no_subagent_file(tmp_path: Path, monkeypatch: pytest.Monke
     assert read == [] and streamed.session.sidechains == []
     whole = scan_session(load_sessions(main_file)[0], DEFAULT_RULES, default_suggester())
     assert _full(streamed) == _full(whole)
+
+
+def test_a_replys_end_time_is_settled_before_its_neighbours_are_judged(tmp_path: Path) -> None:
+    # A reply of two lines, then an empty prompt whose `gap_before` is measured from the
+    # reply's end (its second line), then many one-line turns: the empty prompt is judged
+    # long before the file ends, and must see the reply's end time by then (the scan's feed
+    # settles it only when asked: `ClaudeCodeBuilder.settle_times`).
+    def line(kind: str, uuid: str, second: int, message: dict[str, Any]) -> bytes:
+        return orjson.dumps({"type": kind, "uuid": uuid, "sessionId": "s-1",
+                             "timestamp": f"2026-03-01T10:{second // 60:02d}:{second % 60:02d}Z",
+                             "message": message})
+
+    def reply(message_id: str, text: str) -> dict[str, Any]:
+        return {"role": "assistant", "id": message_id,
+                "content": [{"type": "text", "text": text}]}
+
+    lines = [line("user", "u0", 0, {"role": "user", "content": "start the work please"}),
+             line("assistant", "a1", 1, reply("msg_1", "first half")),
+             line("assistant", "a2", 40, reply("msg_1", "second half")),
+             line("user", "u1", 100, {"role": "user", "content": "<local-command-stdout>"
+                                                                "</local-command-stdout>"})]
+    for number in range(2, 300):
+        lines.append(line("user", f"u{number}", 100 + number, {"role": "user",
+                                                               "content": f"prompt {number}"}))
+        lines.append(line("assistant", f"a{number}x", 100 + number,
+                          reply(f"msg_{number}", f"answer {number}")))
+    path = tmp_path / "late-end.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    report = _same_as_whole(path)
+    empty = [turn for turn in report.empty_turns if turn.id == "u1"]
+    assert empty and empty[0].gap_before == 60.0

@@ -368,9 +368,13 @@ def _scan_fed(builder: LineBuilder, pump: Pump, take: Callable[[bytes, int, int]
     advance = scan.advance
     # A builder that makes no reference cycles needs no collection while it is fed.
     collect = not getattr(builder, "acyclic", False)
+    # A builder may leave a fact of its last turn to be settled before the turns are read.
+    settle = getattr(builder, "settle_times", None)
 
     def tick(number: int, offset: int) -> None:
         # After every 64th record: judge what can be judged, now and then collect and report.
+        if settle is not None:
+            settle()
         advance()
         if not number & _COLLECT_MASK:
             if collect:

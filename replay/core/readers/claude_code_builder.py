@@ -164,6 +164,9 @@ class ClaudeCodeBuilder:
         """Set when the session's turns are a `TurnIndex`: told of every turn changed after
         it was added, so its columns follow."""
         self._tool_text = True
+        self._ending: Turn | None = None
+        """The reply whose later lines' times wait in `_endings` (a scan's, `settle_times`)."""
+        self._endings: list[str] = []
 
     acyclic = True
     """Feeding makes no reference cycles (turns, parts and sources only point down): a scan
@@ -276,8 +279,8 @@ class ClaudeCodeBuilder:
         messages = self._messages
         turn = messages.get(turn_id)
         timestamp = entry.timestamp
-        seconds = _epoch(timestamp)
         if turn is None:
+            seconds = _epoch(timestamp)
             # `_new_turn`, with the fields in order (no keyword parsing: once per reply).
             turn = Turn(turn_id, "assistant", [], timestamp, seconds, seconds, None, None, None,
                         False, False, Source(self._path, lineno, (span,)))
@@ -286,8 +289,13 @@ class ClaudeCodeBuilder:
             if len(messages) > 2 * _RECENT_MESSAGES:
                 self._messages = dict(list(messages.items())[-_RECENT_MESSAGES:])
         else:
-            if seconds is not None:
-                turn.completed = seconds
+            if timestamp is not None:
+                # The reply's end: read once its lines stop coming (`settle_times`), not at
+                # every line (`_epoch` was a tenth of this method).
+                if turn is not self._ending:
+                    self.settle_times()
+                    self._ending = turn
+                self._endings.append(timestamp)
             source = turn.source
             assert source is not None
             source.spans += (span,)
@@ -371,7 +379,26 @@ class ClaudeCodeBuilder:
         turn.is_summary = bool(entry.isCompactSummary)
 
     def finish(self) -> None:
-        """Nothing is pending between records; kept for the `LineBuilder` protocol."""
+        """Settle what a scan left pending (`settle_times`); else nothing is pending between
+        records."""
+        self.settle_times()
+
+    def settle_times(self) -> None:
+        """Give the reply whose later lines a scan fed last its `completed` time: the latest
+        of their times that reads (`_epoch`), as `_assistant` sets it line by line. A scan
+        calls this before it reads any turn (`corpus.scan`), and it is called whenever
+        another reply's line comes, so at most one reply waits."""
+        turn = self._ending
+        if turn is None:
+            return
+        endings = self._endings
+        for timestamp in reversed(endings):
+            seconds = _epoch(timestamp)
+            if seconds is not None:
+                turn.completed = seconds
+                break
+        endings.clear()
+        self._ending = None
 
     def _title(self, kind: str, line: bytes) -> None:
         """A title record: one the person set beats the generated one, which beats a summary
