@@ -208,15 +208,17 @@ class TurnWindow:
     def __getitem__(self, key: slice) -> list[Turn]: ...
 
     def __getitem__(self, key: int | slice) -> Turn | list[Turn]:
+        # (`len(self)` written out: the signals read the window by index thousands of times.)
+        base, turns = self._base, self._turns
         if isinstance(key, slice):
-            start, stop, step = key.indices(len(self))
-            if stop > start and start < self._base:
-                raise IndexError(f"turns before {self._base} were let go")
-            return self._turns[max(start - self._base, 0):max(stop - self._base, 0):step]
-        index = key + len(self) if key < 0 else key
-        if not self._base <= index < len(self):
+            start, stop, step = key.indices(base + len(turns))
+            if stop > start and start < base:
+                raise IndexError(f"turns before {base} were let go")
+            return turns[max(start - base, 0):max(stop - base, 0):step]
+        index = key + base + len(turns) if key < 0 else key
+        if not base <= index < base + len(turns):
             raise IndexError(f"turn {key} is not in the window")
-        return self._turns[index - self._base]
+        return turns[index - base]
 
     def forget_before(self, index: int) -> None:
         """Let go of the turns before `index`, in batches so each turn is moved once or twice."""
