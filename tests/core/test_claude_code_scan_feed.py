@@ -9,10 +9,13 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replay.core.readers.base import iter_lines
 from replay.core.readers.claude_code_builder import ClaudeCodeBuilder
 from replay.core.session.model import Part, Session, Turn, parse_time
+from replay.core.session.text import shorten
 from tests.conftest import REALDATA, SAMPLES
 
 PART_FIELDS = ("kind", "text", "name", "status", "call_id", "synthetic", "duration", "mime",
@@ -280,3 +283,22 @@ def test_feeding_makes_no_reference_cycles(path: Path, tmp_path: Path) -> None:
     finally:
         if was_enabled:
             gc.enable()
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(["a", "word", " ", "\n", "\t", "\u3000", "<", ">", "/", "<a>",
+                                 "</a>", "<b x=1>", "</b>", "<br/>", "<a", "-->", "é"]),
+                max_size=30),
+       st.integers(min_value=1, max_value=24), st.booleans())
+def test_a_long_texts_head_is_what_shorten_keeps(pieces: list[str], limit: int,
+                                                 synthetic: bool) -> None:
+    # `_text_part` keeps the head itself when words come before any tag (no pass over the
+    # whole text); it must keep what `shorten` keeps, blank texts and heads included.
+    text = "".join(pieces)
+    part = ClaudeCodeBuilder("x.jsonl")._text_part("text", text, limit, synthetic)
+    if len(text) <= limit:
+        assert (part.text, part.shortened, part.length) == (text, False, -1)
+        return
+    short, _ = shorten(text, limit)
+    assert (part.text, part.shortened, part.length, part.synthetic) == \
+        (short or "", True, len(text), synthetic)

@@ -455,7 +455,14 @@ class ClaudeCodeBuilder:
                    synthetic: bool = False) -> Part:
         if limit is None or len(text) <= limit:
             return Part(kind, text, synthetic=synthetic)
-        short, _ = shorten(text, limit)
+        head = text[:limit]
+        tag = head.find("<")
+        if (head if tag < 0 else head[:tag]).strip():
+            # Words before any tag: neither the text nor its head is blank, so `shorten`
+            # keeps the head (it would find so by taking the tags out of the whole text).
+            short: str | None = head
+        else:
+            short, _ = shorten(text, limit)
         return Part(kind, short or "", synthetic=synthetic, shortened=True, length=len(text))
 
     def _input(self, raw: msgspec.Raw) -> tuple[str | None, bool]:
