@@ -4,6 +4,7 @@ Usage: python bench/bench_scan.py [--lines N] [--repeat K] [--regenerate]
        python bench/bench_scan.py --realshaped MB [--repeat K]
        python bench/bench_scan.py --file PATH [--repeat K]
        ... [--against TREE]  (also the scan of another checkout, e.g. main before a change)
+       ... [--instructions]  (also each command's instruction count, under callgrind)
 
 Generates (once, reused afterwards) bench/out/claude-code-<N>.jsonl, a realistic Claude Code
 session of N records (about 230 MB for the default 100,000), or takes the real-shaped file of
@@ -29,6 +30,7 @@ import argparse
 import compileall
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -304,6 +306,32 @@ def run_timed(command: list[str], cwd: Path = REPO) -> Run:
     return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024)
 
 
+def instructions(command: list[str], cwd: Path = REPO) -> int:
+    """Instructions the command runs (`valgrind --tool=callgrind`, its `Collected` total):
+    what other processes on the machine cannot change, unlike its time."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *command], cwd=cwd, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, check=False)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"valgrind could not count {command[:3]}: {done.stderr[-300:]}")
+    return int(found.group(1))
+
+
+def print_instructions(counted: dict[str, int]) -> None:
+    """The instruction counts beside each other: whole process, and per byte (each side's
+    start-up, the same command on the file's first line, taken off)."""
+    base, scan = counted["base"], counted["scan"]
+    base_bytes, scan_bytes = base - counted["base0"], scan - counted["scan0"]
+    print(f"instr     loop {base / 1e6:,.0f}M (start-up {counted['base0'] / 1e6:,.0f}M), "
+          f"scan {scan / 1e6:,.0f}M (start-up {counted['scan0'] / 1e6:,.0f}M): "
+          f"{scan / base:.3f}x whole process, {scan_bytes / base_bytes:.3f}x per byte")
+    if "other" in counted:
+        other = counted["other"]
+        print(f"instr     against: {other / 1e6:,.0f}M, {other / base:.3f}x the loop; "
+              f"this tree / that one = {scan / other:.3f}")
+
+
 def _load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -320,6 +348,10 @@ def main() -> int:
     parser.add_argument("--against", type=Path, metavar="TREE",
                         help="also run the scan of this checkout (its own replay package), "
                              "alternating with the others: before against after")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each command's instructions once under valgrind's "
+                             "callgrind (slow: about a minute per 100 MB; the load cannot "
+                             "change them)")
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -368,6 +400,8 @@ def main() -> int:
         for _ in range(args.repeat):
             for key, command in commands.items():
                 runs[key].append(run_timed(command, args.against if key == "other" else REPO))
+        counted = {key: instructions(command, args.against if key == "other" else REPO)
+                   for key, command in commands.items()} if args.instructions else None
     base_runs, scan_runs = runs["base"], runs["scan"]
     # Best of the runs: other processes only ever add time.
     base_wall, scan_wall = min(r.wall for r in base_runs), min(r.wall for r in scan_runs)
@@ -403,6 +437,8 @@ def main() -> int:
         print(f"against   {args.against}: {other:.2f} s CPU, {other / base_cpu:.2f}x the loop "
               f"(rounds {' '.join(f'{r:.2f}' for r in pairs)}); this tree / that one = "
               f"{scan_cpu / other:.2f}")
+    if counted is not None:
+        print_instructions(counted)
     if expected is not None:
         print(f"check     scan found {report['turns']:,} turns, {len(found)} empty: "
               f"{'as generated' if correct else 'MISMATCH'}")
