@@ -165,6 +165,19 @@ TRICKY: list[bytes] = [
     b'"content":[{"type":"text","text":"odd time"}]}}',
     b'{"type":"assistant","uuid":"u33","timestamp":"2026-03-01T10:00:33+02:00","message":'
     b'{"role":"assistant","id":"msg_9","content":[{"type":"text","text":"offset time"}]}}',
+    # Records a byte check on a line's start would take for bookkeeping, and are not (or
+    # the other way round): a later "type" key wins, keys in another order, escapes in the
+    # type's value, quotes escaped as \u0022, white space around every token.
+    b'{"type":"progress","uuid":"u34","type":"user","timestamp":"2026-03-01T10:00:34Z",'
+    b'"message":{"role":"user","content":"a later type key wins"}}',
+    b'{"message":{"role":"user","content":"the type comes last"},"uuid":"u35","type":"user"}',
+    b'{"type":"progr\\u0065ss","uuid":"u36","data":{"type":"user"}}',
+    b'{"type":"user","uuid":"u37","message":{"role":"user","content":'
+    b'"quote \\u0022type\\u0022:\\u0022progress\\u0022 \\" done"}}',
+    b'{"type":"summ\\u0061ry","summary":"Escaped kind","leafUuid":"u1"}',
+    b'{\t"type"\t:\t"assistant" ,"uuid":"u38", "message" : {"role":"assistant","id":"msg_10",'
+    b'"content":[ {"type" :"text","text":"spaced"} ]} }',
+    b'\t{"type":"user","uuid":"u39","message":{"role":"user","content":"a tab first"}} ',
 ]
 """Records of every kind the scan's feed handles inline or hands on, and records that would
 trip a shortcut taken by their bytes."""
@@ -176,8 +189,12 @@ def test_tricky_records_build_the_same(tmp_path: Path) -> None:
     for limit in (40, None):
         _assert_same(path, limit)
     session = _assert_same(path)
-    assert session.skipped >= 8 and session.events == 5
+    assert session.skipped >= 8 and session.events == 7
     assert session.title == "Named by the person"
+    by_id = {turn.id: turn for turn in session.turns}
+    assert by_id["u34"].parts[0].text == "a later type key wins"
+    assert {"u35", "u37", "msg_10", "u39"} <= set(by_id) and "u36" not in by_id
+    assert by_id["u37"].parts[0].text == 'quote "type":"progress" " done'
     kinds = {part.kind for turn in session.turns for part in turn.parts}
     assert {"text", "reasoning", "tool_call", "tool_result", "image", "file"} <= kinds
     agent_calls = [part for turn in session.turns for part in turn.parts if part.name == "Task"]
