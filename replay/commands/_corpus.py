@@ -75,8 +75,10 @@ class CorpusScan:
             with local_pool(jobs if dask is None and many else 1) as pool:
                 mapper = pool_mapper(pool, jobs)
                 tasks: list[SessionTask] = []
+                listed: list[SessionTask] = []  # (before `only`: every session of a source)
                 for path in paths:
                     planned = self._plan(path, format, rules, mapper)
+                    listed.extend(planned)
                     wanted = (only or {}).get(path)
                     if wanted is not None:
                         planned = [task for task in planned
@@ -90,14 +92,14 @@ class CorpusScan:
                     yield from self._results(tasks, run(tasks))
                     return
                 # Imported only when used: SQLite and hashlib's OpenSSL cost every start.
-                from replay.core.corpus.cache import ScanCache, cached_results, stamped_file
+                from replay.core.corpus.cache import ScanCache
+                from replay.core.corpus.rows import cached_results, forget_gone
 
                 with ScanCache(warn=say_error) as kept:
                     yield from self._results(tasks, cached_results(tasks, run, kept))
                     given = set(self._renames.values())  # read from a pipe: nothing kept
-                    kept.forget_missing([path for path in paths
-                                         if path not in given and not is_url(path)],
-                                        {str(stamped_file(task)) for task in tasks})
+                    forget_gone(kept, [path for path in paths
+                                       if path not in given and not is_url(path)], listed)
         except DaskMissing as error:
             say_error(str(error))
             self.status = EXIT_BAD_INPUT

@@ -18,7 +18,8 @@ import pytest
 from replay.cli import main
 from replay.core.corpus import cache as cache_module
 from replay.core.corpus import pool
-from replay.core.corpus.cache import BATCH, ScanCache, cache_path, scan_cached
+from replay.core.corpus.cache import BATCH, ScanCache, cache_path
+from replay.core.corpus.rows import scan_cached
 from replay.core.corpus.tasks import SessionTask
 from tests.conftest import REALDATA, SAMPLES
 

@@ -34,13 +34,13 @@ def age(root: Path, when: int = OLD) -> None:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The session files the session list reads to count them, in order."""
     seen: list[Path] = []
-    read = counts.read_entry
+    scan = counts.scan_task
 
-    def counting(reader, entry, **options):  # type: ignore[no-untyped-def]
-        seen.append(entry.path)
-        return read(reader, entry, **options)
+    def counting(task):  # type: ignore[no-untyped-def]
+        seen.append(task.entry.path)
+        return scan(task)
 
-    monkeypatch.setattr(counts, "read_entry", counting)
+    monkeypatch.setattr(counts, "scan_task", counting)
     return seen
 
 
