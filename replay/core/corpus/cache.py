@@ -298,7 +298,16 @@ class ScanCache:
         (a session list never reads the reports); None when there is none."""
         return self._lookup(key, stamp, "summary")
 
-    def _lookup(self, key: str, stamp: str, column: str) -> Any:
+    def lookup_any(self, key: str) -> tuple[str, Any] | None:
+        """The stamp and value kept under `key` by this code, whatever the stamp: for work
+        that can go on from an older result (a file that only grew since); None when there
+        is none."""
+        found: list[str] = []
+        value = self._lookup(key, None, "reports", found)
+        return (found[0], value) if value is not None else None
+
+    def _lookup(self, key: str, stamp: str | None, column: str,
+                found: list[str] | None = None) -> Any:
         if self._db is None:
             return None
         try:
@@ -307,8 +316,11 @@ class ScanCache:
         except sqlite3.Error as error:
             self._failed(error)
             return None
-        if row is None or row[0] != stamp or row[1] != code_stamp() or row[2] is None:
+        if row is None or (stamp is not None and row[0] != stamp) or row[1] != code_stamp() \
+                or row[2] is None:
             return None
+        if found is not None:
+            found.append(row[0])
         try:
             value = decoded(row[2])
         except (ValueError, TypeError, struct.error):
