@@ -214,3 +214,62 @@ def test_one_session_picked_from_a_database_keeps_the_others_rows(  # type: igno
          "--project", "no such project")
     _run(capsysbinary, "scan", "--json", "--jobs", "1", "ses_39b5d713cffe")
     assert _rows_of(database) == 2
+
+
+def test_a_row_filled_by_the_scan_says_what_reading_the_session_said(home) -> None:  # type: ignore[no-untyped-def]
+    # The lists' summaries once came from each session read whole (indexed): the scan's row
+    # gives the same label, start, turns, empty turns, subagents, title, id and skipped.
+    import dataclasses
+
+    from replay.core.corpus.rows import summary_of
+    from replay.core.corpus.scan import summarize
+    from replay.core.corpus.tasks import scan_task
+    from replay.core.detection.empty import DEFAULT_RULES
+    from replay.core.discovery import discover
+    from replay.core.readers import get_reader, read_entry
+
+    rules = DEFAULT_RULES.with_options(missing_replies=True)
+    options = (("missing_replies", True),)
+    found = discover().sessions
+    assert len(found) == 10
+    for session in found:
+        entry = session.entry
+        assert session.format is not None
+        read = summarize(read_entry(get_reader(session.format), entry, indexed=True), rules)
+        result = scan_task(SessionTask(str(entry.path), session.format, entry, options))
+        assert result.error is None and result.started is not None
+        (report,) = result.reports
+        assert summary_of(report, result.started[0], entry.path, entry.own_file) == \
+            dataclasses.asdict(read), entry.path
+
+
+def test_on_every_real_file_the_scan_s_summary_is_the_whole_read_s() -> None:
+    import dataclasses
+
+    from replay.core.corpus.rows import summary_of
+    from replay.core.corpus.scan import summarize
+    from replay.core.corpus.tasks import scan_task
+    from replay.core.readers import ReaderError, detect_reader, read_entry
+    from replay.core.readers.base import SessionEntry
+    from tests.conftest import REALDATA
+
+    checked = 0
+    for path in sorted(REALDATA.rglob("*")):
+        if not path.is_file() or path.name == "SOURCES.md":
+            continue
+        try:
+            reader = detect_reader(path)
+        except ReaderError:
+            continue
+        entry = SessionEntry(key=path.name, path=path, own_file=True, format=reader.name)
+        result = scan_task(SessionTask(str(path), reader.name, entry))
+        try:
+            read = summarize(read_entry(reader, entry, indexed=True))
+        except ReaderError:
+            assert result.error is not None, path
+            continue
+        assert result.error is None and result.started is not None, path
+        assert summary_of(result.reports[0], result.started[0], path, True) == \
+            dataclasses.asdict(read), path.name
+        checked += 1
+    assert checked >= 20
