@@ -273,3 +273,39 @@ def test_on_every_real_file_the_scan_s_summary_is_the_whole_read_s() -> None:
             dataclasses.asdict(read), path.name
         checked += 1
     assert checked >= 20
+
+
+def test_an_unchanged_folder_is_not_listed_again_and_a_change_under_it_is_seen(  # type: ignore[no-untyped-def]
+        tmp_path, monkeypatch, capsysbinary) -> None:
+    import shutil
+
+    from replay.core.corpus import tasks
+    from tests.conftest import SAMPLES
+
+    listings: list[str] = []
+    real = tasks.plan
+
+    def listing(source, *args, **kwargs):  # type: ignore[no-untyped-def]
+        listings.append(str(source))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(tasks, "plan", listing)
+    folder = tmp_path / "project"
+    (folder / "deeper").mkdir(parents=True)
+    shutil.copy(SAMPLES / "refactor.claude-code.jsonl", folder / "a.jsonl")
+    shutil.copy(SAMPLES / "refactor.claude-code.jsonl", folder / "deeper" / "b.jsonl")
+    _age(folder)
+    os.utime(folder / "deeper", (OLD, OLD))
+    first = _run(capsysbinary, "scan", "--json", "--jobs", "1", str(folder))
+    assert listings and first.count(b"\n") == 2
+    listings.clear()
+    assert _run(capsysbinary, "scan", "--json", "--jobs", "1", str(folder)) == first
+    assert listings == []
+    # A file added deep down, one made unreadable: the folder is listed again, each seen.
+    shutil.copy(SAMPLES / "refactor.claude-code.jsonl", folder / "deeper" / "c.jsonl")
+    os.utime(folder / "deeper" / "c.jsonl", (OLD, OLD))
+    os.utime(folder / "deeper", (OLD + 5, OLD + 5))
+    third = _run(capsysbinary, "scan", "--json", "--jobs", "1", str(folder))
+    assert listings and third.count(b"\n") == 3
+    assert third == _run(capsysbinary, "scan", "--json", "--jobs", "1", "--no-cache",
+                         str(folder))

@@ -20,7 +20,7 @@ import dataclasses
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from replay.core import paths
 from replay.core.corpus.cache import RACY_SECONDS, ScanCache, file_stamp
 from replay.core.corpus.tasks import SessionTask, TaskResult, is_url
 from replay.core.detection.empty import DEFAULT_RULES, DetectionRules
-from replay.core.readers.base import ReaderError, SessionEntry
+from replay.core.readers.base import Mapper, ReaderError, SessionEntry
 
 ROW_KIND = "session-row/1"
 """The rows' kind in the cache key (a new number when what a row holds changes)."""
@@ -308,6 +308,85 @@ def _renamed(reports: Sequence[dict[str, Any]], old: str, new: str
 
 
 # ---------------------------------------------------------------- scan and report
+
+PLAN_KIND = "plan/1"
+"""The kind of the rows keeping a folder's plan (its listed tasks)."""
+
+
+def planned(cache: ScanCache | None, source: str | Path, format: str | None,
+            rules: Mapping[str, Any] | None, mapper: Mapper) -> list[SessionTask]:
+    """`tasks.plan` of a path, kept in the cache for a folder: the listing of an unchanged
+    folder (every file and folder under it with the same size, times and inode) is not
+    made again (a cached scan's largest cost was telling each file's format again).
+
+    Raises ReaderError, as `plan` does."""
+    from replay.core.corpus.tasks import plan
+
+    text = str(source)
+    if cache is None or not cache.usable or is_url(text) or not os.path.isdir(text):
+        return plan(source, format, rules, mapper)
+    stamp = tree_stamp(text)
+    identity = repr((PLAN_KIND, os.path.abspath(text), text, format,
+                     sorted((rules or {}).items())))
+    key = hashlib.blake2b(identity.encode("utf-8", "backslashreplace"),
+                          digest_size=20).hexdigest()
+    if stamp is not None:
+        kept = cache.lookup_key(key, stamp)
+        if isinstance(kept, list):
+            try:
+                return [_task_of(item) for item in kept]
+            except (TypeError, ValueError, IndexError):
+                pass  # (not written by this code: listed again)
+    tasks = plan(source, format, rules, mapper)
+    if stamp is not None:
+        cache.store_key(key, Path(os.path.abspath(text)), stamp,
+                        [_task_json(task) for task in tasks])
+    return tasks
+
+
+def _task_json(task: SessionTask) -> list[Any]:
+    entry = task.entry
+    return [task.source, task.format, None if entry is None else [
+        entry.key, str(entry.path), entry.own_file, entry.title, entry.started, entry.format,
+        entry.problem], [list(pair) for pair in task.rules], task.required]
+
+
+def _task_of(item: list[Any]) -> SessionTask:
+    source, format, entry, rules, required = item
+    return SessionTask(source, format, None if entry is None else SessionEntry(
+        entry[0], Path(entry[1]), entry[2], entry[3], entry[4], entry[5], entry[6]),
+        tuple(tuple(pair) for pair in rules), required)
+
+
+def tree_stamp(root: str, now: float | None = None) -> str | None:
+    """What a folder's listing depends on: the name, inode, size, times and mode of every
+    file and folder under it; None when a file changed a moment ago (`RACY_SECONDS`) or one
+    is a symbolic link (what it points to is not stamped)."""
+    import stat
+
+    now = now if now is not None else time.time()
+    digest = hashlib.blake2b(digest_size=20)
+    try:
+        top = os.stat(root)
+    except OSError:
+        return None
+    digest.update(f"{top.st_ino}:{top.st_mtime_ns}:{top.st_ctime_ns};".encode())
+    for folder, folders, files in os.walk(root):
+        folders.sort()
+        digest.update(os.fsencode(folder) + b"\0")
+        for name in sorted(folders + files):
+            try:
+                status = os.lstat(os.path.join(folder, name))
+            except OSError:
+                return None
+            if stat.S_ISLNK(status.st_mode) or (
+                    now - status.st_mtime < RACY_SECONDS and not stat.S_ISDIR(status.st_mode)):
+                return None  # (a folder's names are in the stamp: its own time may be new)
+            digest.update(os.fsencode(name) + f"\0{status.st_ino}:{status.st_size}:"
+                          f"{status.st_mtime_ns}:{status.st_ctime_ns}:{status.st_mode};"
+                          .encode())
+    return f"tree:{digest.hexdigest()}"
+
 
 
 def cached_results(tasks: Sequence[SessionTask], run: Callable[[Sequence[SessionTask]],
