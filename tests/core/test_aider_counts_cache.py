@@ -125,3 +125,19 @@ def test_a_history_written_a_moment_ago_is_not_kept(
     scanned.clear()
     _count(path)
     assert len(scanned) == 1  # (its stamp could miss a write within the same tick)
+
+
+def test_a_count_stopped_half_way_goes_on_from_there_next_time(
+        tmp_path: Path, scanned: list[tuple[bool, int]]) -> None:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(HISTORY * 30, encoding="utf-8")
+    _age(path)
+    stopped = HistoryCounts(aider.list_chats(path))
+    for _ in stopped.count(cache=True, cancelled=lambda: stopped.counted >= 25):
+        pass
+    assert stopped.counted == 25 < len(stopped)
+    scanned.clear()
+    again, steps = _count(path)
+    assert steps[0] == 25 and steps[-1] == len(again)
+    assert scanned == [(True, len(again) - 25)]
+    assert _figures(again) == _figures(_count(path, cache=False)[0])

@@ -109,8 +109,10 @@ class HistoryCounts:
             memo = CountsMemo(opened, Path(self.path), rules) if opened.usable else None
             if memo is not None and memo.restore(self):
                 yield self.counted
+            kept = self.counted
             yield from self._count_from(self.counted, rules, cancelled)
-            if memo is not None and self.counted == len(self.index) and self.error is None:
+            # (Kept when stopped half way too: the next launch goes on from there.)
+            if memo is not None and self.counted > kept and self.error is None:
                 memo.keep(self)
 
     def _count_from(self, first: int, rules: DetectionRules,
@@ -206,14 +208,15 @@ class CountsMemo:
         stamp, value = found
         try:
             chats, index = int(value["chats"]), counts.index
+            counted = min(int(value["counted"]), chats)
             turns, empty = value["turns"], value["empty"]
             labels = {int(number): str(label) for number, label in value["labels"].items()}
             if not chats or len(turns) != chats or len(empty) != chats:
                 return False
             if stamp == self.stamp and chats == len(index):
-                upto = chats
+                upto = counted
             elif self._appended(value, index, chats):
-                upto = chats - 1  # (the last chat kept may have grown)
+                upto = min(counted, chats - 1)  # (the last chat kept may have grown)
             else:
                 return False
             counts.restored(turns, empty, labels, upto)
@@ -237,14 +240,15 @@ class CountsMemo:
             return _digest(os.pread(handle.fileno(), size - start, start))
 
     def keep(self, counts: HistoryCounts) -> None:
-        """Keep the counts of every chat, when the file is still as it was when counting
-        started."""
+        """Keep the counts of the chats counted (the first `counts.counted`), when the file
+        is still as it was when counting started."""
         if self.stamp is None or file_stamp(self.path) != self.stamp:
             return
         try:
             status = os.stat(self.path)
             index = counts.index
-            value = {"chats": len(index), "dev": status.st_dev, "ino": status.st_ino,
+            value = {"chats": len(index), "counted": counts.counted,
+                     "dev": status.st_dev, "ino": status.st_ino,
                      "size": index.size, "starts": _digest(index.starts.tobytes()),
                      "tail": self._tail(index.size), "turns": counts.turns.tolist(),
                      "empty": counts.empty.tolist(),
