@@ -19,6 +19,11 @@ in the same run, it measures headless (Textual's test driver, 160x45):
    unchanged home (counts read from the cache), with how many counts were in at its first
    screen. The cache is a temporary folder of this run (`REPLAY_CACHE_DIR`); the alternated
    first-screen rounds run with `--no-cache`, so they measure the same work every time.
+5. with `--after-scan`: `replay scan` and the session lists through one cache, each pair on
+   a fresh cache: `replay scan --json` of the agents' folders (`--jobs 2`), then
+   `replay sessions --json` and the app's full counts; and `replay sessions --json`, then
+   the scan; each second run beside the same command on no cache (`--no-cache`: what a user
+   without the other run first waits), as CPU ratios.
 4. with `--shared`: the two session lists through one cache, each on a fresh cache:
    `replay sessions --json` (a subprocess, `--jobs 2`) then the app's full counts; and the
    app's full counts then `replay sessions --json`. The second of each pair is the wait of a
@@ -192,6 +197,9 @@ def main() -> int:
     parser.add_argument("--shared", action="store_true",
                         help="only: replay sessions then the app's counts, and the other way "
                              "round, each pair on a fresh cache")
+    parser.add_argument("--after-scan", action="store_true",
+                        help="only: replay scan then the session lists, and replay sessions "
+                             "then replay scan, each pair on a fresh cache")
     args = parser.parse_args()
     compileall.compile_dir(REPO / "replay", quiet=1)  # imports from bytecode, as installed
     home = OUT / f"home-{args.sessions}"
@@ -223,6 +231,8 @@ def main() -> int:
 
     if args.shared:
         return shared(machine)
+    if args.after_scan:
+        return after_scan(machine)
 
     import statistics
 
@@ -261,13 +271,14 @@ def main() -> int:
     return 0
 
 
-def sessions_command() -> tuple[float, float, int]:
+def sessions_command(*extra: str, command: str = "sessions") -> tuple[float, float, int]:
     """`replay sessions --json --jobs 2` in a subprocess: wall s, CPU s of it and its
-    workers, rows printed."""
+    workers, rows printed. (`command`: another replay command, `extra` its arguments.)"""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "replay", "sessions", "--json", "--jobs", "2"],
-                          capture_output=True, check=True, cwd=REPO)
+    done = subprocess.run([sys.executable, "-m", "replay", command, "--json", "--jobs", "2",
+                           *extra], capture_output=True, check=command == "sessions",
+                          cwd=REPO)
     wall = time.perf_counter() - began
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -298,6 +309,45 @@ def shared(machine) -> int:  # noqa: ANN001
             print(f"{order} (load {load:.1f}): the app's full counts "
                   f"{figures['full counts s']:.2f} s ({figures['cpu s']:.2f} s CPU); then "
                   f"replay sessions {wall:.2f} s wall, {cpu:.2f} s CPU, {rows} rows")
+    print(f"load at the end: {os.getloadavg()[0]:.2f}")
+    return 0
+
+def after_scan(machine) -> int:  # noqa: ANN001
+    """`replay scan` of the agents' folders then the session lists, and `replay sessions`
+    then the scan, each pair on a fresh cache, beside the same second run with no cache."""
+    from replay.core.discovery import places
+
+    roots = [str(place.path) for place in places() if place.path.exists()]
+
+    def app_counts(cache: bool) -> tuple[float, float]:
+        began = time.process_time()
+        figures = asyncio.run(measure(lambda: machine(cache), "-3", True))
+        return figures["full counts s"], time.process_time() - began
+
+    load = os.getloadavg()[0]
+    cold_sessions = sessions_command("--no-cache")
+    cold_scan = sessions_command("--no-cache", *roots, command="scan")
+    cold_app = app_counts(False)
+    print(f"no cache (load {load:.1f}): replay sessions {cold_sessions[0]:.2f} s wall, "
+          f"{cold_sessions[1]:.2f} s CPU; replay scan {cold_scan[0]:.2f} s, {cold_scan[1]:.2f} "
+          f"s CPU, {cold_scan[2]} reports; the app's full counts {cold_app[0]:.2f} s "
+          f"({cold_app[1]:.2f} s CPU)")
+    os.environ["REPLAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-sessions-cache-")
+    load = os.getloadavg()[0]
+    scan = sessions_command(*roots, command="scan")
+    listed = sessions_command()
+    shown = app_counts(True)
+    print(f"replay scan, then the lists (load {load:.1f}): scan {scan[0]:.2f} s "
+          f"({scan[1]:.2f} s CPU); then replay sessions {listed[0]:.2f} s, {listed[1]:.2f} s "
+          f"CPU = {listed[1] / cold_sessions[1]:.3f}x of no cache; the app's full counts "
+          f"{shown[0]:.2f} s, {shown[1]:.2f} s CPU = {shown[1] / cold_app[1]:.3f}x")
+    os.environ["REPLAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-sessions-cache-")
+    load = os.getloadavg()[0]
+    listed = sessions_command()
+    scan = sessions_command(*roots, command="scan")
+    print(f"replay sessions, then replay scan (load {load:.1f}): sessions {listed[0]:.2f} s "
+          f"({listed[1]:.2f} s CPU); then scan {scan[0]:.2f} s, {scan[1]:.2f} s CPU = "
+          f"{scan[1] / cold_scan[1]:.3f}x of no cache, {scan[2]} reports")
     print(f"load at the end: {os.getloadavg()[0]:.2f}")
     return 0
 

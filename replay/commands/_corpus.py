@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,11 +73,20 @@ class CorpusScan:
         # them its look at each file (one file alone is read in this process).
         many = len(paths) > 1 or any(is_url(path) or os.path.isdir(path) for path in paths)
         try:
-            with local_pool(jobs if dask is None and many else 1) as pool:
+            with local_pool(jobs if dask is None and many else 1) as pool, \
+                    contextlib.ExitStack() as stack:
+                kept = None
+                if cache:
+                    # Imported only when used: SQLite and hashlib's OpenSSL cost every start.
+                    from replay.core.corpus.cache import ScanCache
+
+                    kept = stack.enter_context(ScanCache(warn=say_error))
                 mapper = pool_mapper(pool, jobs)
                 tasks: list[SessionTask] = []
+                listed: list[SessionTask] = []  # (before `only`: every session of a source)
                 for path in paths:
-                    planned = self._plan(path, format, rules, mapper)
+                    planned = self._plan(path, format, rules, mapper, kept)
+                    listed.extend(planned)
                     wanted = (only or {}).get(path)
                     if wanted is not None:
                         planned = [task for task in planned
@@ -86,18 +96,15 @@ class CorpusScan:
                 def run(todo: Sequence[SessionTask]) -> Iterator[TaskResult]:
                     return run_tasks(todo, jobs, dask, pool)
 
-                if not cache:
+                if kept is None:
                     yield from self._results(tasks, run(tasks))
                     return
-                # Imported only when used: SQLite and hashlib's OpenSSL cost every start.
-                from replay.core.corpus.cache import ScanCache, cached_results, stamped_file
+                from replay.core.corpus.rows import cached_results, forget_gone
 
-                with ScanCache(warn=say_error) as kept:
-                    yield from self._results(tasks, cached_results(tasks, run, kept))
-                    given = set(self._renames.values())  # read from a pipe: nothing kept
-                    kept.forget_missing([path for path in paths
-                                         if path not in given and not is_url(path)],
-                                        {str(stamped_file(task)) for task in tasks})
+                yield from self._results(tasks, cached_results(tasks, run, kept))
+                given = set(self._renames.values())  # read from a pipe: nothing kept
+                forget_gone(kept, [path for path in paths
+                                   if path not in given and not is_url(path)], listed)
         except DaskMissing as error:
             say_error(str(error))
             self.status = EXIT_BAD_INPUT
@@ -133,7 +140,7 @@ class CorpusScan:
             self.status = EXIT_SKIPPED if self.sessions else EXIT_BAD_INPUT
 
     def _plan(self, path: str, format: str | None, rules: Mapping[str, Any] | None,
-              mapper: Mapper) -> list[SessionTask]:
+              mapper: Mapper, kept: Any = None) -> list[SessionTask]:
         try:
             source: str | Path = path if is_url(path) else spooled(path)
         except ReaderError as error:
@@ -143,7 +150,11 @@ class CorpusScan:
         if str(source) != path:
             self._renames[str(source)] = path
         try:
-            return plan(source, format, rules, mapper)
+            if kept is None:
+                return plan(source, format, rules, mapper)
+            from replay.core.corpus.rows import planned
+
+            return planned(kept, source, format, rules, mapper)
         except ReaderError as error:
             say_error(self._named(str(error)))
             self.status = EXIT_BAD_INPUT

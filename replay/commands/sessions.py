@@ -8,7 +8,7 @@ import sys
 from datetime import datetime, timedelta
 from typing import Any
 
-from replay.arguments import positive_int
+from replay.arguments import add_rules, positive_int
 from replay.commands._common import EXIT_OK, say_error, stderr_progress, table_console
 from replay.core.corpus.pool import default_jobs, local_pool
 from replay.core.safe import escape_controls, json_line
@@ -62,6 +62,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", metavar="DATE", type=since_date,
                         help="only sessions written since DATE (2026-11-30, 2026-11-30T14:00, "
                              "or an age: 3d, 12h, 2w)")
+    add_rules(parser, tool_only="count assistant turns that only call tools as empty too "
+                                "(the config's tool_only_is_empty, as the app counts)",
+              missing_replies="count a request that got no reply as a stop too (the "
+                              "config's missing_replies, as the app counts)")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
                         help="count every session again, neither using nor updating the scan "
                              "cache that scan, report and review share")
@@ -86,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         say_error(f"{what} (looked in {found.looked_in})")
         return EXIT_OK
     rows = _counted(sessions, args.jobs or default_jobs(), args.cache,
-                    [place.path for place in found.places])
+                    [place.path for place in found.places], rules_of(args), found.sessions)
     progress = stderr_progress("counting turns")
     if progress is not None and not args.json:
         rows = _reporting(rows, len(sessions), progress)
@@ -106,18 +110,35 @@ def _reporting(rows: Any, total: int, progress: Any) -> Any:
         yield row
 
 
+def rules_of(args: argparse.Namespace) -> Any:
+    """The detection rules the counts use: the config's, as the app's list counts with (so
+    both lists share the cache's rows), each flag turning its rule on."""
+    from replay.config import load_settings
+    from replay.core.detection.empty import DEFAULT_RULES
+
+    settings = load_settings().settings
+    return DEFAULT_RULES.with_options(
+        tool_only_is_empty=bool(getattr(args, "tool_only", False))
+        or settings.tool_only_is_empty,
+        missing_replies=bool(getattr(args, "missing_replies", False))
+        or settings.missing_replies)
+
+
 def _counted(sessions: list[Any], jobs: int, cache: bool = True,
-             roots: list[Any] | None = None) -> Any:
-    """Each session's `--json` object, counted as the app's session list counts (through
-    the rows of the scan cache it shares with the app, unless `cache` is False); the rows
-    of files gone from `roots` (the places looked in) are dropped."""
+             roots: list[Any] | None = None, rules: Any = None,
+             every: list[Any] | None = None) -> Any:
+    """Each session's `--json` object, counted as the app's session list counts under
+    `rules` (default: the product's), through the rows of the scan cache it shares with the
+    app and `scan`, unless `cache` is False; the rows of files gone from `roots` (the
+    places looked in, where `every` session was found) are dropped."""
     from replay.core.detection.empty import DEFAULT_RULES
     from replay.core.discovery.counts import count_found
 
     jobs = min(jobs, len(sessions))
     with local_pool(jobs) as pool:
-        for session, counted in count_found(sessions, DEFAULT_RULES, jobs, pool, cache=cache,
-                                            warn=say_error, roots=roots or []):
+        for session, counted in count_found(sessions, rules or DEFAULT_RULES, jobs, pool,
+                                            cache=cache, warn=say_error, roots=roots or [],
+                                            every=every):
             yield row_of(session, counted)
 
 

@@ -38,6 +38,7 @@ from replay.core.session.labels import DEFAULT_LABELS, LabelSet
 from replay.core.session.model import Session
 from replay.themes import app_variable_defaults, load_all_themes
 from replay.ui import history_list
+from replay.ui.cache_notice import cache_warning
 from replay.ui.literal import literal, shown
 from replay.ui.messages import (
     CountRequested,
@@ -658,15 +659,6 @@ def listed_roots(options: LaunchOptions) -> list[Path]:
 
         return [place.path for place in places()]
     return [options.path]
-
-
-def cache_warning(app: App[None], line: str) -> None:
-    """The scan cache was set aside (a broken file): said once, from the counting thread."""
-    try:
-        app.call_from_thread(app.notify, shown(line), title="Scan cache", severity="warning",
-                             markup=False, timeout=8)
-    except RuntimeError:
-        pass  # the app is closing: nobody to tell
 
 
 def lazy_suggester(labels: LabelSet) -> Suggester:

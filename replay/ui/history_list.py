@@ -71,11 +71,17 @@ def _show(app: ReplayApp, rows: HistoryRows, reader: Reader) -> None:
 
 
 def _count(app: ReplayApp, picker: SessionPicker, counts: HistoryCounts) -> None:
-    """Count every chat (one windowed scan), telling the list a few times a second."""
+    """Count every chat (one windowed scan), telling the list a few times a second; the
+    counts kept in the scan cache for the file as it is (or, for a history appended to,
+    of every chat but its new ones) come at once."""
+    from replay.ui.cache_notice import cache_warning
+
     worker = get_current_worker()
     told = collected = time.monotonic()
     try:
-        for done in counts.count(app.options.rules, cancelled=lambda: worker.is_cancelled):
+        for done in counts.count(app.options.rules, cancelled=lambda: worker.is_cancelled,
+                                 cache=app.options.cache,
+                                 warn=lambda line: cache_warning(app, line)):
             now = time.monotonic()
             if now - told > FLUSH_SECONDS:
                 picker.post_message(HistoryCounted(len(counts) - done))

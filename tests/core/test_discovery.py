@@ -271,13 +271,13 @@ def test_sessions_reads_an_unchanged_session_once_through_the_scan_cache(  # typ
         if path.is_file():
             os.utime(path, (1_700_000_000, 1_700_000_000))
     read: list[int] = []
-    real = counts.read_entry
+    real = counts.scan_task
 
-    def counting(reader, entry, **options):  # type: ignore[no-untyped-def]
+    def counting(task):  # type: ignore[no-untyped-def]
         read.append(1)
-        return real(reader, entry, **options)
+        return real(task)
 
-    monkeypatch.setattr(counts, "read_entry", counting)
+    monkeypatch.setattr(counts, "scan_task", counting)
     status, first, err = run(["sessions", "--json", "--jobs", "1"], capsys)
     assert status == 0, err
     assert sum(read) == len(first.splitlines()) == 10

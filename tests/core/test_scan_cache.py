@@ -18,7 +18,8 @@ import pytest
 from replay.cli import main
 from replay.core.corpus import cache as cache_module
 from replay.core.corpus import pool
-from replay.core.corpus.cache import BATCH, ScanCache, cache_path, scan_cached
+from replay.core.corpus.cache import BATCH, ScanCache, cache_path
+from replay.core.corpus.rows import scan_cached
 from replay.core.corpus.tasks import SessionTask
 from tests.conftest import REALDATA, SAMPLES
 
@@ -123,13 +124,16 @@ def test_a_removed_file_is_dropped(tmp_path: Path, reads: list[str],
     for name in ("a.jsonl", "b.jsonl"):
         _aged(Path(shutil.copy(SESSION, folder / name)))
     _scan(capsysbinary, str(folder))
+    listing = os.fsencode(folder)  # (the folder's own row: its listing)
     with sqlite3.connect(cache_path()) as db:
-        assert db.execute("SELECT count(*) FROM results").fetchone()[0] == 2
+        assert db.execute("SELECT count(*) FROM results WHERE path != ?",
+                          (listing,)).fetchone()[0] == 2
     (folder / "b.jsonl").unlink()
     status, out, _ = _scan(capsysbinary, str(folder))
     assert status == 0 and len(out.splitlines()) == 1
     with sqlite3.connect(cache_path()) as db:
-        assert [os.fsdecode(p) for (p,) in db.execute("SELECT path FROM results")] == [
+        assert [os.fsdecode(p) for (p,) in db.execute(
+            "SELECT path FROM results WHERE path != ?", (listing,))] == [
             str(folder / "a.jsonl")]
 
 

@@ -26,14 +26,14 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
 
     project = _project(tmp_path)
     expected = {s.label: len(s.turns) for s in load_sessions(project)}
-    read_entry = counts.read_entry
+    scan_task = counts.scan_task
     release = threading.Event()
 
-    def slow_read(reader: object, entry: object, **options: bool) -> object:
+    def slow_scan(task: object) -> object:
         release.wait(10)  # a big session: counting takes a while
-        return read_entry(reader, entry, **options)  # type: ignore[arg-type]
+        return scan_task(task)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(counts, "read_entry", slow_read)
+    monkeypatch.setattr(counts, "scan_task", slow_scan)
     app = build_app(project)
     async with app.run_test(size=(140, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
@@ -65,7 +65,7 @@ async def test_a_project_folder_lists_at_once_and_counts_as_it_reads(
 async def test_a_session_that_cannot_be_read_leaves_the_list_up(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import replay.ui.app as app_module
-    from replay.core.discovery import counts
+    from replay.core.corpus import tasks
     from replay.core.readers import ReaderError
     from tests.core.test_opencode import TURNS, build_database
 
@@ -80,7 +80,7 @@ async def test_a_session_that_cannot_be_read_leaves_the_list_up(
     newest = load_sessions(database)[-1].session_id
     # Gone when it is counted and when it is opened.
     monkeypatch.setattr(app_module, "read_entry", failing)
-    monkeypatch.setattr(counts, "read_entry", failing)
+    monkeypatch.setattr(tasks, "read_entry", failing)  # (the lists count by `scan_task`)
     app = build_app(database)
     async with app.run_test(size=(140, 30), notifications=True) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)

@@ -34,13 +34,13 @@ def age(root: Path, when: int = OLD) -> None:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The session files the session list reads to count them, in order."""
     seen: list[Path] = []
-    read = counts.read_entry
+    scan = counts.scan_task
 
-    def counting(reader, entry, **options):  # type: ignore[no-untyped-def]
-        seen.append(entry.path)
-        return read(reader, entry, **options)
+    def counting(task):  # type: ignore[no-untyped-def]
+        seen.append(task.entry.path)
+        return scan(task)
 
-    monkeypatch.setattr(counts, "read_entry", counting)
+    monkeypatch.setattr(counts, "scan_task", counting)
     return seen
 
 
@@ -339,3 +339,50 @@ async def test_a_session_file_removed_leaves_the_cache_when_its_folder_is_listed
     age(folder)
     await listed_counts(build_app(folder))
     assert str(gone) not in kept() and len(kept()) == 2
+
+
+async def test_a_scan_of_a_folder_makes_its_list_in_the_app_read_nothing(
+        tmp_path: Path, reads: list[Path], capsys: pytest.CaptureFixture[str]) -> None:
+    from replay.cli import main
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for name in (CLAUDE_IDEAS, CLAUDE_SOUND):
+        shutil.copyfile(realdata(name), folder / name.rsplit("__", 1)[1])
+    age(folder)
+    expected = await listed_counts(build_app(folder, cache=False))
+    reads.clear()
+    assert main(["scan", "--json", "--jobs", "1", str(folder)]) == 0
+    capsys.readouterr()
+    # The scan filled the rows (reports and the list's summary): the app reads nothing, and
+    # shows what it shows without the cache (turns, empty turns, start, title).
+    assert await listed_counts(build_app(folder)) == expected
+    assert reads == []
+
+
+async def test_the_app_and_replay_sessions_share_rows_under_the_configs_rules(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from dataclasses import replace
+
+    from replay.config import load_settings
+    from tests.ui.conftest import TEST_SETTINGS
+
+    home = build_home(tmp_path / "home")
+    age(home.root)
+    monkeypatch.setenv("HOME", str(home.root))
+    config = Path(os.environ["REPLAY_CONFIG_FILE"])
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("missing_replies = true\ntool_only_is_empty = true\n")
+    settings = replace(TEST_SETTINGS, missing_replies=True, tool_only_is_empty=True)
+    assert load_settings().settings.missing_replies
+
+    counted = sessions_json(capsys)
+    reads.clear()
+    shown = await listed_counts(build_app(default_sample(), discover=True, settings=settings))
+    assert reads == []
+    assert sorted(shown.values()) == sorted((f"{turns:,}", str(empty))
+                                            for turns, empty in counted.values())
+    # The defaults' counts are other rows: the app with the default settings reads again.
+    await listed_counts(build_app(default_sample(), discover=True))
+    assert len(reads) == len(counted)

@@ -3,9 +3,10 @@
 A second `scan`, `report`, `review` or session list of an unchanged corpus reads one SQLite
 file instead of every session again. A result is used only while everything it was computed
 from is unchanged: the file (path, size, modification time in nanoseconds, inode and device),
-the task (the path as given, the listed session, the format, the detection rules) and
-replay's own code (`code_stamp`: its version and the size and time of each of its modules,
-so an edited checkout never reads results of the code it replaced).
+the work (the session, its format, the detection rules: one row per session that every
+consumer shares, `corpus.rows`) and replay's own code (`code_stamp`: its version and the
+size and time of each of its modules, so an edited checkout never reads results of the code
+it replaced).
 
 One SQLite file in the user cache directory (`paths.cache_dir`), in WAL mode: readers never
 wait for a writer, results are written one transaction per batch, and a process killed
@@ -29,7 +30,7 @@ import sqlite3
 import stat
 import struct
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,13 +39,14 @@ import orjson
 
 from replay.core import paths
 from replay.core.corpus.encoded import EncodedList
-from replay.core.corpus.tasks import SessionTask, TaskResult, is_url
+from replay.core.corpus.tasks import SessionTask, is_url
 
 CACHE_NAME = "scan-cache.sqlite3"
 """The cache's file name in `paths.cache_dir()`."""
 
-SCHEMA = 2
-"""`PRAGMA user_version` of the tables below; another number starts a new cache."""
+SCHEMA = 3
+"""`PRAGMA user_version` of the tables below; another number starts a new cache (3: a
+row carries a summary beside its reports, and the session's key in a shared source)."""
 
 BATCH = 64
 """Results written per transaction (and at the end of a run)."""
@@ -74,11 +76,13 @@ Warn = Callable[[str], None]
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS results (
-    task TEXT PRIMARY KEY,   -- hash of the task: source as given, entry, format, rules
+    task TEXT PRIMARY KEY,   -- hash of the work: session, format, rules (`rows.place_of`)
     path BLOB NOT NULL,      -- the file whose stamp the result is valid for (its bytes)
+    entry TEXT,              -- the session's key inside that file (a database), else NULL
     stamp TEXT NOT NULL,     -- device, inode, size and mtime_ns of that file
     code TEXT NOT NULL,      -- code_stamp() of the replay that computed it
     reports BLOB NOT NULL,   -- the scan --json objects, as JSON (or `encoded`'s batches)
+    summary BLOB,            -- a session list's summary of the same session (JSON), if any
     used REAL NOT NULL       -- when it was last written or read (epoch seconds)
 );
 CREATE INDEX IF NOT EXISTS results_path ON results (path);
@@ -172,7 +176,8 @@ class ScanCache:
     warn: Warn | None = None
     """Told once, in one line, when the cache file was set aside."""
     _db: sqlite3.Connection | None = None
-    _pending: list[tuple[str, bytes, str, str, bytes, float]] = field(default_factory=list)
+    _pending: list[tuple[str, bytes, str | None, str, str, bytes, bytes | None, float]] = \
+        field(default_factory=list)
     _touched: list[str] = field(default_factory=list)
     _wrote: bool = False
     _warned: bool = False
@@ -286,16 +291,36 @@ class ScanCache:
     def lookup_key(self, key: str, stamp: str) -> Any:
         """The JSON value kept under `key` for a file with this stamp, by this code; None
         when there is none."""
+        return self._lookup(key, stamp, "reports")
+
+    def lookup_summary(self, key: str, stamp: str) -> Any:
+        """The summary kept beside the value under `key` (`store_key(summary=)`), read alone
+        (a session list never reads the reports); None when there is none."""
+        return self._lookup(key, stamp, "summary")
+
+    def lookup_any(self, key: str) -> tuple[str, Any] | None:
+        """The stamp and value kept under `key` by this code, whatever the stamp: for work
+        that can go on from an older result (a file that only grew since); None when there
+        is none."""
+        found: list[str] = []
+        value = self._lookup(key, None, "reports", found)
+        return (found[0], value) if value is not None else None
+
+    def _lookup(self, key: str, stamp: str | None, column: str,
+                found: list[str] | None = None) -> Any:
         if self._db is None:
             return None
         try:
-            row = self._db.execute("SELECT stamp, code, reports, used FROM results "
+            row = self._db.execute(f"SELECT stamp, code, {column}, used FROM results "
                                    "WHERE task = ?", (key,)).fetchone()
         except sqlite3.Error as error:
             self._failed(error)
             return None
-        if row is None or row[0] != stamp or row[1] != code_stamp():
+        if row is None or (stamp is not None and row[0] != stamp) or row[1] != code_stamp() \
+                or row[2] is None:
             return None
+        if found is not None:
+            found.append(row[0])
         try:
             value = decoded(row[2])
         except (ValueError, TypeError, struct.error):
@@ -306,16 +331,21 @@ class ScanCache:
                 self.flush()
         return value
 
-    def store_key(self, key: str, path: Path, stamp: str, value: Any) -> None:
+    def store_key(self, key: str, path: Path, stamp: str, value: Any, *,
+                  summary: Any = None, entry: str | None = None) -> None:
         """Keep a JSON value computed from the file at `path` with this stamp (written with
-        the next batch); `key` names the work, as `task_key` does."""
+        the next batch); `key` names the work, as `task_key` does. `summary`: a small value
+        kept beside it, read alone (`lookup_summary`); `entry`: the session's key when
+        `path` holds many (`forget_missing(listed=)` drops the rows of keys gone)."""
         if self._db is None:
             return
         try:
             data = encoded(value)
+            brief = orjson.dumps(summary) if summary is not None else None
         except TypeError:
             return  # text orjson cannot write (never from a reader's report): not kept
-        self._pending.append((key, os.fsencode(path), stamp, code_stamp(), data, time.time()))
+        self._pending.append((key, os.fsencode(path), entry, stamp, code_stamp(), data, brief,
+                              time.time()))
         if len(self._pending) >= BATCH or len(data) >= BIG_BYTES:
             self.flush()
 
@@ -331,8 +361,8 @@ class ScanCache:
         try:
             with _transaction(self._db):
                 self._db.executemany(
-                    "INSERT OR REPLACE INTO results (task, path, stamp, code, reports, used) "
-                    "VALUES (?, ?, ?, ?, ?, ?)", rows)
+                    "INSERT OR REPLACE INTO results (task, path, entry, stamp, code, reports, "
+                    "summary, used) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 self._db.executemany("UPDATE results SET used = ? WHERE task = ?",
                                      [(now, key) for key in touched])
         except sqlite3.Error as error:
@@ -357,13 +387,14 @@ class ScanCache:
                            (now,))
                 dropped = db.execute("DELETE FROM results WHERE used < ?",
                                      (now - MAX_AGE_DAYS * 86400,)).rowcount
-                total = db.execute("SELECT coalesce(sum(length(reports)), 0) FROM results"
-                                   ).fetchone()[0]
+                total = db.execute("SELECT coalesce(sum(length(reports) + "
+                                   "coalesce(length(summary), 0)), 0) FROM results").fetchone()[0]
                 if total > MAX_BYTES:
                     # Oldest first, until a quarter of the bound is free.
                     over, cut = total - MAX_BYTES * 3 // 4, None
                     for used, size in db.execute(
-                            "SELECT used, length(reports) FROM results ORDER BY used"):
+                            "SELECT used, length(reports) + coalesce(length(summary), 0) "
+                            "FROM results ORDER BY used"):
                         over -= size
                         if over <= 0:
                             cut = used
@@ -377,11 +408,15 @@ class ScanCache:
             return 0
         return dropped
 
-    def forget_missing(self, roots: Iterable[str], seen: set[str]) -> int:
+    def forget_missing(self, roots: Iterable[str], seen: set[str],
+                       listed: Mapping[str, Collection[str]] | None = None) -> int:
         """Drop the results of files under `roots` (folders or files as given) that are gone;
-        `seen` are paths found this run (not looked at again). Returns the rows dropped."""
+        `seen` are paths found this run (not looked at again). `listed`: for a file holding
+        many sessions (a database) just listed whole, the keys of its sessions: the rows of
+        its other sessions (deleted inside it) go too. Returns the rows dropped."""
         if self._db is None:
             return 0
+        dropped = self._forget_entries(listed) if listed else 0
         gone: set[bytes] = set()
         known = {os.fsencode(form) for path in seen
                  for form in (path, os.path.abspath(path))}
@@ -399,6 +434,26 @@ class ScanCache:
                 with _transaction(self._db):
                     self._db.executemany("DELETE FROM results WHERE path = ?",
                                          [(path,) for path in sorted(gone)])
+        except sqlite3.Error as error:
+            self._failed(error)
+            return 0
+        return dropped + len(gone)
+
+    def _forget_entries(self, listed: Mapping[str, Collection[str]]) -> int:
+        """Drop the rows of sessions no longer in the file that held them."""
+        assert self._db is not None
+        gone: list[tuple[bytes, str]] = []
+        try:
+            for source, keys in listed.items():
+                path = os.fsencode(os.path.abspath(source))
+                known = set(keys)
+                gone.extend((path, entry) for (entry,) in self._db.execute(
+                    "SELECT DISTINCT entry FROM results WHERE path = ? AND entry IS NOT NULL",
+                    (path,)) if entry not in known)
+            if gone:
+                with _transaction(self._db):
+                    self._db.executemany("DELETE FROM results WHERE path = ? AND entry = ?",
+                                         gone)
         except sqlite3.Error as error:
             self._failed(error)
             return 0
@@ -496,62 +551,3 @@ class _transaction:
 
     def __exit__(self, kind: object, *_: object) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-
-def cached_results(tasks: Sequence[SessionTask], run: Callable[[Sequence[SessionTask]],
-                   Iterator[TaskResult]], cache: ScanCache | None) -> Iterator[TaskResult]:
-    """Each task's result in task order: from the cache when its file is unchanged, else
-    from `run` (given only the tasks the cache lacks, in order), whose results are kept.
-
-    With `cache` None (`--no-cache`) this is `run(tasks)`.
-    """
-    if cache is None or not cache.usable:
-        yield from run(tasks)
-        return
-    now = time.time()
-    found: list[list[dict[str, Any]] | None] = []
-    stamps: list[tuple[Path, str] | None] = []
-    for task in tasks:
-        path = stamped_file(task)
-        stamp = file_stamp(path, now) if path is not None else None
-        stamps.append((path, stamp) if path is not None and stamp is not None else None)
-        found.append(cache.lookup(task, stamp) if stamp is not None else None)
-    missing = [task for task, reports in zip(tasks, found, strict=True) if reports is None]
-    computed = run(missing) if missing else iter(())
-    try:
-        for task, reports, stamped in zip(tasks, found, stamps, strict=True):
-            if reports is not None:
-                yield TaskResult(reports=reports)
-                continue
-            result = next(computed)
-            if result.error is None and stamped is not None:
-                cache.store(task, stamped[0], stamped[1], result.reports)
-            yield result
-    finally:
-        cache.flush()
-
-
-def scan_cached(path: str | Path, format: str | None = None,
-                rules: dict[str, Any] | None = None, jobs: int = 1,
-                use_cache: bool = True) -> Iterator[TaskResult]:
-    """Every session under `path` (a file or folder) as `scan --json` objects, one
-    `TaskResult` per session task in `plan` order, through the cache unless `use_cache` is
-    False: the one call a session list needs (each report has the session's turns, title,
-    id, format and empty turns).
-
-    Raises:
-        ReaderError: the path cannot be read or its format is not recognised.
-    """
-    from replay.core.corpus.pool import local_pool, pool_mapper, run_tasks
-    from replay.core.corpus.tasks import plan
-
-    with local_pool(jobs) as pool:
-        tasks = plan(path, format, rules, pool_mapper(pool, jobs))
-        if not use_cache:
-            yield from run_tasks(tasks, jobs, None, pool)
-            return
-        with ScanCache() as cache:
-            yield from cached_results(tasks, lambda todo: run_tasks(todo, jobs, None, pool),
-                                      cache)
-            cache.forget_missing([str(path)], {str(stamped_file(task)) for task in tasks})
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -67,6 +67,9 @@ class ScanReport:
     """Its empty turns in order (a list, or `PackedEmpties` from a windowed scan)."""
     prompt: str | None = None
     """Its first real prompt (`first_prompt`), taken while its first turns were at hand."""
+    started: float | None = None
+    """When its first timed turn was written (`Session.started`), taken on the way: the
+    session lists keep it beside the report (not part of `scan --json`)."""
 
     def to_json(self, *, consume: bool = False) -> dict[str, Any]:
         """The JSON object of PRODUCT.md's `scan --json` contract. With `consume`, its
@@ -120,7 +123,7 @@ def scan_session(
 ) -> ScanReport:
     """Find the empty turns of one session."""
     return ScanReport(session, find_empty_turns(session, rules, suggester),
-                      first_prompt(session.turns))
+                      first_prompt(session.turns), session.started)
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,7 +406,7 @@ def _scan_fed(builder: LineBuilder, pump: Pump, take: Callable[[bytes, int, int]
             gc.enable()
     if progress is not None:
         progress(total, total)
-    return ScanReport(session, empties, scan.prompt)
+    return ScanReport(session, empties, scan.prompt, scan.tally.first)
 
 
 _BATCH_MASK = 63
@@ -415,10 +418,13 @@ _COLLECT_MASK = (1 << 16) - 1
 
 
 def scan_stream(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
-                suggest: bool = True) -> Iterator[ScanReport]:
+                suggest: bool = True, items: Iterable[Session | None] | None = None
+                ) -> Iterator[ScanReport]:
     """Scan every session of a file of a reader with a `stream`, keeping a window of each
     one's turns: the reports `scan_session` gives on the sessions `read` returns, in order,
     each as soon as its session is read, in memory bounded by the window (not the file).
+    `items`: what to scan instead of `reader.stream(path)` (the same kind of stream, say of
+    a history's later sessions only).
 
     Raises ReaderError (a reader's own failure on bad input is one, as in `each_session`).
     """
@@ -428,7 +434,7 @@ def scan_stream(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULE
     gc.disable()  # as in `scan_file`: the window's turns die young and make no cycles
     try:
         ticks = 0
-        for item in reader.stream(path):
+        for item in reader.stream(path) if items is None else items:
             if item is None:
                 if scan is not None:
                     scan.advance()
@@ -437,10 +443,10 @@ def scan_stream(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULE
                     gc.collect(1)
                 continue
             if scan is not None:
-                yield ScanReport(scan.session, scan.finish(), scan.prompt)
+                yield ScanReport(scan.session, scan.finish(), scan.prompt, scan.tally.first)
             scan = _WindowScan(item, rules, suggest)
         if scan is not None:
-            yield ScanReport(scan.session, scan.finish(), scan.prompt)
+            yield ScanReport(scan.session, scan.finish(), scan.prompt, scan.tally.first)
     except ReaderError:
         raise
     except FileChanged as error:  # cut shorter while it was read: said as such

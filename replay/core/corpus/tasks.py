@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from replay.core.corpus.scan import scan_file, scan_records, scan_session, scan_stream
+from replay.core.corpus.scan import (
+    ScanReport,
+    scan_file,
+    scan_records,
+    scan_session,
+    scan_stream,
+)
 from replay.core.corpus.spill import SpilledReports, spill
 from replay.core.detection.empty import DEFAULT_RULES
 from replay.core.readers import (
@@ -64,6 +70,9 @@ class TaskResult:
     an `EncodedList` (write it with `encoded.write_json_line`)."""
     error: str | None = None
     """Why the task could not be read, as one line for stderr."""
+    started: tuple[float | None, ...] | None = None
+    """When each report's session started (`Session.started`), when the task read one
+    session (the session lists keep it beside the report: `corpus.rows`); None otherwise."""
 
 
 def is_url(source: str) -> bool:
@@ -81,6 +90,8 @@ def scan_task(task: SessionTask) -> TaskResult:
     rules = DEFAULT_RULES.with_options(**dict(task.rules))
     suggester = default_suggester()
     local: Path | None = None
+    one: ScanReport | None = None
+    started: tuple[float | None, ...] | None = None
     try:
         with _local_copy(task.source) as local:
             # Detected once, whichever way it is then read.
@@ -89,20 +100,23 @@ def scan_task(task: SessionTask) -> TaskResult:
                 # One session in a file of its own (alone or in a folder): scanned through
                 # a window of turns, so memory stays bounded whatever the file's size or the
                 # size of its records.
-                reports = [scan_file(reader, path, rules).to_json(consume=True)]
+                one = scan_file(reader, path, rules)
             elif (reader is not None and reader.record_feed is not None
                   and (fed := reader.record_feed(path)) is not None):
                 # The same for a format whose records are not lines (`Reader.record_feed`).
-                reports = [scan_records(fed, rules).to_json(consume=True)]
+                one = scan_records(fed, rules)
             elif (reader is not None and reader.scan_feed is not None
                   and (fed := reader.scan_feed(path)) is not None):
                 # ... and for one whose builder may change an old turn: each turn waits
                 # until no later record can change it (`Reader.scan_feed`).
-                reports = [scan_records(fed, rules).to_json(consume=True)]
+                one = scan_records(fed, rules)
             elif task.entry is not None:
                 reader = get_reader(task.format) if task.format else detect_reader(local)
-                reports = [scan_session(read_entry(reader, task.entry), rules,
-                                        suggester).to_json(consume=True)]
+                one = scan_session(read_entry(reader, task.entry), rules, suggester)
+            if one is not None:
+                started = (one.started,)
+                reports = [one.to_json(consume=True)]
+                one = None  # (let go of the session now)
             elif reader is not None and reader.stream is not None:
                 # A document or history read through a window of each session's turns, its
                 # reports kept on disk when there are many (`spill`).
@@ -122,7 +136,7 @@ def scan_task(task: SessionTask) -> TaskResult:
         if is_url(task.source) and not isinstance(reports, SpilledReports):
             for report in reports:
                 report["path"] = task.source
-        return TaskResult(reports=reports)
+        return TaskResult(reports=reports, started=started)
     if local is not None and is_url(task.source):
         message = message.replace(str(local), task.source)
     return TaskResult(error=message)

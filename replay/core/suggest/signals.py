@@ -100,6 +100,8 @@ class StatsTally:
         self._lengths = array("q")
         self._previous: float | None = None
         self._records_completion = False
+        self.first: float | None = None
+        """The time of the first timed turn (`Session.started`), once one is counted."""
 
     def add(self, turn: Turn) -> None:
         """Count the next turn of the session."""
@@ -107,6 +109,8 @@ class StatsTally:
         if turn.time is not None:
             if self._previous is not None:
                 self._gaps.append(max(0.0, turn.time - self._previous))
+            else:
+                self.first = turn.time
             self._previous = turn.time
         if turn.role == "assistant":
             self._records_completion = self._records_completion or turn.completed is not None
@@ -124,6 +128,8 @@ class StatsTally:
         if time is not None:
             if self._previous is not None:
                 self._gaps.append(max(0.0, time - self._previous))
+            else:
+                self.first = time
             self._previous = time
         if assistant:
             self._records_completion = self._records_completion or completed
