@@ -19,6 +19,7 @@ from replay.ui.messages import LoadFailed, LoadProgress, SessionStarted, TurnsAd
 
 if TYPE_CHECKING:
     from replay.core.readers.aider import ChatReading
+    from replay.core.session.model import Session
     from replay.ui.app import ReplayApp
 
 FIRST_TURNS = 24
@@ -39,12 +40,19 @@ def load_chat(app: ReplayApp, reading: ChatReading, *, fatal: bool = True) -> No
     started = False
     reported = 0
     begun = last_report = time.monotonic()
+    seen = False
+    """The chat's screen was seen up: once it is gone, the reviewer went back to the list."""
     try:
         for done in reading.steps():
-            if worker.is_cancelled:  # another chat opened, or back to the list
+            if worker.is_cancelled:  # another chat opened
                 return
             session = reading.session
             assert session is not None
+            if started:
+                up = _on_screen(app, session)
+                if seen and not up:
+                    return  # back to the list: nobody reads the rest
+                seen = seen or up
             count = len(session.turns)
             if not started and (count >= FIRST_TURNS or (
                     count and time.monotonic() - begun > FIRST_SECONDS)):
@@ -70,3 +78,9 @@ def load_chat(app: ReplayApp, reading: ChatReading, *, fatal: bool = True) -> No
         app.post_message(SessionStarted(session))
     app.post_message(LoadProgress(reading.total, reading.total))
     app.post_message(TurnsAdded(session, max(reported - 1, 0), done=True))
+
+
+def _on_screen(app: ReplayApp, session: Session) -> bool:
+    """True while the session's replay screen is on the app's stack."""
+    screen = app.replay_screen
+    return screen is not None and screen.session is session and screen in app.screen_stack

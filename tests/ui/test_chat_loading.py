@@ -14,6 +14,7 @@ from replay.core.detection.empty import DEFAULT_RULES, is_stop
 from replay.core.readers import aider, aider_turns, load_sessions
 from replay.ui import chat_loading
 from replay.ui.screens.picker import SessionPicker
+from replay.ui.widgets.session_table import SessionTable
 from tests.core.test_aider import HISTORY
 from tests.core.test_aider_chats import HOSTILE
 from tests.ui.conftest import build_app, ready, wait_until
@@ -141,11 +142,10 @@ async def test_a_long_chat_opened_from_the_list_is_read_the_same_way(
     app = build_app(path)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionPicker)
-                         and app.screen.rows is not None and len(app.screen.rows) > 3)
+                         and bool(app.screen.query(SessionTable))
+                         and app.screen.query_one(SessionTable).row_count == len(whole))
         picker = app.screen
         assert isinstance(picker, SessionPicker)
-        from replay.ui.widgets.session_table import SessionTable
-
         table = picker.query_one(SessionTable)
         table.move_cursor(row=next(row for row in range(table.row_count)
                                    if picker.rows[table.number_at(row)].entry.key

@@ -145,18 +145,19 @@ class _Marks:
     prompt), with the builder state a read from there needs: the model then in use and the
     turns before it. The turns before an exchange are final once it starts (a prompt's end
     lets go of the reply it would have added tokens or a ^C to), so an exchange is read
-    back alone. About 30 bytes an exchange."""
+    back alone. About 17 bytes an exchange (arrays of 4-byte numbers widen when one does
+    not fit)."""
 
     __slots__ = ("count", "firsts", "lines", "model_of", "models", "offsets")
 
     def __init__(self) -> None:
         self.offsets = array("q")
         """Byte offset of the exchange's prompt line."""
-        self.lines = array("q")
+        self.lines = array("I")
         """Its line number."""
-        self.firsts = array("q")
+        self.firsts = array("I")
         """The index of its first turn: the turns before it."""
-        self.model_of = array("l")
+        self.model_of = array("B")
         self.models: list[str | None] = []
         self.count = 0
         """The chat's turns so far."""
@@ -165,15 +166,28 @@ class _Marks:
         if model not in self.models:
             self.models.append(model)
         self.offsets.append(offset)
-        self.lines.append(lineno)
-        self.firsts.append(first)
-        self.model_of.append(self.models.index(model) if len(self.models) > 1 else 0)
+        self.lines = _appended(self.lines, lineno)
+        self.firsts = _appended(self.firsts, first)
+        self.model_of = _appended(self.model_of,
+                                  self.models.index(model) if len(self.models) > 1 else 0)
 
     def __len__(self) -> int:
         return len(self.offsets)
 
     def model(self, exchange: int) -> str | None:
         return self.models[self.model_of[exchange]]
+
+
+def _appended(numbers: array[int], value: int) -> array[int]:
+    """`numbers` with `value` appended: the same array, or a wider copy when it does not fit
+    (a reader in another thread may hold the old one a moment longer: it stays whole)."""
+    try:
+        numbers.append(value)
+        return numbers
+    except OverflowError:
+        wider = array("q", numbers)
+        wider.append(value)
+        return wider
 
 
 @dataclass(slots=True)
@@ -781,6 +795,8 @@ class _ChatSource:
             text = raw.decode("utf-8", errors="replace")
             if text.startswith(HEADER):
                 break  # the next chat (a file that changed)
+            if offset == marks.offsets[mark] and not _PROMPT_AT_MARK.match(text):
+                return []  # no prompt where one was: the file changed (said by the caller)
             _classify(builder, text, lineno, offset, end)
             if wanted is not None and builder.turn_count - first >= wanted:
                 break
@@ -792,6 +808,8 @@ class _ChatSource:
         return turns
 
 
+_PROMPT_AT_MARK = re.compile(r"####(?: |\s*$)")
+"""The line an exchange starts with: a prompt line, as `_classify` tells one."""
 READ_BACK_BYTES = 1 << 14
 """Bytes read at a time when one exchange is read again."""
 

@@ -216,8 +216,9 @@ class ExchangeTurns(TurnColumns):
         # Final: every turn of a whole exchange; of a read stopped early, those before the
         # last one read (only the newest turn can still change).
         final = min(len(turns) if whole else len(turns) - 1, self._base - first)
-        if index - first >= final or any(turn.index != first + n
-                                         for n, turn in enumerate(turns[:final])):
+        after = marks.firsts[exchange + 1] if exchange + 1 < len(marks) else self._count
+        if (whole and len(turns) != after - first) or index - first >= final \
+                or any(turn.index != first + n for n, turn in enumerate(turns[:final])):
             return self._unreadable(index, f"{self.path}: this chat's turns changed since "
                                            "the file was read")
         wanted = turns[index - first]
@@ -417,10 +418,7 @@ class ExchangeTurns(TurnColumns):
             after = marks.firsts[exchange + 1] if exchange + 1 < len(marks) else total
             found.update(range(first, min(after, total)))
         found.update(self._tail)  # whole already
-        id_piece = f"{self._number}-"
-        if all(character.isdigit() or character == "-" for character in piece) \
-                and (piece in id_piece or id_piece in piece or "-" not in piece):
-            found.update(index for index in range(total) if piece in self.id_at(index))
+        found.update(self._ids_holding(piece))
         for code, role in enumerate(ROLES):
             if piece in role:
                 found.update(index for index in range(self._base) if self._role[index] == code)
@@ -429,6 +427,20 @@ class ExchangeTurns(TurnColumns):
         result = sorted(index for index in found if index < total)
         self._found = (key, result)
         return result
+
+    def _ids_holding(self, piece: str) -> Iterator[int]:
+        """Indices of the turns whose id (`{chat}-{n + 1}`) holds `piece`."""
+        chat, dash, after = piece.partition("-")
+        if not all(part.isascii() and (part.isdigit() or not part)
+                   for part in (chat, after)) or "-" in after:
+            return  # ids are digits, a dash, digits
+        number = str(self._number)
+        if not dash:  # digits: in the chat's number (every id), or in the turn's
+            yield from (index for index in range(len(self))
+                        if piece in number or piece in str(index + 1))
+        elif number.endswith(chat):
+            yield from (index for index in range(len(self))
+                        if str(index + 1).startswith(after))
 
     def _exchanges_holding(self, starts: Sequence[int]) -> list[int]:
         """The exchanges one of the lines starting at `starts` (sorted) runs through."""
