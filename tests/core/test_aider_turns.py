@@ -163,3 +163,15 @@ def test_a_chat_of_tiny_turns_costs_a_few_bytes_a_turn(tmp_path: Path) -> None:
     assert len(turns) == 120_000
     # Columns 8 bytes a turn, marks about 17 an exchange (a whole Turn is about 1 KB).
     assert kept < 20 * len(turns), kept / len(turns)  # 14 measured
+
+
+@pytest.mark.parametrize("join", [1, 2, 3])
+def test_a_block_joined_as_it_grows_is_the_same_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, join: int) -> None:
+    from tests.core.test_aider_windows import _sessions
+
+    paths = [*_single_chats(tmp_path), *_more_files(tmp_path)]
+    whole = {path: _sessions(load_sessions(path)) for path in paths}
+    monkeypatch.setattr(aider, "JOIN_LINES", join)
+    for path in paths:
+        assert _sessions(load_sessions(path)) == whole[path], path.name
