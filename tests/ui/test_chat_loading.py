@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -168,3 +169,38 @@ async def test_a_long_chat_opened_from_the_list_is_read_the_same_way(
         assert [again.session.turns.id_at(n) for n in range(len(again.session.turns))] == \
             expected
         assert again.navigator.empty_indices == empties
+
+
+async def test_stepping_through_a_long_chat_never_walks_all_its_turns(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Counted in turns looked at, not in seconds: a walk of every turn at each step (the
+    # completion evidence of an empty turn, the timeline's marks) froze a million-turn chat
+    # a second a step.
+    monkeypatch.setattr(aider, "LONG_CHAT_BYTES", 0)
+    path = tmp_path / ".aider.chat.history.md"
+    body = "".join(line for line in HISTORY.splitlines(keepends=True)
+                   if not line.startswith(aider.HEADER))  # replies cut by ^C: empty ones
+    path.write_text("# aider chat started at 2024-05-01 10:00:00\n\n" + body * 1_300,
+                    encoding="utf-8")
+    app = build_app(path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        turns = screen.session.turns
+        assert isinstance(turns, aider_turns.ExchangeTurns) and len(turns) > 24_000
+        looked = [0]
+        for name in ("role_at", "completed_at", "time_at", "_values"):
+            real = getattr(aider_turns.ExchangeTurns, name)
+
+            def counted(self: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+                looked[0] += 1
+                return _real(self, *args, **kwargs)
+
+            monkeypatch.setattr(aider_turns.ExchangeTurns, name, counted)
+        for key in ["right_square_bracket"] * 40 + ["right"] * 10 + ["left_square_bracket"] * 10:
+            await pilot.press(key)
+        await pilot.pause()
+        assert len(screen.navigator.empty_indices) > 2_000
+        # One walk of the turns at most (the first empty turn's evidence), not one a step.
+        assert looked[0] < len(turns) + 5_000, looked[0]  # 125,000 before the memo
