@@ -23,6 +23,7 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
+from itertools import compress
 from typing import Protocol, overload
 
 from replay.core.detection.empty import REPLY_WINDOW, DetectionRules
@@ -33,6 +34,7 @@ from replay.core.index.needle_bytes import (
     shown_lines_holding,
 )
 from replay.core.index.turn_index import KIND_BITS, NOTICE, REQUEST, ROLES, TurnIndex
+from replay.core.readers.file_window import WindowFile
 from replay.core.session.model import Kind, Part, Turn, TurnColumns
 
 TAIL = 8
@@ -91,6 +93,7 @@ class ExchangeTurns(TurnColumns):
         self._lock = threading.Lock()
         self._masks: dict[frozenset[str], int] = {}
         self._found: tuple[tuple[object, ...], list[int]] | None = None
+        self._cr: tuple[tuple[int, int], bool] | None = None
         self.memo: dict[object, object] = {}
         self.exchanges_read = 0
         """Exchanges read back from the file so far (for tests and benchmarks)."""
@@ -412,21 +415,28 @@ class ExchangeTurns(TurnColumns):
         except (OSError, ValueError):
             return None
         marks, total = self._marks, len(self)
-        found: set[int] = set()
+        # One byte a turn, not a set of a million ints (a one-letter needle is in most
+        # exchanges: 60 MB more while the search prompt counted).
+        found = bytearray(total)
         for exchange in exchanges:
             first = marks.firsts[exchange] if exchange >= 0 else 0
-            after = marks.firsts[exchange + 1] if exchange + 1 < len(marks) else total
-            found.update(range(first, min(after, total)))
-        found.update(self._tail)  # whole already
-        found.update(self._ids_holding(piece))
+            after = min(marks.firsts[exchange + 1] if exchange + 1 < len(marks) else total,
+                        total)
+            found[first:after] = _ONES[:after - first] if after - first <= len(_ONES) \
+                else b"\x01" * (after - first)
+        for index in (*self._tail, *self._ids_holding(piece)):
+            if index < total:
+                found[index] = 1
+        base = min(self._base, total)
         for code, role in enumerate(ROLES):
             if piece in role:
-                found.update(index for index in range(self._base) if self._role[index] == code)
+                _add(found, bytes(self._role[:base]), bytes([code]))
         if any(piece in word for word in MADE_UP):
-            found.update(index for index in range(self._base) if self._shown[index] & _ERROR)
-        result = sorted(index for index in found if index < total)
+            shown = self._shown[:base]
+            _add(found, bytes(1 if value & _ERROR else 0 for value in shown), b"\x01")
+        result = array("q", compress(range(total), found))
         self._found = (key, result)
-        return result
+        return result  # type: ignore[return-value]  # a sequence of ints, 8 bytes each
 
     def _ids_holding(self, piece: str) -> Iterator[int]:
         """Indices of the turns whose id (`{chat}-{n + 1}`) holds `piece`."""
@@ -442,34 +452,60 @@ class ExchangeTurns(TurnColumns):
             yield from (index for index in range(len(self))
                         if str(index + 1).startswith(after))
 
-    def _exchanges_holding(self, starts: Sequence[int]) -> list[int]:
-        """The exchanges one of the lines starting at `starts` (sorted) runs through."""
+    def _exchanges_holding(self, starts: Sequence[int]) -> Iterator[int]:
+        """The exchanges one of the lines starting at `starts` (sorted) runs through, in
+        order, each once."""
         offsets = self._marks.offsets
-        found: list[int] = []
-        fd: int | None = None
+        spans = self._lone_cr()  # a line (to its line feed) may run into later exchanges
+        fd = os.open(self.path, os.O_RDONLY) if spans else None
+        done = -2
         try:
             for start in starts:
                 exchange = bisect.bisect_right(offsets, start) - 1
                 last = exchange
-                if exchange + 1 < len(offsets):
-                    # A line (to its line feed) may run on into later exchanges: a file of
-                    # lone CR line ends is one line as `lines_holding` reads it.
-                    if fd is None:
-                        fd = os.open(self.path, os.O_RDONLY)
+                if fd is not None and exchange + 1 < len(offsets):
                     last = bisect.bisect_right(offsets, line_end(fd, start)) - 1
-                if not found or found[-1] < exchange:
-                    found.extend(range(exchange, last + 1))
-                elif found[-1] < last:
-                    found.extend(range(found[-1] + 1, last + 1))
+                for number in range(max(exchange, done + 1), last + 1):
+                    yield number
+                done = max(done, last)
         finally:
             if fd is not None:
                 os.close(fd)
-        return found
+
+    def _lone_cr(self) -> bool:
+        """The file has a CR that is not half a CRLF (old Mac line ends: a line, as
+        `lines_holding` reads it to its line feed, is then many of the chat's lines)."""
+        status = os.stat(self.path)
+        key = (status.st_size, status.st_mtime_ns)
+        if self._cr is None or self._cr[0] != key:
+            found = False
+            with WindowFile(self.path) as file:
+                last = b""
+                for _, data in file.windows(0, None, 1 << 20):
+                    data = last + data
+                    lone = data.count(b"\r") - data.count(b"\r\n") - data.endswith(b"\r")
+                    if lone > 0:
+                        found = True
+                        break
+                    last = data[-1:]
+            self._cr = (key, found)
+        return self._cr[1]
 
     def nbytes(self) -> int:
         """Bytes held by the columns (not the whole turns kept)."""
         columns = (self._role, self._shown, self._flags, self._size)
         return sum(column.itemsize * len(column) for column in columns)
+
+
+_ONES = b"\x01" * 4096
+
+
+def _add(found: bytearray, column: bytes, value: bytes) -> None:
+    """Mark in `found` every turn whose byte in `column` is `value`."""
+    at = column.find(value)
+    while at >= 0:
+        found[at] = 1
+        at = column.find(value, at + 1)
 
 
 def _chars(turn: Turn) -> int:
