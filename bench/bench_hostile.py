@@ -194,6 +194,33 @@ def aider(size: int, out: Path) -> None:
             written += len(body)
 
 
+def aider_chat(size: int, out: Path) -> None:
+    """One Aider chat of tens of thousands of exchanges: the test history's own exchanges
+    (interrupts, blank prompts, commands, errors) again and again under one header."""
+    sys.path.insert(0, str(REPO))
+    from tests.core.test_aider import HISTORY
+
+    body = "".join(line for line in HISTORY.splitlines(keepends=True)
+                   if not line.startswith("# aider chat started at"))
+    with open(out, "w", encoding="utf-8") as handle:
+        written = handle.write("# aider chat started at 2024-05-01 10:20:30\n\n")
+        number = 0
+        while written < size:
+            number += 1
+            written += handle.write(body.replace("off-by-one", f"off-by-one #{number}"))
+
+
+def aider_message(size: int, out: Path) -> None:
+    """One Aider chat whose one reply is the whole file (lines holding markup-like text and
+    an escape)."""
+    line = "The quick brown fox [/] [link=x] list[int] \x1b[2J jumps over the lazy dog.\n"
+    with open(out, "w", encoding="utf-8") as handle:
+        handle.write("# aider chat started at 2024-05-01 10:20:30\n\n> Aider v0.50.1\n\n"
+                     "#### write it all out\n\n")
+        handle.write(line * max(1, size // len(line)))
+        handle.write("\n> Tokens: 1k sent, 2 received.\n")
+
+
 def opencode_db(size: int, out: Path) -> None:
     sys.path.insert(0, str(REPO))
     from tests.core.test_opencode import SCHEMA
@@ -248,6 +275,8 @@ FORMATS: dict[str, tuple[str, Callable[[int, Path], None]]] = {
     "swe-agent": (".traj", swe_agent),
     "mini-swe-agent": (".traj.json", mini_swe_agent),
     "aider": (".chat.history.md", aider),
+    "aider-chat": (".chat.history.md", aider_chat),
+    "aider-message": (".chat.history.md", aider_message),
 }
 
 
@@ -317,6 +346,9 @@ class _Sampler:
 APP_PHASES = ("first-screen", "step", "stops", "unfold", "search", "goto", "jumps")
 """What the app run does, in order, each timed with its peak resident set:
 
+- shown (printed before the others, not a phase of its own): start to the session, or the
+  list of sessions, first on screen (a long Aider chat is then still being read), with
+  the peak so far;
 - first-screen: start to the session on screen with every turn counted;
 - step: `→` 100 times, `G` (the last turn), `←` 50 times, `g`;
 - stops: `]` 10 times;
@@ -343,6 +375,11 @@ def child_app(path: Path, phases: bool = True) -> None:
 
     async def pilot_run(pilot: Any) -> None:
         app = pilot.app
+        # The session on screen (perhaps still being read), or a list of sessions.
+        while (app.replay_screen is None or not app.replay_screen.is_mounted) and not (
+                type(app.screen).__name__ == "SessionPicker" and app.screen.rows):
+            await pilot.pause(0.02)
+        print(f"phase shown {time.perf_counter() - begun:.3f} {sampler.peak}", flush=True)
         # A file of many sessions (an Aider history of many chats) opens on the list of them.
         while (app.replay_screen is None or app.replay_screen.indexing) and not (
                 type(app.screen).__name__ == "SessionPicker" and app.screen.rows):

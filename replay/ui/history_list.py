@@ -26,6 +26,7 @@ from replay.ui.messages import HistoryCounted, LoadFailed, SessionStarted, Turns
 
 if TYPE_CHECKING:
     from replay.core.discovery.history import HistoryCounts
+    from replay.core.readers.aider import ChatReading
     from replay.ui.app import ReplayApp
     from replay.ui.screens.picker import PickerRow, SessionPicker
 
@@ -52,6 +53,11 @@ def list_history(app: ReplayApp, path: Path, reader: Reader) -> bool:
         counts = HistoryCounts.of(path)
     except ReaderError as error:
         app.post_message(LoadFailed(str(error)))
+        return True
+    if len(counts) == 1 and (reading := counts.index.reading(0)) is not None:
+        from replay.ui.chat_loading import load_chat
+
+        load_chat(app, reading)  # one long chat: on screen from its first turns
         return True
     if len(counts) < 2:
         return False
@@ -95,21 +101,31 @@ def _count(app: ReplayApp, picker: SessionPicker, counts: HistoryCounts) -> None
         picker.post_message(HistoryCounted(len(counts) - counts.counted, counts.error))
 
 
-def open_chat(app: ReplayApp, read: Callable[[], Session]) -> None:
+def open_chat(app: ReplayApp, read: Callable[[], Session | ChatReading]) -> None:
     """Read a chat picked from the list in a worker, and show it."""
     app.first_screen_painted.clear()
     app.run_worker(partial(_open, app, read), thread=True, group="load", exclusive=True,
                    exit_on_error=False, description="Reading the chat")
 
 
-def _open(app: ReplayApp, read: Callable[[], Session]) -> None:
+def _open(app: ReplayApp, read: Callable[[], Session | ChatReading]) -> None:
     try:
         session = read()
     except ReaderError as error:
         app.post_message(LoadFailed(str(error), fatal=False))
         return
+    if not isinstance(session, Session):  # a long chat: shown while it is read
+        from replay.ui.chat_loading import load_chat
+
+        load_chat(app, session, fatal=False)
+        return
     app.post_message(SessionStarted(session))
     app.post_message(TurnsAdded(session, 0, done=True))
+
+
+def _chat(counts: HistoryCounts, number: int) -> Session | ChatReading:
+    """What opening a chat reads: a long one a step at a time, else its Session."""
+    return counts.index.reading(number) or counts.read(number)
 
 
 class HistoryRows:
@@ -144,7 +160,7 @@ class HistoryRows:
                              title=counts.label(number), started=index.started(number),
                              format=self._format)
         return PickerRow(entry=entry, summary=counts.summary(number),
-                         read=partial(counts.read, number))
+                         read=partial(_chat, counts, number))
 
     @property
     def waiting(self) -> int:

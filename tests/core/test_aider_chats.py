@@ -128,20 +128,24 @@ def test_a_history_is_held_in_a_few_bytes_a_chat(tmp_path: Path,
     assert (big_peak - small_peak) / 3_600 < 250  # listing: the ids seen, not the chats
 
 
-@pytest.mark.parametrize("block", [1, 3, 64])
-def test_a_long_chat_read_back_by_blocks_of_exchanges_is_the_whole_chat(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
-    # Every chat taken as long: each block of exchanges is read alone from its mark.
+@pytest.mark.parametrize("window", [1 << 14, 7])
+def test_a_long_chat_read_back_by_exchanges_is_the_whole_chat(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int) -> None:
+    # Every chat taken as long: held as columns, each exchange read again alone.
+    from replay.core.readers import aider_turns
+
     monkeypatch.setattr(aider, "LONG_CHAT_BYTES", 0)
-    monkeypatch.setattr(aider, "BLOCK_EXCHANGES", block)
-    monkeypatch.setattr(aider, "RECENT_BLOCKS", 2)
+    monkeypatch.setattr(aider, "READ_BACK_BYTES", window)
+    monkeypatch.setattr(aider_turns, "CACHE", 2)
     for path in _more_files(tmp_path):
+        if window < 64 and path.stat().st_size > 200_000:
+            continue  # windows of a few bytes: the small files only
         whole = load_sessions(path)
         indexed = load_sessions(path, indexed=True)
         index = aider.list_chats(path)
         opened = [index.read(n) for n in range(len(index))] if len(index) else whole
         for held in (indexed, opened):
-            assert all(isinstance(s.turns, aider._LongChatTurns) for s in held) or not \
+            assert all(isinstance(s.turns, aider_turns.ExchangeTurns) for s in held) or not \
                 len(index)
             assert _sessions(held) == _sessions(whole), path.name
             for mine, theirs in zip(held, whole, strict=True):  # backwards, one at a time
@@ -152,7 +156,9 @@ def test_a_long_chat_read_back_by_blocks_of_exchanges_is_the_whole_chat(
 
 def test_a_long_chat_is_never_held_whole(tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(aider, "RECENT_BLOCKS", 2)  # what is held: 2 blocks of 64 exchanges
+    from replay.core.readers import aider_turns
+
+    monkeypatch.setattr(aider_turns, "CACHE", 128)  # what is held: 128 turns read back
     monkeypatch.setattr(aider, "WINDOW_BYTES", 1 << 16)  # the file: far more than a window
     path = tmp_path / ".aider.chat.history.md"
     body = "".join(f"#### step {n}\n\n{'reply text ' * 40}{n}\n\n> Tokens: 1k sent, 2 received."
@@ -170,14 +176,15 @@ def test_a_long_chat_is_never_held_whole(tmp_path: Path,
         held, read_peak = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
         turns = session.turns
-        assert isinstance(turns, aider._LongChatTurns) and len(turns) == 36_000
+        assert isinstance(turns, aider_turns.ExchangeTurns) and len(turns) == 36_000
         texts = sum(len(turn.parts[0].text) for turn in turns)  # every turn, in order
         assert turns[30_001].id == "1-30002" and turns[4].parts[0].text.startswith("reply")
         walk_peak = tracemalloc.get_traced_memory()[1] - held
     finally:
         tracemalloc.stop()
     assert texts > size // 2
-    # Whole, its turns were about 4 times the chat; now the marks and a few blocks.
+    # Whole, its turns were about 4 times the chat; now 8 bytes a turn, the marks (about
+    # 32 bytes an exchange) and a few turns read back.
     assert read_peak < size // 3, (read_peak, size)
-    assert held < size // 5, (held, size)  # the marks: about 32 bytes an exchange
-    assert walk_peak < size // 5, (walk_peak, size)  # two blocks of 64 exchanges
+    assert held < size // 5, (held, size)
+    assert walk_peak < size // 5, (walk_peak, size)

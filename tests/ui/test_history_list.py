@@ -197,12 +197,12 @@ async def test_an_80_column_terminal_shows_the_counts_first(history: Path) -> No
         assert table.scroll_x > 0  # the rest of the row is a scroll away
 
 
-async def test_a_long_chat_opens_with_its_turns_read_back_by_blocks(
+async def test_a_long_chat_opens_with_its_turns_read_back_by_exchanges(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from replay.core.readers import aider
+    from replay.core.readers import aider, aider_turns
 
     monkeypatch.setattr(aider, "LONG_CHAT_BYTES", 0)  # this chat counts as long
-    monkeypatch.setattr(aider, "BLOCK_EXCHANGES", 16)
+    monkeypatch.setattr(aider_turns, "CACHE", 16)
     path = tmp_path / ".aider.chat.history.md"
     body = "".join(f"#### step {n}\n\nreply {n}\n\n> Tokens: 1k sent, 2 received.\n\n"
                    + ("#### <blank>\n\n" if n % 9 == 0 else "") for n in range(1_500))
@@ -213,12 +213,14 @@ async def test_a_long_chat_opens_with_its_turns_read_back_by_blocks(
     async with app.run_test(size=(140, 30)) as pilot:
         await ready(pilot, app)
         screen = app.replay_screen
-        assert screen is not None and isinstance(screen.session.turns, aider._LongChatTurns)
-        assert len(screen.session.turns) == len(whole.turns)
+        assert screen is not None
+        turns = screen.session.turns
+        assert isinstance(turns, aider_turns.ExchangeTurns)
+        assert len(turns) == len(whole.turns)
         assert screen.navigator.empty_indices == empties
         await pilot.press("home", "right_square_bracket")
         assert screen.index == empties[0]
         await pilot.press("G")
         assert screen.index == len(whole.turns) - 1
-        assert screen.session.turns[screen.index].id == whole.turns[-1].id
-    assert len(aider._recent_blocks) <= aider.RECENT_BLOCKS
+        assert turns[screen.index].id == whole.turns[-1].id
+        assert len(turns._cache) <= 16

@@ -85,3 +85,21 @@ def test_long_text_escapes_controls() -> None:
     long.layout(200)
     row = "".join(segment.text for segment in long.row(0))
     assert "\x1b" not in row and "\x07" not in row and "[BEL]" in row
+
+
+def test_long_text_of_one_cell_symbols_is_laid_out_by_length_as_rich_would_wrap_it() -> None:
+    # `␛` (a control spelled out), `…`, box drawing: one cell each, though not Latin-1; a
+    # 10 MB reply of such lines was wrapped grapheme by grapheme (4.4 s of CPU to unfold).
+    from rich.cells import cell_len, chop_cells
+
+    from replay.ui import render
+
+    lines = ["a\x1b[2J b … ─ c" * 3, "plain", "日本語 a\u0301", "␛" * 30]
+    long = LongText("\n".join(lines), indent=1)
+    rows = long.layout(11)
+    expected = sum(len(chop_cells(render.clean(line), 10)) or 1 for line in lines)
+    assert rows == expected
+    shown = ["".join(segment.text for segment in long.row(n)) for n in range(rows)]
+    assert all(cell_len(row) == 11 for row in shown)  # padded to the width, never over
+    assert render._narrow("a ␛ … ─") and not render._narrow("日本") \
+        and not render._narrow("a\u0301")

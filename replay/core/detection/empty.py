@@ -376,8 +376,16 @@ def records_completion(session: Session) -> bool:
     means something)."""
     turns = session.turns
     if isinstance(turns, TurnColumns):
-        return any(turns.completed_at(index) is not None for index in range(len(turns))
-                   if turns.role_at(index) == "assistant")
+        # Kept while the turns stay as they are (a memo is forgotten when one changes; a
+        # turn added makes the count differ): a walk of a million turns is a second, and a
+        # screen showing an empty turn asks this at every step.
+        kept = turns.memo.get(records_completion)
+        if isinstance(kept, tuple) and kept[0] == len(turns):
+            return bool(kept[1])
+        found = any(turns.completed_at(index) is not None for index in range(len(turns))
+                    if turns.role_at(index) == "assistant")
+        turns.memo[records_completion] = (len(turns), found)
+        return found
     return any(other.completed is not None for other in turns if other.role == "assistant")
 
 

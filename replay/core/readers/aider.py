@@ -37,7 +37,6 @@ given) goes to the opening banner turn only.
 
 from __future__ import annotations
 
-import bisect
 import math
 import os
 import re
@@ -47,7 +46,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from replay.core.readers.base import (
     BOM,
@@ -56,6 +55,7 @@ from replay.core.readers.base import (
     Reader,
     UnreadablePath,
 )
+from replay.core.readers.file_window import FileChanged, WindowFile
 from replay.core.session.model import (
     NOT_SENT,
     Kind,
@@ -65,6 +65,9 @@ from replay.core.session.model import (
     Turn,
     parse_time,
 )
+
+if TYPE_CHECKING:
+    from replay.core.readers.aider_turns import ExchangeTurns
 
 NAME = "aider"
 HEADER = "# aider chat started at"
@@ -135,6 +138,32 @@ class _Block:
     lineno: int
     start: int
     end: int
+    joined: list[str] | None = None
+    """Earlier lines, JOIN_LINES at a time joined by line ends (a 50 MB reply as 600,000
+    strings was 85 MB before the text was made)."""
+
+    def add(self, text: str) -> None:
+        lines = self.lines
+        lines.append(text)
+        if len(lines) >= JOIN_LINES:
+            if self.joined is None:
+                self.joined = []
+            self.joined.append("\n".join(lines))
+            self.lines = []
+
+    def text(self) -> str:
+        """The lines joined by line ends."""
+        if self.joined is None:
+            return "\n".join(self.lines)
+        return "\n".join([*self.joined, *self.lines] if self.lines else self.joined)
+
+    def has_words(self) -> bool:
+        """Some line is more than white space."""
+        return any(line.strip() for line in (*(self.joined or ()), *self.lines))
+
+
+JOIN_LINES = 1024
+"""Lines of a block joined into one string at a time (see `_Block.joined`)."""
 
 
 class _Marks:
@@ -142,18 +171,19 @@ class _Marks:
     prompt), with the builder state a read from there needs: the model then in use and the
     turns before it. The turns before an exchange are final once it starts (a prompt's end
     lets go of the reply it would have added tokens or a ^C to), so an exchange is read
-    back alone. About 30 bytes an exchange."""
+    back alone. About 17 bytes an exchange (arrays of 4-byte numbers widen when one does
+    not fit)."""
 
     __slots__ = ("count", "firsts", "lines", "model_of", "models", "offsets")
 
     def __init__(self) -> None:
         self.offsets = array("q")
         """Byte offset of the exchange's prompt line."""
-        self.lines = array("q")
+        self.lines = array("I")
         """Its line number."""
-        self.firsts = array("q")
+        self.firsts = array("I")
         """The index of its first turn: the turns before it."""
-        self.model_of = array("l")
+        self.model_of = array("B")
         self.models: list[str | None] = []
         self.count = 0
         """The chat's turns so far."""
@@ -162,15 +192,28 @@ class _Marks:
         if model not in self.models:
             self.models.append(model)
         self.offsets.append(offset)
-        self.lines.append(lineno)
-        self.firsts.append(first)
-        self.model_of.append(self.models.index(model) if len(self.models) > 1 else 0)
+        self.lines = _appended(self.lines, lineno)
+        self.firsts = _appended(self.firsts, first)
+        self.model_of = _appended(self.model_of,
+                                  self.models.index(model) if len(self.models) > 1 else 0)
 
     def __len__(self) -> int:
         return len(self.offsets)
 
     def model(self, exchange: int) -> str | None:
         return self.models[self.model_of[exchange]]
+
+
+def _appended(numbers: array[int], value: int) -> array[int]:
+    """`numbers` with `value` appended: the same array, or a wider copy when it does not fit
+    (a reader in another thread may hold the old one a moment longer: it stays whole)."""
+    try:
+        numbers.append(value)
+        return numbers
+    except OverflowError:
+        wider = array("q", numbers)
+        wider.append(value)
+        return wider
 
 
 @dataclass(slots=True)
@@ -227,7 +270,7 @@ class _SessionBuilder:
         if block is None:
             return
         if block.role == "user":
-            text = "\n".join(block.lines)
+            text = block.text()
             if text.strip() == BLANK_PROMPT:
                 text = ""
             turn = self._new_turn("user", [Part(Kind.TEXT, text)], block.lineno, block.start,
@@ -240,7 +283,7 @@ class _SessionBuilder:
             self.aborted = None
             self.cut_at_prompt = None
             return
-        text = "\n".join(block.lines).strip("\n")
+        text = block.text().strip("\n")
         if block.role == "system":
             if not text.strip():
                 return
@@ -275,9 +318,10 @@ class _SessionBuilder:
             self.block = _Block(role, [text], lineno, offset, end)
             return
         if role == "assistant" and self.pending_blank:
-            block.lines.extend([""] * self.pending_blank)
+            for _ in range(self.pending_blank):
+                block.add("")
         self.pending_blank = 0
-        block.lines.append(text)
+        block.add(text)
         block.end = end
 
     def user_line(self, text: str, lineno: int, offset: int, end: int) -> None:
@@ -347,7 +391,7 @@ class _SessionBuilder:
             target = self.aborted  # the second ^C of the pair that quits
         elif self.reply is not None:
             # Aider output after a finished reply, or its ^C line: the ^C came at the prompt.
-            if again or (block is not None and any(line.strip() for line in block.lines)):
+            if again or (block is not None and block.has_words()):
                 return self._at_prompt(text)
             if not self.session.turns or self.session.turns[-1] is not self.reply:
                 return self._at_prompt(text)
@@ -399,29 +443,26 @@ def _lines(data: bytes, start: int | None = None, stop: int | None = None,
 
 
 WINDOW_BYTES = 1 << 20
-"""Bytes of a history read at a time. The file is read, never mapped: a mapped file cut
-short while it is read kills the process with SIGBUS, which no handler can turn into a
-message."""
+"""Bytes of a history read at a time (`file_window.WindowFile`, by `os.pread`). The file is
+read, never mapped: a mapped file cut short while it is read kills the process with SIGBUS,
+which no handler can turn into a message; read by windows, it is a `FileChanged` error."""
 
 
-def _file_lines(handle: BinaryIO, start: int | None = None, stop: int | None = None,
-                last: bool = True) -> Iterator[tuple[bytes, int, int]]:
-    """`_lines` of an open file, read WINDOW_BYTES at a time: the same lines at the same
-    offsets (a file cut while it is read ends where it was cut)."""
+def _file_lines(file: WindowFile, start: int | None = None, stop: int | None = None,
+                last: bool = True, window: int | None = None
+                ) -> Iterator[tuple[bytes, int, int]]:
+    """`_lines` of an open file, read `window` (WINDOW_BYTES) bytes at a time: the same
+    lines at the same offsets, up to `stop` (the file's size when it was opened, at most).
+    Raises FileChanged when the file was cut shorter than that while it is read."""
     if start is None:
-        handle.seek(0)
-        start = len(BOM) if handle.read(len(BOM)) == BOM else 0
-    handle.seek(start)
+        start = len(BOM) if file.read(0, len(BOM)) == BOM else 0
     pending = b""
     base = start
     """File offset of `pending`'s first byte."""
-    position = start
-    while True:
-        want = WINDOW_BYTES if stop is None else min(WINDOW_BYTES, stop - position)
-        chunk = handle.read(want) if want > 0 else b""
-        position += len(chunk)
-        ended = not chunk or (stop is not None and position >= stop)
+    end = file.size if stop is None else min(stop, file.size)
+    for position, chunk in file.windows(start, end, window or WINDOW_BYTES):
         data = pending + chunk if pending else chunk
+        ended = position + len(chunk) >= end
         # A CR last in the window may be the first half of a CRLF: held back with the line.
         cut = len(data) if ended or not data.endswith(b"\r") else len(data) - 1
         line_start = 0
@@ -430,20 +471,17 @@ def _file_lines(handle: BinaryIO, start: int | None = None, stop: int | None = N
             line_start = match.end()
         pending = data[line_start:]
         base += line_start
-        if ended:
-            break
     if last:
         yield pending, base, base + len(pending) + 1
 
 
-def _file_has_header(handle: BinaryIO) -> bool:
-    """`_HEADER_AT_LINE_START` found anywhere in the file (read WINDOW_BYTES at a time,
-    stopping at the first)."""
-    handle.seek(0)
+def _file_has_header(file: WindowFile) -> bool:
+    """`_HEADER_AT_LINE_START` found anywhere in the file (read 64 KiB at a time, stopping
+    at the first)."""
     carry = b""
     # Small windows: the first header is nearly always the first line, and a chat read back
     # alone asks this every time.
-    while chunk := handle.read(min(WINDOW_BYTES, 1 << 16)):
+    for _, chunk in file.windows(0, None, min(WINDOW_BYTES, 1 << 16)):
         data = carry + chunk
         if _HEADER_AT_LINE_START.search(data) is not None:
             return True
@@ -517,11 +555,10 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
         bom = data[:len(BOM)] == BOM
         lines = (_lines(data) if one is None or stop is None
                  else _lines(data, one.start, abs(stop), last=stop < 0))
-    else:  # an open file
+    else:  # an open `WindowFile`
         if has_header is None:
             has_header = _file_has_header(data)
-        data.seek(0)
-        bom = data.read(len(BOM)) == BOM
+        bom = data.read(0, len(BOM)) == BOM
         lines = (_file_lines(data) if one is None or stop is None
                  else _file_lines(data, one.start, abs(stop), last=stop < 0))
     for lineno, (raw_bytes, offset, end) in enumerate(
@@ -596,45 +633,34 @@ def _read(path: Path, progress: Progress | None = None) -> list[Session]:
     return sessions
 
 
-def _opened(path: Path) -> BinaryIO:
-    """The file open for reading; UnreadablePath when it cannot be opened."""
+def _opened(path: Path | str) -> WindowFile:
+    """The file open for reading by windows; UnreadablePath when it cannot be opened."""
     try:
-        return open(path, "rb")  # noqa: SIM115 - closed by the caller's `with`
+        return WindowFile(path)
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
 
 
-def shrunk_line(path: str, size: int, now: int) -> str:
-    """What a history cut short while it was read says (one line: what, where, what was
-    expected)."""
-    return (f"{path}: the file was cut while it was read ({size:,} bytes when it was opened, "
-            f"{now:,} now): what was past byte {now:,} is missing")
-
-
 def _stream(path: Path, chats: list[_Chat] | None = None,
             marks: list[_Marks] | None = None) -> Iterator[Session | None]:
-    """`Reader.stream`: the sessions of a history, the file read WINDOW_BYTES at a time;
-    `chats` as in `history_stream`; with `marks`, each session's exchanges are marked and
-    its turns let go as the next starts. A file cut while it is read says so in its last
-    session's warnings."""
-    with _opened(path) as handle:
+    """`Reader.stream`: the sessions of a history, the file read WINDOW_BYTES at a time (as
+    big as it was when opened); `chats` as in `history_stream`; with `marks`, each session's
+    exchanges are marked and its turns let go as the next starts. A file cut while it is
+    read is one UnreadablePath line: `PATH: file changed while it was read: ...`."""
+    with _opened(path) as file:
         try:
-            size = os.fstat(handle.fileno()).st_size
             last: Session | None = None
-            for item in history_stream(handle, str(path), chats, marks=marks,
+            for item in history_stream(file, str(path), chats, marks=marks,
                                        keep=marks is None):
                 if item is not None:
                     last = item
                 yield item
-            now = os.fstat(handle.fileno()).st_size
-        except OSError as error:
+        except OSError as error:  # FileChanged: cut shorter while it was read
             raise UnreadablePath.of(path, error) from None
     if last is None:  # every line with text starts a session: the file holds only white space
         last = Session(path=str(path), format=NAME)
         last.warn(EMPTY_FILE, skipped=False)
         yield last
-    if now < size:
-        last.warn(shrunk_line(str(path), size, now), skipped=False)
 
 
 def _iter(path: Path) -> Iterator[Session]:
@@ -692,10 +718,10 @@ class _ChatTurns(Sequence[Turn]):
 
     def _read(self) -> list[Turn]:
         try:
-            with open(self._path, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size < abs(self._stop):
-                    raise ValueError("the file is shorter than when it was read")
-                found = [item for item in history_stream(handle, self._path, one=self._chat,
+            with WindowFile(self._path) as file:
+                if file.size < abs(self._stop):
+                    raise FileChanged.shrank(abs(self._stop), file.size)
+                found = [item for item in history_stream(file, self._path, one=self._chat,
                                                          stop=self._stop)
                          if item is not None]
         except (OSError, ValueError) as error:
@@ -723,164 +749,172 @@ class _ChatTurns(Sequence[Turn]):
         return iter(self._whole())
 
 
-LONG_CHAT_BYTES = 4 << 20
-"""A chat longer than this is read back by blocks of exchanges (`_LongChatTurns`), never
-whole: a chat of 50 MB held whole is 4 times that in turns."""
-BLOCK_EXCHANGES = 64
-"""Exchanges of a long chat read back at a time."""
-RECENT_BLOCKS = 16
-"""Blocks of long chats kept once read (the one on screen, the ones around it)."""
-
-_recent_blocks: OrderedDict[tuple[_LongChatTurns, int], list[Turn]] = OrderedDict()
-"""By the turns object itself (not its id: an id is given again once its object is gone)."""
+LONG_CHAT_BYTES = 1 << 20
+"""A chat longer than this is held as columns (`aider_turns.ExchangeTurns`), its turns read
+back by exchange, never whole: a chat of 50 MB held whole is 4 times that in turns."""
 
 
-class _LongChatTurns(Sequence[Turn]):
-    """The turns of one long chat, read back a block of exchanges at a time from where its
-    marks say each starts, the RECENT_BLOCKS last read kept: memory bounded by the block,
-    not the chat. Reading them in order reads each block once."""
+class _ChatSource:
+    """Where one chat's exchanges are in its file, to read any of them again alone
+    (`ExchangeTurns`' read-back). The file stays open while the chat is shown."""
 
-    __slots__ = ("_chat", "_marks", "_path", "_stop")
+    __slots__ = ("_file", "_lock", "chat", "has_header", "marks", "path", "stop")
 
-    def __init__(self, path: str, chat: _Chat, stop: int, marks: _Marks) -> None:
-        self._path = path
-        self._chat = chat
-        self._stop = stop
-        self._marks = marks
+    def __init__(self, path: str, chat: _Chat, stop: int, marks: _Marks,
+                 has_header: bool | None) -> None:
+        self.path = path
+        self.chat = chat
+        self.stop = stop
+        """Where the chat ends: the next one's start, or (negative) minus the file's size."""
+        self.marks = marks
+        self.has_header = has_header
+        self._file: WindowFile | None = None
+        self._lock = threading.Lock()
 
-    def __len__(self) -> int:
-        return self._marks.count
+    def file(self) -> WindowFile:
+        """The file, open (once); FileChanged when it is shorter than the chat's end."""
+        with self._lock:
+            if self._file is None:
+                file = WindowFile(self.path)
+                if file.size < abs(self.stop):
+                    file.close()
+                    raise FileChanged.shrank(abs(self.stop), file.size)
+                self._file = file
+            return self._file
 
-    def _blocks(self) -> int:
-        return (len(self._marks) + 1 + BLOCK_EXCHANGES - 1) // BLOCK_EXCHANGES
+    def read_back(self, exchange: int, wanted: int, *, done: bool = True
+                  ) -> tuple[list[Turn], bool]:
+        """`aider_turns.ReadBack`: exchange `exchange` (-1: the chat's start, its header and
+        what comes before its first mark) read again, to the next mark; with no next mark
+        yet while the chat is still read (`done` False), up to `wanted` turns at least."""
+        marks = self.marks
+        known = exchange + 1 < len(marks)
+        stop = marks.offsets[exchange + 1] if known else self.stop
+        whole = known or done
+        file = self.file()
+        if exchange < 0:
+            turns = self._from_start(file, stop, None if whole else wanted)
+        else:
+            turns = self._from_mark(file, exchange, stop, None if whole else wanted)
+        return turns, whole
 
-    def _first(self, block: int) -> int:
-        """The index of the block's first turn."""
-        exchange = block * BLOCK_EXCHANGES
-        return 0 if exchange == 0 else self._marks.firsts[exchange - 1]
+    def _from_start(self, file: WindowFile, stop: int, wanted: int | None) -> list[Turn]:
+        session: Session | None = None
+        for item in history_stream(file, self.path, one=self.chat, stop=stop,
+                                   has_header=self.has_header):
+            if item is not None:
+                session = item
+            elif wanted is not None and session is not None and len(session.turns) >= wanted:
+                break
+        return list(session.turns) if session is not None else []
 
-    def _block(self, block: int) -> list[Turn]:
-        key = (self, block)
-        with _recent_lock:
-            turns = _recent_blocks.get(key)
-            if turns is not None:
-                _recent_blocks.move_to_end(key)
-                return turns
-        turns = self._read(block)
-        with _recent_lock:
-            _recent_blocks[key] = turns
-            while len(_recent_blocks) > RECENT_BLOCKS:
-                _recent_blocks.popitem(last=False)
-        return turns
-
-    def _read(self, block: int) -> list[Turn]:
-        """Read one block: exchange 0 is the chat's start (its header, the banner, what
-        came before its first prompt); exchange k is the k-th mark's prompt onwards."""
-        marks, first = self._marks, self._first(block)
-        after = (block + 1) * BLOCK_EXCHANGES
-        wanted = (marks.firsts[after - 1] if after - 1 < len(marks) else marks.count) - first
-        stop = marks.offsets[after - 1] if after - 1 < len(marks) else self._stop
-        try:
-            with open(self._path, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size < abs(self._stop):
-                    raise ValueError("the file is shorter than when it was read")
-                if block == 0:
-                    found = [item for item in history_stream(handle, self._path,
-                                                             one=self._chat, stop=stop)
-                             if item is not None]
-                    turns = list(found[0].turns) if found else []
-                else:
-                    turns = self._from_mark(handle, block * BLOCK_EXCHANGES - 1, stop)
-        except (OSError, ValueError) as error:
-            return self._unreadable(first, wanted,
-                                    f"this turn could not be read back from {self._path}: "
-                                    f"{error}")
-        if len(turns) != wanted:
-            return self._unreadable(first, wanted, f"{self._path}: this chat's turns changed "
-                                                   "since the file was read")
-        return turns
-
-    def _from_mark(self, handle: BinaryIO, mark: int, stop: int) -> list[Turn]:
-        marks = self._marks
+    def _from_mark(self, file: WindowFile, mark: int, stop: int,
+                   wanted: int | None) -> list[Turn]:
+        marks = self.marks
         first = marks.firsts[mark]
-        builder = _SessionBuilder(Session(path=self._path, format=NAME), self._chat.number,
+        builder = _SessionBuilder(Session(path=self.path, format=NAME), self.chat.number,
                                   model=marks.model(mark), turn_count=first)
-        lines = _file_lines(handle, marks.offsets[mark], abs(stop), last=stop < 0)
+        session = builder.session
+        # Small windows: an exchange is usually a few hundred bytes.
+        lines = _file_lines(file, marks.offsets[mark], abs(stop), last=stop < 0,
+                            window=READ_BACK_BYTES)
         for lineno, (raw, offset, end) in enumerate(lines, start=marks.lines[mark]):
             text = raw.decode("utf-8", errors="replace")
             if text.startswith(HEADER):
                 break  # the next chat (a file that changed)
+            if offset == marks.offsets[mark] and not _PROMPT_AT_MARK.match(text):
+                return []  # no prompt where one was: the file changed (said by the caller)
             _classify(builder, text, lineno, offset, end)
-        builder.flush()
-        turns = builder.session.turns
+            if wanted is not None and builder.turn_count - first >= wanted:
+                break
+        else:
+            builder.flush()
+        turns = session.turns
         for number, turn in enumerate(turns, start=first):
             turn.index = number
         return turns
 
-    def _unreadable(self, first: int, count: int, why: str) -> list[Turn]:
-        return [Turn(id=f"{self._chat.number}-{number}", role="system", index=number - 1,
-                     parts=[Part(Kind.ERROR, why, name="unreadable")])
-                for number in range(first + 1, first + count + 1)]
 
-    def _where(self, index: int) -> tuple[int, int]:
-        """(block, place in it) of the turn at `index`."""
-        exchange = bisect.bisect_right(self._marks.firsts, index)  # 0: before any mark
-        block = exchange // BLOCK_EXCHANGES
-        return block, index - self._first(block)
-
-    @overload
-    def __getitem__(self, index: int) -> Turn: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Turn]: ...
-
-    def __getitem__(self, index: int | slice) -> Turn | list[Turn]:
-        if isinstance(index, slice):
-            # A view, read as it is walked: `turns[n:]` must not make every turn at once.
-            return _TurnsView(self, range(*index.indices(len(self))))  # type: ignore[return-value]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        block, place = self._where(index)
-        return self._block(block)[place]
-
-    def __iter__(self) -> Iterator[Turn]:
-        for block in range(self._blocks()):
-            yield from self._block(block)
+_PROMPT_AT_MARK = re.compile(r"####(?: |\s*$)")
+"""The line an exchange starts with: a prompt line, as `_classify` tells one."""
+READ_BACK_BYTES = 1 << 14
+"""Bytes read at a time when one exchange is read again."""
 
 
-class _TurnsView(Sequence[Turn]):
-    """Some turns of a long chat, each read when reached."""
+class ChatReading:
+    """One chat read into columns (`ExchangeTurns`), a pause at a time: the app shows its
+    first turns while the rest is read (`steps`, in a worker). The turns read are the whole
+    reader's, read back by exchange."""
 
-    __slots__ = ("_numbers", "_turns")
+    def __init__(self, index: ChatIndex, number: int) -> None:
+        self.index = index
+        self.number = number
+        self.chat = index[number]
+        self.stop = index.stop(number)
+        self.total = abs(self.stop) - self.chat.start
+        """Bytes of the chat."""
+        self.session: Session | None = None
+        """Once the chat's header is read: the session, its turns growing."""
+        self.turns: ExchangeTurns | None = None
 
-    def __init__(self, turns: _LongChatTurns, numbers: range) -> None:
-        self._turns = turns
-        self._numbers = numbers
+    def steps(self) -> Iterator[int]:
+        """Read the chat, yielding the bytes of it read so far every PAUSE_LINES lines
+        (the session is there from the first). Raises UnreadablePath when the file no
+        longer holds the chat as listed (`PATH: file changed while it was read: ...`)."""
+        from replay.core.readers.aider_turns import ExchangeTurns
 
-    def __len__(self) -> int:
-        return len(self._numbers)
+        index, path = self.index, self.index.path
+        marks: list[_Marks] = []
+        try:
+            with _opened(path) as file:
+                if file.size < abs(self.stop):
+                    raise UnreadablePath(f"{path}: the file is shorter than when it was "
+                                         f"listed: chat {index.session_id(self.number)} is "
+                                         "gone")
+                for item in history_stream(file, path, one=self.chat, stop=self.stop,
+                                           has_header=index.has_header, marks=marks):
+                    if item is None:
+                        if self.turns is not None:
+                            yield self.turns.last_offset() - self.chat.start
+                        continue
+                    if self.session is not None:
+                        break  # a second chat: the file changed (said below)
+                    self._started(item, marks[0], ExchangeTurns)
+                    yield 0
+        except OSError as error:  # FileChanged: cut shorter while it was read
+            raise UnreadablePath.of(path, error) from None
+        if self.session is None or self.turns is None:
+            raise UnreadablePath(f"{path}: chat {index.session_id(self.number)} changed "
+                                 "since the file was listed; open the file again")
+        self.turns.finish()
+        yield self.total
 
-    @overload
-    def __getitem__(self, index: int) -> Turn: ...
+    def _started(self, session: Session, marks: _Marks, kind: type[ExchangeTurns]) -> None:
+        index, number = self.index, self.number
+        if self.chat.number and session.meta.get("started_at", "") != \
+                index.started_text(number):
+            raise UnreadablePath(f"{index.path}: chat {index.session_id(number)} changed "
+                                 "since the file was listed; open the file again")
+        session.session_id = index.session_id(number)
+        source = _ChatSource(index.path, self.chat, self.stop, marks, index.has_header)
+        turns = kind(index.path, self.chat.number, marks,
+                     lambda exchange, wanted: source.read_back(
+                         exchange, wanted, done=turns.done))
+        session.turns = turns  # type: ignore[assignment]
+        self.session, self.turns = session, turns
 
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Turn]: ...
-
-    def __getitem__(self, index: int | slice) -> Turn | Sequence[Turn]:
-        if isinstance(index, slice):
-            return _TurnsView(self._turns, self._numbers[index])
-        return self._turns[self._numbers[index]]
-
-    def __iter__(self) -> Iterator[Turn]:
-        for number in self._numbers:
-            yield self._turns[number]
+    def read(self) -> Session:
+        """The whole chat read (`steps` to the end): its session."""
+        for _ in self.steps():
+            pass
+        assert self.session is not None
+        return self.session
 
 
 def _read_indexed(path: Path, progress: Progress | None = None) -> list[Session]:
     """`read`, each session's turns read again from its lines when asked for (`_ChatTurns`:
-    `Reader.read_indexed`, the app on a history of thousands of chats)."""
+    `Reader.read_indexed`, the app on a history of thousands of chats); a long chat is read
+    again into columns (`ChatReading`), never held whole."""
     chats: list[_Chat] = []
     marks: list[_Marks] = []
     sessions: list[Session] = []
@@ -890,23 +924,22 @@ def _read_indexed(path: Path, progress: Progress | None = None) -> list[Session]
     for item in _stream(path, chats, marks=marks):
         if item is not None:
             sessions.append(item)
-            if len(sessions) > 1 and len(chats) >= len(sessions):
-                number = len(sessions) - 2
-                _let_go(sessions[number], str(path), chats[number],
-                        chats[number + 1].start, marks[number])
-    if sessions and len(chats) == len(sessions):
-        _let_go(sessions[-1], str(path), chats[-1], -os.path.getsize(path), marks[-1])
+    if len(chats) == len(sessions) and sessions:
+        listed: ChatIndex | None = None
+        for number, session in enumerate(sessions):
+            chat = chats[number]
+            stop = chats[number + 1].start if number + 1 < len(chats) else \
+                -os.path.getsize(path)
+            if abs(stop) - chat.start <= LONG_CHAT_BYTES:
+                session.turns = _ChatTurns(str(path), chat, stop,  # type: ignore[assignment]
+                                           marks[number].count)
+                continue
+            listed = listed or list_chats(path)
+            reading = ChatReading(listed, number).read()
+            session.turns = reading.turns
     if progress is not None:
         progress(1, 1)
     return sessions
-
-
-def _let_go(session: Session, path: str, chat: _Chat, stop: int, marks: _Marks) -> None:
-    """Keep the session's count of turns, not its turns (read again when asked for)."""
-    if abs(stop) - chat.start > LONG_CHAT_BYTES:
-        session.turns = _LongChatTurns(path, chat, stop, marks)  # type: ignore[assignment]
-    else:
-        session.turns = _ChatTurns(path, chat, stop, marks.count)  # type: ignore[assignment]
 
 
 # ---------------------------------------------------------------- a list of the chats
@@ -1019,29 +1052,31 @@ class ChatIndex(Sequence[_Chat]):
         return sum(a.itemsize * len(a) for a in arrays) + self._started.nbytes() + \
             len(self._dup)
 
+    def reading(self, index: int) -> ChatReading | None:
+        """A long chat, to be read into columns a step at a time (`ChatReading.steps`: the
+        app shows it while it is read); None for a chat short enough to read at once."""
+        if abs(self.stop(index)) - self.starts[index] > LONG_CHAT_BYTES:
+            return ChatReading(self, index)
+        return None
+
     def read(self, index: int) -> Session:
-        """The chat's `Session`, read from its own bytes (the file is not read whole).
-        ReaderError when the file no longer holds it."""
+        """The chat's `Session`, read from its own bytes (the file is not read whole); a
+        long chat into columns (`ChatReading`). ReaderError when the file no longer holds
+        it."""
         chat, stop = self[index], self.stop(index)
+        if abs(stop) - chat.start > LONG_CHAT_BYTES:
+            return ChatReading(self, index).read()
         path = Path(self.path)
-        with _opened(path) as handle:
+        with _opened(path) as file:
             try:
-                if os.fstat(handle.fileno()).st_size < abs(stop):
+                if file.size < abs(stop):
                     raise UnreadablePath(f"{self.path}: the file is shorter than when it was "
                                          f"listed: chat {self.session_id(index)} is gone")
-                # A long chat is read once here, its turns let go exchange by exchange,
-                # then read back by blocks when shown (never whole).
-                long = abs(stop) - chat.start > LONG_CHAT_BYTES
-                marks: list[_Marks] | None = [] if long else None
-                found = [item for item in history_stream(handle, self.path, one=chat,
-                                                         stop=stop, has_header=self.has_header,
-                                                         marks=marks, keep=not long)
+                found = [item for item in history_stream(file, self.path, one=chat,
+                                                         stop=stop, has_header=self.has_header)
                          if item is not None]
             except OSError as error:
                 raise UnreadablePath.of(path, error) from None
-        if found and marks:
-            found[0].turns = _LongChatTurns(self.path, chat, stop,  # type: ignore[assignment]
-                                            marks[0])
         if not found or (chat.number and found[0].meta.get("started_at", "")
                          != self.started_text(index)):
             raise UnreadablePath(f"{self.path}: chat {self.session_id(index)} changed since "
@@ -1051,25 +1086,23 @@ class ChatIndex(Sequence[_Chat]):
         return session
 
 
-def list_chats(path: Path) -> ChatIndex:
+def list_chats(path: Path | str) -> ChatIndex:
     """Every chat of a history by its header lines alone (a fast pass: no chat is parsed),
     the file read WINDOW_BYTES at a time. The chats are those `history_stream` gives, in
     order, with the same ids; the file's text before its first header is chat `#0` when
     it holds more than white space."""
-    with _opened(path) as handle:
+    with _opened(path) as file:
         try:
-            return _list(handle, str(path))
+            return _list(file, str(path))
         except OSError as error:
             raise UnreadablePath.of(path, error) from None
 
 
-def _list(handle: BinaryIO, path: str) -> ChatIndex:
-    index = ChatIndex(path, os.fstat(handle.fileno()).st_size)
-    index.has_header = _file_has_header(handle)
-    handle.seek(0)
+def _list(file: WindowFile, path: str) -> ChatIndex:
+    index = ChatIndex(path, file.size)
+    index.has_header = _file_has_header(file)
     seen: set[str] = set()
-    origin = len(BOM) if handle.read(len(BOM)) == BOM else 0
-    handle.seek(origin)
+    origin = len(BOM) if file.read(0, len(BOM)) == BOM else 0
     base = origin
     """File offset of `data`'s first byte."""
     carry = b""
@@ -1078,8 +1111,9 @@ def _list(handle: BinaryIO, path: str) -> ChatIndex:
     headers = 0
     first_seen = False
     """A header, or text before any (chat #0), was read."""
+    windows = file.windows(origin, None, WINDOW_BYTES)
     while True:
-        chunk = handle.read(WINDOW_BYTES)
+        chunk = next(windows, (0, b""))[1]
         ended = not chunk
         data = carry + chunk if carry else chunk
         if ended:
@@ -1090,7 +1124,7 @@ def _list(handle: BinaryIO, path: str) -> ChatIndex:
             cut = 0 if last < 0 else last if last == len(data) - 1 and data[last] == 13 \
                 else last + 1
         position = 0
-        for match in _HEADER_LINE.finditer(data, 0, cut):
+        for match in _header_lines(data, cut):
             lines += _line_ends(data, position, match.start())
             position = match.start()
             if not first_seen:
@@ -1108,6 +1142,21 @@ def _list(handle: BinaryIO, path: str) -> ChatIndex:
         carry = data[cut:]
         if ended:
             return index
+
+
+_HEADER_BYTES = HEADER.encode()
+
+
+def _header_lines(data: bytes, cut: int) -> Iterator[re.Match[bytes]]:
+    """`_HEADER_LINE.finditer(data, 0, cut)`, found by `bytes.find` first: the pattern's
+    look-behind makes the regex try every byte (1.3 s for 50 MB, against 0.1 s)."""
+    at = data.find(_HEADER_BYTES, 0, cut)
+    while at >= 0:
+        if at == 0 or data[at - 1] in b"\r\n":
+            match = _HEADER_LINE.match(data, at, cut)
+            if match is not None:
+                yield match
+        at = data.find(_HEADER_BYTES, at + 1, cut)
 
 
 def _has_text(data: bytes) -> bool:
