@@ -26,6 +26,7 @@ from replay.core.corpus.scan import SessionSummary, scan_stream
 from replay.core.detection.empty import DEFAULT_RULES, DetectionRules
 from replay.core.readers import aider
 from replay.core.readers.base import ReaderError, UnreadablePath
+from replay.core.readers.file_window import WindowFile
 from replay.core.session.model import Session
 
 FORMAT = aider.NAME
@@ -127,7 +128,7 @@ class HistoryCounts:
             return
         index = self.index
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed below
+            handle = WindowFile(path)
         except OSError as error:
             raise UnreadablePath.of(path, error) from None
         with handle:
