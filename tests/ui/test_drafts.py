@@ -309,3 +309,24 @@ async def test_quitting_stays_once_when_the_drafts_cannot_be_kept(chat_file: Pat
         await pilot.pause()
         await pilot.press("q")
         await wait_until(pilot, lambda: not app.is_running)
+
+
+async def test_a_note_is_read_back_from_a_screen_being_taken_down(tmp_path: Path) -> None:
+    """The drafts kept at an autosave tick or a hangup read each screen's note, and a screen
+    gone back from may have lost its parts by then: the note is still what was typed (the
+    tick raised NoMatches on '#annotation-note' and ended the app)."""
+    from tests.ui.sessions import write_chat
+
+    write_chat(tmp_path / "s.json", title="s")
+    typed = "[link=x]half a thought[/]"
+    app = build_app(tmp_path / "s.json", annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = screen_of(app)
+        await pilot.press("2", "tab", *typed)
+        await pilot.pause()
+        bar = screen.annotation
+        assert bar.note == typed
+        await bar.remove_children()  # as when the screen is taken down
+        assert bar.note == typed
+        assert any(draft.note == typed for draft in bar.unsaved_drafts())

@@ -183,6 +183,10 @@ class AnnotationBar(Vertical):
         """The parts are mounted (`_build`)."""
         self._note = ""
         """The note, while there is no note field yet."""
+        self._note_field: NoteInput | None = None
+        """The note field once built, held by reference: it is read even while the screen is
+        being taken down (a draft kept at a hangup or autosave tick after going back to the
+        list), when a query would find nothing."""
 
     def compose(self) -> ComposeResult:
         # Nothing until the bar is first shown (`_build`): the first screen of a long session
@@ -195,6 +199,9 @@ class AnnotationBar(Vertical):
         if self._built:
             return
         self._built = True
+        self._note_field = NoteInput(
+            self._note, placeholder="note: tab to write, enter to save, escape to leave",
+            id="annotation-note", compact=True, select_on_focus=False)
         self.mount(
             Static(id="annotation-suggestion", markup=False),
             Static(id="annotation-labels", markup=False),
@@ -202,8 +209,7 @@ class AnnotationBar(Vertical):
             # Compact: one row with no border; a bordered Input at one row hid what was
             # typed. Not selected on focus: tab then typing adds to a note read back, never
             # replaces it.
-            NoteInput(self._note, placeholder="note: tab to write, enter to save, escape to "
-                      "leave", id="annotation-note", compact=True, select_on_focus=False),
+            self._note_field,
             Static(id="annotation-state", markup=False),
         )
 
@@ -384,17 +390,17 @@ class AnnotationBar(Vertical):
 
     def set_note(self, note: str) -> None:
         """Put a saved note back into the field."""
-        if not self._built:
+        if self._note_field is None:
             self._note = note
             return
-        self.query_one("#annotation-note", Input).value = note
+        self._note_field.value = note
 
     @property
     def note(self) -> str:
         """The note typed so far."""
-        if not self._built:
+        if self._note_field is None:
             return self._note
-        return self.query_one("#annotation-note", Input).value
+        return self._note_field.value
 
     # ---------------------------------------------------------------- actions
 
