@@ -175,3 +175,12 @@ def test_a_block_joined_as_it_grows_is_the_same_text(
     monkeypatch.setattr(aider, "JOIN_LINES", join)
     for path in paths:
         assert _sessions(load_sessions(path)) == whole[path], path.name
+
+
+def test_a_history_open_as_a_plain_file_is_read_by_windows_the_same(tmp_path: Path) -> None:
+    from tests.core.test_aider_windows import _sessions
+
+    for path in _single_chats(tmp_path)[:2]:
+        with open(path, "rb") as handle:
+            read = [s for s in aider.history_stream(handle, str(path)) if s is not None]
+        assert _sessions(read) == _sessions(load_sessions(path))
