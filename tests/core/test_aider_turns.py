@@ -25,7 +25,8 @@ RULES = [DEFAULT_RULES, DEFAULT_RULES.with_options(missing_replies=True),
          DEFAULT_RULES.with_options(tool_only_is_empty=True),
          DEFAULT_RULES.with_options(roles=frozenset({"user", "assistant", "system"}))]
 NEEDLES = ["step", "KeyboardInterrupt", "interrupt", "[link=x]", "1-2", "user", "blank",
-           "Tokens", "off-by-one #3", "reply 7\n", "xyz-not-there", "again to exit", "é"]
+           "Tokens", "off-by-one #3", "reply 7\n", "xyz-not-there", "again to exit", "é",
+           "Aider v0", "e"]
 
 
 def _single_chats(tmp_path: Path) -> list[Path]:

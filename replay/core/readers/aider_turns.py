@@ -457,8 +457,13 @@ class ExchangeTurns(TurnColumns):
         spans = self._lone_cr()  # a line (to its line feed) may run into later exchanges
         fd = os.open(self.path, os.O_RDONLY) if spans else None
         done = -2
+        ends = -1
+        """Where the exchange `done` ends: lines before it are in exchanges given already
+        (none yet)."""
         try:
             for start in starts:
+                if start < ends and fd is None:
+                    continue  # (most lines of a needle's are in the exchange just given)
                 exchange = bisect.bisect_right(offsets, start) - 1
                 last = exchange
                 if fd is not None and exchange + 1 < len(offsets):
@@ -466,6 +471,7 @@ class ExchangeTurns(TurnColumns):
                 for number in range(max(exchange, done + 1), last + 1):
                     yield number
                 done = max(done, last)
+                ends = offsets[done + 1] if done + 1 < len(offsets) else _NEVER
         finally:
             if fd is not None:
                 os.close(fd)
@@ -496,6 +502,8 @@ class ExchangeTurns(TurnColumns):
 
 
 _ONES = b"\x01" * 4096
+_NEVER = 1 << 62
+"""An offset past any file's end."""
 
 
 def _add(found: bytearray, column: bytes, value: bytes) -> None:
