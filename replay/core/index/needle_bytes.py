@@ -22,7 +22,7 @@ import bisect
 import os
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 
 import orjson
@@ -93,6 +93,15 @@ def lines_holding(path: str, piece: str) -> array[int]:
     one-letter piece is in most lines of a pretty-printed document: millions of them,
     eight bytes each here, about fifty in a set)."""
     starts: array[int] = array("q")
+    for found in lines_holding_by_chunk(path, piece):
+        starts.extend(found)
+    return starts
+
+
+def lines_holding_by_chunk(path: str, piece: str) -> Iterator[list[int]]:
+    """`lines_holding`, a chunk of the file at a time (sorted, in order): a caller that
+    only maps each line to something bigger (an exchange of an Aider chat) holds no more
+    than a chunk's lines."""
     wanted = piece.encode("utf-8", "surrogatepass")
     # Read a chunk at a time, not mapped: a mapped file's pages count in the app's memory
     # (its resident set) as long as they stay mapped, the whole file for one search.
@@ -110,14 +119,13 @@ def lines_holding(path: str, piece: str) -> array[int]:
                 continue
             found: set[int] = set()
             _look(data[:cut], base, piece, wanted, found)
-            starts.extend(sorted(found))
+            yield sorted(found)
             base += cut
             pending = data[cut:]
         if pending:
             found = set()
             _look(pending, base, piece, wanted, found)
-            starts.extend(sorted(found))
-    return starts
+            yield sorted(found)
 
 
 def holds(starts: array[int], offset: int) -> bool:

@@ -538,8 +538,9 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
 
     `chats` gets where each session starts. With `one`, only that session is read, up to
     byte `stop`: where the next one starts, or (negative) minus the size the file had when
-    its last session was read. `data`: the history's bytes, or the file open (read
-    WINDOW_BYTES at a time, never mapped). `has_header`: whether the file has a header at a
+    its last session was read. `data`: the history's bytes, or the file open as a
+    `WindowFile` (read WINDOW_BYTES at a time, never mapped; a file opened with `open` is
+    opened again by its name as one). `has_header`: whether the file has a header at a
     line start, when known (else looked for). `marks` gets where each session's exchanges
     start (`_Marks`, one per session); with `keep` False their turns are let go as each next
     exchange starts (counted in its marks).
@@ -556,6 +557,8 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
         lines = (_lines(data) if one is None or stop is None
                  else _lines(data, one.start, abs(stop), last=stop < 0))
     else:  # an open `WindowFile`
+        if not isinstance(data, WindowFile):  # an open binary file: read by windows too
+            data = WindowFile(data.name)
         if has_header is None:
             has_header = _file_has_header(data)
         bom = data.read(0, len(BOM)) == BOM

@@ -23,13 +23,13 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from itertools import compress
+from itertools import chain, compress
 from typing import Protocol, overload
 
 from replay.core.detection.empty import REPLY_WINDOW, DetectionRules
 from replay.core.index.needle_bytes import (
     line_end,
-    lines_holding,
+    lines_holding_by_chunk,
     needle_piece,
     shown_lines_holding,
 )
@@ -406,24 +406,22 @@ class ExchangeTurns(TurnColumns):
         key = (piece, needle, len(self), status.st_size, status.st_mtime_ns)
         if self._found is not None and self._found[0] == key:
             return self._found[1]
+        marks, total = self._marks, len(self)
+        # One byte a turn, not a set of a million ints, and the holding lines a chunk at a
+        # time (a one-letter needle is in most lines and exchanges: 60 MB more while the
+        # search prompt counted).
+        found = bytearray(total)
         try:
-            starts = lines_holding(self.path, piece)
-            extra = shown_lines_holding(self.path, needle)
-            if extra:
-                starts = array("q", sorted(extra.union(starts)))
-            exchanges = self._exchanges_holding(starts)
+            extra = sorted(shown_lines_holding(self.path, needle))
+            for starts in chain(lines_holding_by_chunk(self.path, piece), [extra]):
+                for exchange in self._exchanges_holding(starts):
+                    first = marks.firsts[exchange] if exchange >= 0 else 0
+                    after = min(marks.firsts[exchange + 1] if exchange + 1 < len(marks)
+                                else total, total)
+                    found[first:after] = _ONES[:after - first] \
+                        if after - first <= len(_ONES) else b"\x01" * (after - first)
         except (OSError, ValueError):
             return None
-        marks, total = self._marks, len(self)
-        # One byte a turn, not a set of a million ints (a one-letter needle is in most
-        # exchanges: 60 MB more while the search prompt counted).
-        found = bytearray(total)
-        for exchange in exchanges:
-            first = marks.firsts[exchange] if exchange >= 0 else 0
-            after = min(marks.firsts[exchange + 1] if exchange + 1 < len(marks) else total,
-                        total)
-            found[first:after] = _ONES[:after - first] if after - first <= len(_ONES) \
-                else b"\x01" * (after - first)
         for index in (*self._tail, *self._ids_holding(piece)):
             if index < total:
                 found[index] = 1
@@ -459,8 +457,13 @@ class ExchangeTurns(TurnColumns):
         spans = self._lone_cr()  # a line (to its line feed) may run into later exchanges
         fd = os.open(self.path, os.O_RDONLY) if spans else None
         done = -2
+        ends = -1
+        """Where the exchange `done` ends: lines before it are in exchanges given already
+        (none yet)."""
         try:
             for start in starts:
+                if start < ends and fd is None:
+                    continue  # (most lines of a needle's are in the exchange just given)
                 exchange = bisect.bisect_right(offsets, start) - 1
                 last = exchange
                 if fd is not None and exchange + 1 < len(offsets):
@@ -468,6 +471,7 @@ class ExchangeTurns(TurnColumns):
                 for number in range(max(exchange, done + 1), last + 1):
                     yield number
                 done = max(done, last)
+                ends = offsets[done + 1] if done + 1 < len(offsets) else _NEVER
         finally:
             if fd is not None:
                 os.close(fd)
@@ -498,6 +502,8 @@ class ExchangeTurns(TurnColumns):
 
 
 _ONES = b"\x01" * 4096
+_NEVER = 1 << 62
+"""An offset past any file's end."""
 
 
 def _add(found: bytearray, column: bytes, value: bytes) -> None:
