@@ -385,6 +385,8 @@ class GeminiBuilder:
                           turn.index)
         else:
             turn = self.session.turns[known]
+            if known < len(self.session.turns) - 1:
+                self.session.revise()  # an earlier message written again
         turn.role = role
         turn.parts = parts
         if role == "user" and not meta and self.session.title is None:
