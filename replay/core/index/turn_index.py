@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from replay.core.detection.empty import REPLY_WINDOW, DetectionRules, is_empty, request_words
+from replay.core.index.float_column import NanColumn
 from replay.core.index.needle_bytes import (
     holds,
     line_end,
@@ -95,8 +96,9 @@ class TurnIndex(TurnColumns):
         self._kinds = array("H")
         """Kinds of every part."""
         self._flags = array("B")
-        self._time = array("d")
-        self._completed = array("d")
+        self._time = NanColumn()
+        self._completed = NanColumn()
+        """Epoch seconds (NaN: none); nothing held while a format records none."""
         self._size = array("I")
         """Characters of text parts (the timeline's density)."""
         self._line = array("i")
