@@ -307,6 +307,12 @@ class _Capped:
             return b""
         return self._handle.read(left if size < 0 else min(size, left))
 
+    def readinto(self, buffer: memoryview) -> int:
+        left = self._size - self._handle.tell()
+        if left <= 0:
+            return 0
+        return self._handle.readinto(buffer[:min(len(buffer), left)])
+
 
 def scan_feed(path: Path) -> RecordFeed:
     """The file's lines for a windowed scan (`Reader.scan_feed`), after a first pass that
@@ -319,7 +325,7 @@ def scan_feed(path: Path) -> RecordFeed:
     """
     try:
         with open(path, "rb") as handle:
-            late = late_events(str(path), iter_lines(handle))
+            late = late_events(str(path), iter_lines(handle, views=True))
             size = handle.tell()
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
@@ -334,7 +340,8 @@ def _capped_lines(path: Path, size: int) -> Iterator[tuple[bytes, int, int]]:
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
     with handle:
-        yield from iter_lines(_Capped(handle, size))  # type: ignore[arg-type]
+        # Views into one buffer: each event is decoded before the next is read.
+        yield from iter_lines(_Capped(handle, size), views=True)  # type: ignore[arg-type]
 
 
 def read_back_turn(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes],
