@@ -130,6 +130,24 @@ def gemini_jsonl(size: int, out: Path) -> None:
                       handle, frozenset({"id"}))
 
 
+def gemini_jsonl_tiny(size: int, out: Path) -> None:
+    """Messages of about 120 bytes (a uuid id, a time, a word): the id map and the columns,
+    not the text, are what a reader holds for them."""
+    import uuid
+
+    with open(out, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps({"sessionId": "tiny", "projectHash": "p" * 16}) + "\n")
+        written, number = 0, 0
+        while written < size:
+            line = json.dumps({"id": str(uuid.UUID(int=number * 2654435761 % (1 << 128))),
+                               "timestamp": "2026-01-01T00:00:00.000Z",
+                               "type": "user" if number % 2 == 0 else "gemini",
+                               "content": f"m{number}"}, separators=(",", ":")) + "\n"
+            handle.write(line)
+            written += len(line)
+            number += 1
+
+
 def opencode_export(size: int, out: Path) -> None:
     document = json.loads(_first("opencode", "*.json").read_bytes())
 
@@ -266,6 +284,7 @@ FORMATS: dict[str, tuple[str, Callable[[int, Path], None]]] = {
     "codex": ("rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl", codex),
     "gemini-json": (".json", gemini_json),
     "gemini-jsonl": (".jsonl", gemini_jsonl),
+    "gemini-jsonl-tiny": (".jsonl", gemini_jsonl_tiny),
     "opencode-export": (".json", opencode_export),
     "opencode-run": (".jsonl", opencode_run),
     "opencode-db": (".db", opencode_db),

@@ -20,6 +20,9 @@ AHEAD = 16
 """In a session with more empty turns: reports worked out ahead, from the reviewer's
 position on (and `BEHIND` before it)."""
 BEHIND = 4
+REACH = 64
+"""How far ahead a report reads: a changed turn can change the reports of the empty turns
+up to this many before it (the suggester looks `signals.WINDOW` turns ahead, 40)."""
 KEPT = 4_096
 """Reports kept at most (the least recently used go first; they are worked out again,
 the same, when asked for)."""
@@ -49,7 +52,9 @@ class EmptyReports:
         self._asked.clear()
 
     def forget_from(self, index: int) -> None:
-        """Forget the reports of turns from `index` on (they changed)."""
+        """Forget the reports of turns from `index` on (they changed), and of those before
+        it whose report read it (`REACH`: the next user message, a reaction, a repeat)."""
+        index = max(0, index - REACH)
         for known in [i for i in self._cache if i >= index]:
             del self._cache[known]
         self._asked = {i for i in self._asked if i < index}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 
 from replay.core.detection.empty import (
     DEFAULT_RULES,
@@ -181,13 +182,15 @@ class Navigator:
         candidates = turns.lines_with(query) if isinstance(turns, TurnColumns) else None
         if candidates is not None:
             # Only turns whose records hold the words can match: read those back, in order.
+            # (Sorted: split where `start` falls, not copied into lists: a one-letter needle
+            # has nearly every turn of a 417,000-turn session as a candidate.)
+            low, cut = bisect_left(candidates, start), bisect_right(candidates, start)
+            order: Iterable[int]
             if forward:
-                order = ([c for c in candidates if c > start]
-                         + [c for c in candidates if c < start])
+                order = chain(candidates[cut:], candidates[:low])
             else:
-                order = ([c for c in reversed(candidates) if c < start]
-                         + [c for c in reversed(candidates) if c > start])
-            order += [start] if start in candidates else []
+                order = chain(reversed(candidates[:low]), reversed(candidates[cut:]))
+            order = chain(order, [start] if low < cut else [])
             return next((index for index in order if not stop()
                          and needle in turn_search_text(turns[index]).casefold()), None)
         for offset in range(1, total + 1):

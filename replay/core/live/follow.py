@@ -623,6 +623,8 @@ class SessionFollower:
             update.reset = True
         known = len(self._diff.ids)
         update.dropped, update.new_turns, update.changed = self._diff.compare(session.turns, window)
+        if any(index < len(session.turns) - 1 for index in update.changed):
+            session.revise()  # what was worked out about the turns before may not hold
         if update.dropped and update.dropped == known:
             update.reset, update.dropped = True, 0  # nothing reported before still stands
         if update.reset:

@@ -634,9 +634,13 @@ class RecordBuilder:
         self.chat.add(value, index, source)
 
     def finish(self) -> None:
-        """Settle reasoning that no step followed."""
+        """Settle reasoning that no step followed; keep only the records' starts for the
+        read-back (every record is fed)."""
         self._open()
         self.chat.finish()
+        compact = getattr(self.number_at, "compact", None)
+        if compact is not None:
+            compact()
 
 
 def index_chat_turns(session: Session, chat: ChatBuilder, rebuild: Any, *,

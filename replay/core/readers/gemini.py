@@ -39,6 +39,7 @@ from replay.core.readers.base import (
     read_spans,
     shorten_part,
 )
+from replay.core.readers.gemini_ids import MessageIds
 from replay.core.readers.json_stream import ARRAYS, Elements, NotStreamable, stream_document
 from replay.core.session.model import Kind, Part, Session, Source, Turn, first_prompt, parse_time
 
@@ -214,22 +215,24 @@ class GeminiBuilder:
         """The session being built."""
         self.session.loader = functools.partial(load_full_parts, path)
         self._whole = whole
-        self._by_id: dict[str, int] = {}
-        """The turn index of each live message by its own id, in first-write order (rewinds
-        remove ids)."""
+        self._ids = MessageIds(self._turn_id)
+        """The turn of each live message by its own id (rewinds drop ids), and every
+        message turn's id used (an id a rewind dropped comes back under a made-up one)."""
         self.elements = ElementStarts()
         """Offsets of a streamed document's messages (kept by a `TurnIndex`'s read-back)."""
         self.turn_index: TurnIndex | None = None
         """Set when the session's turns are a `TurnIndex`: told of every turn written again,
         and of the turns its records alone do not make (kept whole)."""
         self._index_sizes: dict[str, int] = {}
-        self._retired: set[str] = set()
-        """Turn ids in use that `_by_id` no longer (or never) holds: ids a rewind dropped,
-        and the made-up ids of messages whose id came back after one. With `_by_id`'s keys
-        they are every turn id used (not kept twice: a file of 300,000 messages)."""
         self._document_failed = False
         self._mode: str | None = None
         self._count = 0
+
+    def _turn_id(self, index: int) -> str:
+        """The id of the turn at `index` (from the index's columns when it has them)."""
+        if self.turn_index is not None:
+            return self.turn_index.id_at(index)
+        return self.session.turns[index].id
 
     def feed(self, line: bytes, offset: int, lineno: int) -> None:
         """Take one line: a JSONL record, or a line of a pretty-printed document."""
@@ -306,8 +309,7 @@ class GeminiBuilder:
                 index_turns(self, **self._index_sizes)  # a fresh, empty index
         else:
             self.session.turns.clear()
-        self._by_id.clear()
-        self._retired.clear()
+        self._ids.clear()
         self._count = 0
         self.elements.starts = array("q")
 
@@ -356,7 +358,7 @@ class GeminiBuilder:
             if added_meta:
                 # A rewritten history: only messages never recorded before are news.
                 known = message.get("id")
-                if not (isinstance(known, str) and known in self._by_id):
+                if known not in self._ids:
                     self._message(message, span, lineno, record, meta=True)
             else:
                 self._message(message, span, lineno, record)
@@ -372,18 +374,19 @@ class GeminiBuilder:
         if not self._whole:
             parts = [shorten_part(part) for part in parts]
         timestamp, seconds = parse_time(message.get("timestamp"))
-        known = self._by_id.get(turn_id)
+        known = self._ids.live(turn_id)
         if known is None:
-            if turn_id in self._retired:
+            if self._ids.used(turn_id):
                 # An id seen before a rewind comes back: keep turn ids unique.
                 turn_id = f"{turn_id}@line-{lineno}"
             turn = self.session.add(Turn(id=turn_id, role=role))
-            key = str(own) if isinstance(own, str) and own else turn_id
-            self._by_id[key] = turn.index
-            if key != turn_id:
-                self._retired.add(turn_id)
+            # Live under its own id (a made-up one is its turn id, renamed or not).
+            self._ids.add(own if isinstance(own, str) and own else turn_id, turn_id,
+                          turn.index)
         else:
             turn = self.session.turns[known]
+            if known < len(self.session.turns) - 1:
+                self.session.revise()  # an earlier message written again
         turn.role = role
         turn.parts = parts
         if role == "user" and not meta and self.session.title is None:
@@ -412,17 +415,12 @@ class GeminiBuilder:
     def _rewind(self, target: str, span: tuple[int, int], lineno: int) -> None:
         """Mark a rewind; the discarded messages stay for the reviewer, out of the id map."""
         self.session.events += 1
-        order = list(self._by_id)
-        start = order.index(target) if target in self._by_id else 0
-        dropped = order[start:]
-        for message_id in dropped:
-            del self._by_id[message_id]
-            self._retired.add(message_id)
-        what = f"message {target}" if target in order else "the start"
+        found, dropped = self._ids.rewind(target)
+        what = f"message {target}" if found else "the start"
         notice = self.session.add(Turn(
             id=f"rewind-{lineno}", role="system", is_meta=True,
             parts=[Part(Kind.TEXT, synthetic=True,
-                        text=f"Rewound to {what}: Gemini CLI discarded {len(dropped)} "
+                        text=f"Rewound to {what}: Gemini CLI discarded {dropped} "
                              "messages from there on.")],
             source=Source(self.session.path, line=lineno, spans=(span,)),
         ))

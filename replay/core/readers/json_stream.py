@@ -286,6 +286,10 @@ class Elements(Sequence[Any]):
                 yield record, begin, number
             index = after
 
+    def starts(self) -> array[int]:
+        """Where each element starts, in order (a copy)."""
+        return self._spans[0::2]
+
     def index_at(self, offset: int) -> int | None:
         """The index of the element starting at byte `offset`, None when none does."""
         spans = self._spans

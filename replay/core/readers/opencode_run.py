@@ -14,6 +14,7 @@ the export (`_opencode_parts.py`); a `step_finish` completes the turn at its tim
 
 from __future__ import annotations
 
+import os
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -66,32 +67,38 @@ class RunBuilder:
         self.turn_index: TurnIndex | None = None
         """Set when the session's turns are a `TurnIndex`: told of every turn changed after
         it was added, and of the turns it cannot read back from their spans."""
-        self._last: bytearray | None = None
-        """For a scan (`expect`): bit N set when line N is the last event of its message."""
-        self._open: set[int] = set()
-        """For a scan: the turns whose message has events still to come."""
-        self._settled = 0
+        self._late: LateEvents | None = None
+        """For a scan (`expect`): the events of each message that come after a newer
+        message began, read ahead (by offset) when that newer message begins."""
+        self._newest: tuple[str, int] | None = None
+        """For a scan: the newest message's id and turn index (the turns before it are
+        final once its predecessors' late events are read)."""
 
-    def expect(self, last: bytearray) -> None:
-        """Be told, before any line, which lines end their message (`last_events`): the
-        builder then knows which turns can no longer change (`settled`) and forgets the
-        message ids of those."""
-        self._last = last
+    def expect(self, late: LateEvents) -> None:
+        """Be told, before any line, which events come late (`late_events`): when a message
+        begins, the late events of the one before it are read at once from their offsets
+        (and skipped where they stand), so every turn before the newest message is final
+        (`settled`) and its message id forgotten, however late its last event is."""
+        self._late = late
 
     def settled(self) -> int:
         """How many turns from the first no later line can change (given `expect`; else
-        every turn so far, as a whole read has them)."""
+        every turn so far, as a whole read has them): those before the newest message's
+        (its own events, and an error's part for the last turn, may still come)."""
         count = len(self.session.turns)
-        if self._last is None:
+        if self._late is None:
             return count
-        position, still = self._settled, self._open
-        while position < count and position not in still:
-            position += 1
-        self._settled = position
-        return position
+        if self._newest is None:
+            return max(count - 1, 0)
+        return min(self._newest[1], max(count - 1, 0))
 
     def feed(self, line: bytes, offset: int, lineno: int) -> None:
         """Take one event; lines that are not events are counted and skipped."""
+        if self._late is not None and _bit(self._late.lines, lineno):
+            return  # a late event, read when the next message began
+        self._event(line, offset, lineno)
+
+    def _event(self, line: bytes, offset: int, lineno: int) -> None:
         event = json_object_line(self.session, line, lineno)
         if event is None:
             return
@@ -112,12 +119,6 @@ class RunBuilder:
             return
         part = event["part"]
         turn = self._turn(message_id, timestamp, span, lineno)
-        if self._last is not None:
-            if _bit(self._last, lineno):
-                self._open.discard(turn.index)
-                del self._turns[message_id]  # (no later line names it)
-            else:
-                self._open.add(turn.index)
         if kind == "step_finish":
             turn.completed = parse_time(timestamp)[1] or turn.time
         mapped = part_from_opencode(part)
@@ -158,12 +159,18 @@ class RunBuilder:
               lineno: int) -> Turn:
         index = self._turns.get(message_id)
         if index is None:
+            if self._late is not None and self._newest is not None:
+                self._catch_up(self._newest[0])
             iso, seconds = parse_time(timestamp)
             turn = self.session.add(Turn(
                 id=message_id, role="assistant", timestamp=iso, time=seconds,
                 source=Source(self.session.path, line=lineno, spans=(span,))))
             self._turns[message_id] = turn.index
+            if self._late is not None:
+                self._newest = (message_id, turn.index)
             return turn
+        if index < len(self.session.turns) - 1:
+            self.session.revise()  # an event for an earlier message
         turn = self.session.turns[index]
         if turn.source is not None and turn.source.spans[-1:] != (span,):
             # Lines come in file order: only the last span can be this one again.
@@ -172,6 +179,17 @@ class RunBuilder:
             elif self.turn_index is not None:
                 self.turn_index.keep(turn)  # its records are no longer all named: kept whole
         return turn
+
+    def _catch_up(self, message_id: str) -> None:
+        """A newer message begins: read the late events of `message_id` now, in file order
+        (they are skipped where they stand), and forget its id: its turn is final."""
+        assert self._late is not None
+        late = self._late.by_message.pop(message_id, None)
+        if late:
+            data = self._late.read(late)
+            for (offset, _, lineno), line in zip(late, data, strict=True):
+                self._event(line, offset, lineno)
+        del self._turns[message_id]
 
     def _error(self, error: object, timestamp: object, span: tuple[int, int],
                lineno: int) -> None:
@@ -208,14 +226,46 @@ def _bit(bits: bytearray, number: int) -> bool:
     return byte < len(bits) and bool(bits[byte] & (1 << (number & 7)))
 
 
-def last_events(lines: Iterable[tuple[bytes, int, int]]) -> bytearray:
-    """Which lines are the last event of their message, as a bit per line number (bit N of
-    byte N // 8): a scan's first pass over the file, so that its second lets go of a turn
-    as soon as no later line can change it. The message ids are those `RunBuilder.feed`
-    gives."""
-    last: dict[str, int] = {}
+class LateEvents:
+    """The events of a run that come after a newer message began (`late_events`): which lines
+    they are (a bit per line number: bit N of byte N // 8), and each message's, by offset."""
+
+    __slots__ = ("path", "lines", "by_message")
+
+    def __init__(self, path: str, lines: bytearray,
+                 by_message: dict[str, list[tuple[int, int, int]]]) -> None:
+        self.path = path
+        self.lines = lines
+        self.by_message = by_message
+        """(offset, length, line number) of each late event, by message id, in file order."""
+
+    def read(self, events: list[tuple[int, int, int]]) -> list[bytes]:
+        """The lines of these events, read again from the file.
+
+        Raises:
+            ValueError: the file no longer holds them (changed since the first pass).
+        """
+        found: list[bytes] = []
+        with open(self.path, "rb") as handle:
+            for offset, length, lineno in events:
+                data = os.pread(handle.fileno(), length, offset)
+                if len(data) != length:
+                    raise ValueError(f"{self.path}: file changed while it was read: line "
+                                     f"{lineno} is gone")
+                found.append(data)
+        return found
+
+
+def late_events(path: str, lines: Iterable[tuple[bytes, int, int]]) -> LateEvents:
+    """A scan's first pass: the events of each message that come after a newer message
+    began (late: an old message's last word at the very end of the run), so that the second
+    pass reads them when that newer message begins and lets go of every older turn. The
+    message ids are those `RunBuilder.feed` gives."""
+    seen: set[str] = set()
+    newest: str | None = None
+    late: dict[str, list[tuple[int, int, int]]] = {}
     count = 0
-    for line, _, lineno in lines:
+    for line, offset, lineno in lines:
         count = lineno
         try:
             event = orjson.loads(line)
@@ -227,12 +277,18 @@ def last_events(lines: Iterable[tuple[bytes, int, int]]) -> bytearray:
         if not isinstance(kind, str) or kind not in EVENT_TYPES or kind == "error":
             continue
         message_id = _message_of(event, lineno)
-        if message_id is not None:
-            last[message_id] = lineno
+        if message_id is None or message_id == newest:
+            continue
+        if message_id in seen:
+            late.setdefault(message_id, []).append((offset, len(line), lineno))
+        else:
+            seen.add(message_id)
+            newest = message_id
     bits = bytearray((count >> 3) + 1)
-    for lineno in last.values():
-        bits[lineno >> 3] |= 1 << (lineno & 7)
-    return bits
+    for events in late.values():
+        for _, _, lineno in events:
+            bits[lineno >> 3] |= 1 << (lineno & 7)
+    return LateEvents(path, bits, late)
 
 
 class _Capped:
@@ -251,24 +307,30 @@ class _Capped:
             return b""
         return self._handle.read(left if size < 0 else min(size, left))
 
+    def readinto(self, buffer: memoryview) -> int:
+        left = self._size - self._handle.tell()
+        if left <= 0:
+            return 0
+        return self._handle.readinto(buffer[:min(len(buffer), left)])
+
 
 def scan_feed(path: Path) -> RecordFeed:
     """The file's lines for a windowed scan (`Reader.scan_feed`), after a first pass that
-    finds each message's last event: a message's turn may change at any later line (a late
-    event of an old message), so a scan that did not know when it is done held every turn.
-    The second pass reads exactly the bytes the first one saw.
+    finds the late events (`late_events`): a message's turn may change at any later line (a
+    late event of an old message), so a scan that did not know when it is done held every
+    turn until then. The second pass reads exactly the bytes the first one saw.
 
     Raises:
         UnreadablePath: the file cannot be opened.
     """
     try:
         with open(path, "rb") as handle:
-            last = last_events(iter_lines(handle))
+            late = late_events(str(path), iter_lines(handle, views=True))
             size = handle.tell()
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
     builder = RunBuilder(str(path))
-    builder.expect(last)
+    builder.expect(late)
     return RecordFeed(builder, _capped_lines(path, size), size, EMPTY_FILE)
 
 
@@ -278,7 +340,8 @@ def _capped_lines(path: Path, size: int) -> Iterator[tuple[bytes, int, int]]:
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
     with handle:
-        yield from iter_lines(_Capped(handle, size))  # type: ignore[arg-type]
+        # Views into one buffer: each event is decoded before the next is read.
+        yield from iter_lines(_Capped(handle, size), views=True)  # type: ignore[arg-type]
 
 
 def read_back_turn(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes],

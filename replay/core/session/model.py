@@ -302,6 +302,14 @@ class Session:
     """For a sidechain: the tool call id (or turn id) in the parent that started it."""
     loader: PartsLoader | None = None
     """Reads back full parts for turns whose parts were shortened."""
+    revision: int = field(default=0, repr=False)
+    """Bumped each time a reader rewrites a turn it added before the last (`revise`): what
+    was worked out about earlier turns (the suggester's memo) may no longer hold."""
+
+    def revise(self) -> None:
+        """Say that a turn before the last one was rewritten (a Gemini message written again,
+        an opencode event for an earlier message, a followed file's turn that changed)."""
+        self.revision += 1
 
     def add(self, turn: Turn) -> Turn:
         """Append a turn and record its index."""

@@ -14,7 +14,10 @@ response, a provisional reasoning step replaced), so an answer is kept only when
 read lies before the last `UNSETTLED` ones. Answers are bounded (two generations of
 `GENERATION` each) and the log keeps a stretch of `USER_LOG_SPAN` turns' worth, so a
 session of a million turns holds no more than a short one. A memo belongs to one session and
-to one turn sequence: when `session.turns` is replaced, the memo starts again.
+to one turn sequence: when `session.turns` is replaced, the memo starts again. Settled turns
+may still be rewritten (a Gemini message written again, an opencode event for an earlier
+message, a followed file's turn that changed): the reader then bumps `session.revision`
+(`Session.revise`), and the memo starts again too.
 """
 
 from __future__ import annotations
@@ -146,11 +149,13 @@ def _walk_back(turns: Any, index: int, stop: int, count: int,
 class TurnMemo:
     """Everything kept about one session's turns (see the module's docstring)."""
 
-    __slots__ = ("turns", "answers", "users")
+    __slots__ = ("turns", "revision", "answers", "users")
 
-    def __init__(self, turns: object) -> None:
+    def __init__(self, turns: object, revision: int = 0) -> None:
         self.turns = turns
         """The turn sequence the answers are about."""
+        self.revision = revision
+        """The session's `revision` the answers are about."""
         self.answers = Recent()
         self.users = UserLog()
 
@@ -168,13 +173,14 @@ turn ask for the memo dozens of times."""
 
 
 def memo_of(session: Session) -> TurnMemo:
-    """The session's memo (a new one when its turns were replaced)."""
+    """The session's memo (a new one when its turns were replaced or rewritten)."""
     last, memo = _last
-    if last is not None and last() is session and memo.turns is session.turns:
+    if (last is not None and last() is session and memo.turns is session.turns
+            and memo.revision == session.revision):
         return memo  # type: ignore[no-any-return]
     memo = _MEMOS.get(session)
-    if memo is None or memo.turns is not session.turns:
-        memo = TurnMemo(session.turns)
+    if memo is None or memo.turns is not session.turns or memo.revision != session.revision:
+        memo = TurnMemo(session.turns, session.revision)
         _MEMOS[session] = memo
     _last[0], _last[1] = weakref.ref(session), memo
     return memo
