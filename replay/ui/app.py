@@ -58,6 +58,7 @@ from replay.ui.messages import (
 )
 from replay.ui.screens.replay_screen import ReplayScreen
 from replay.ui.screenshot import screenshot_command
+from replay.ui.typed_ahead import TypedAhead
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -146,7 +147,7 @@ class LoadingScreen(Screen[None]):
         yield ProgressBar(total=None, show_eta=False)
 
 
-class ReplayApp(App[None]):
+class ReplayApp(TypedAhead, App[None]):
     """replay: review agent transcripts, stopping at every empty turn."""
 
     CSS_PATH = "app.tcss"
