@@ -60,7 +60,7 @@ from replay.core.readers import (  # noqa: E402
     load_sessions,
     read_entry,
 )
-from replay.core.readers.base import iter_lines  # noqa: E402
+from replay.core.readers.base import EMPTY_FILE, iter_lines  # noqa: E402
 from replay.core.session.labels import DEFAULT_LABELS  # noqa: E402
 
 try:
@@ -537,10 +537,14 @@ def _same_app_index(path: Path) -> None:
         return
     builder = reader.builder(str(path))
     reader.index_turns(builder)
+    fed = False
     with open(path, "rb") as handle:
         for line, offset, lineno in iter_lines(handle):
             builder.feed(line, offset, lineno)
+            fed = True
     builder.finish()
+    if not fed:  # as the app says it (`ReplayApp`'s line loader)
+        builder.session.warn(EMPTY_FILE, skipped=False)
     session = reader.complete(path, builder) if reader.complete is not None else builder.session
     _same_turns(whole, [session])
 
