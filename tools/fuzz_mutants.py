@@ -915,6 +915,14 @@ def main() -> int:
                              "every turn of a small file is read back from its bytes)")
     args = parser.parse_args()
     APP_TRIAL["every"] = args.app_every
+    # Imported once here, not in each trial's forked child (seconds of CPU a mutant).
+    import replay.cli  # noqa: F401, PLC0415
+    import replay.commands.export  # noqa: F401, PLC0415
+    import replay.commands.report  # noqa: F401, PLC0415
+    import replay.commands.scan  # noqa: F401, PLC0415
+    if args.app_every:
+        import replay.ui.app  # noqa: F401, PLC0415
+        import replay.ui.screens.replay_screen  # noqa: F401, PLC0415
     if not args.whole_index:
         TurnIndex.__init__.__kwdefaults__.update(tail=1, cache=1)
     made = tempfile.TemporaryDirectory(prefix="fuzz-gen-") if args.generated else None
@@ -932,7 +940,11 @@ def main() -> int:
     good_source = SAMPLES / "refactor.claude-code.jsonl"
     for number_of_file, source in enumerate(files, start=1):
         print(f"[{number_of_file}/{len(files)}] {source.name[-60:]}: "
-              f"{sum(len(v) for v in failures.values())} failures so far", flush=True)
+              f"{sum(len(v) for v in failures.values())} failures so far "
+              f"({mutants} mutants, {runs} reads, {time.monotonic() - started:.0f} s)",
+              flush=True)
+        for kind, where in failures.items():
+            print(f"    so far {len(where)} x {kind}: {where[0]}", flush=True)
         data = source.read_bytes()
         for number in range(args.per_file):
             mutate = MUTATIONS[number % len(MUTATIONS)]
