@@ -88,3 +88,20 @@ async def test_keys_typed_right_after_enter_in_the_note_drive_the_replayer(
         assert not note.has_focus
     [record] = Journal(journal).load().records
     assert (record["label"], record["note"]) == ("approval", "ok")
+
+
+async def test_the_note_is_still_known_once_its_field_is_gone(chat_file: Path,
+                                                               tmp_path: Path) -> None:
+    # The drafts kept at exit (SIGTERM, SIGHUP, the 2 s timer) ask the bar for its note
+    # while the app is being torn down: the field may be gone (a NoMatches traceback, found
+    # by the r5 fuzz's app trial).
+    app = build_app(chat_file, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        await pilot.press("2", "tab", *"kept", "escape")
+        note = screen.query_one("#annotation-note", NoteInput)
+        await note.remove()
+        [draft] = screen.annotation.unsaved_drafts()
+        assert (draft.label, draft.note) == ("approval", "kept")

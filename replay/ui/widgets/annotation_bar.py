@@ -340,7 +340,8 @@ class AnnotationBar(Vertical):
         update_static(state, line)
 
     @on(Input.Changed, "#annotation-note")
-    def note_typed(self) -> None:
+    def note_typed(self, event: Input.Changed) -> None:
+        self._note = event.value  # kept here too: the field goes before the bar at exit
         if self.empty is not None:
             self._draw()
 
@@ -413,17 +414,24 @@ class AnnotationBar(Vertical):
 
     def set_note(self, note: str) -> None:
         """Put a saved note back into the field."""
-        if not self._built:
-            self._note = note
-            return
-        self.query_one("#annotation-note", Input).value = note
+        self._note = note
+        field = self._note_field()
+        if field is not None:
+            field.value = note
 
     @property
     def note(self) -> str:
         """The note typed so far."""
+        field = self._note_field()
+        return field.value if field is not None else self._note
+
+    def _note_field(self) -> Input | None:
+        """The note field; None before the bar is first shown, and once the app is closing
+        (the drafts kept at exit ask for the note after the field is gone)."""
         if not self._built:
-            return self._note
-        return self.query_one("#annotation-note", Input).value
+            return None
+        found = self.query("#annotation-note").results(Input)
+        return next(found, None)
 
     # ---------------------------------------------------------------- actions
 
