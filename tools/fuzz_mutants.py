@@ -32,6 +32,7 @@ import collections
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sys
@@ -45,6 +46,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from replay.core.corpus.encoded import write_json_line  # noqa: E402
 from replay.core.corpus.scan import scan_session  # noqa: E402
 from replay.core.corpus.tasks import SessionTask, plan, scan_task  # noqa: E402
 from replay.core.detection.empty import DEFAULT_RULES  # noqa: E402
@@ -58,7 +60,7 @@ from replay.core.readers import (  # noqa: E402
     load_sessions,
     read_entry,
 )
-from replay.core.readers.base import iter_lines  # noqa: E402
+from replay.core.readers.base import EMPTY_FILE, iter_lines  # noqa: E402
 from replay.core.session.labels import DEFAULT_LABELS  # noqa: E402
 
 try:
@@ -81,6 +83,18 @@ class Hang(Exception):
 
 def _alarm(_signum: int, _frame: Any) -> None:
     raise Hang
+
+
+LIMITS = {"cpu": 20.0, "wall": 600.0}
+"""A trial's limits: CPU seconds (what a loaded, shared machine does not stretch) and wall
+seconds (a read blocked for ever uses no CPU)."""
+
+
+def _limit(on: bool) -> None:
+    """Start (or stop) the current process's limits: SIGPROF after `cpu` seconds of its CPU,
+    SIGALRM after `wall` seconds; either raises Hang."""
+    signal.setitimer(signal.ITIMER_PROF, LIMITS["cpu"] if on else 0)
+    signal.setitimer(signal.ITIMER_REAL, LIMITS["wall"] if on else 0)
 
 
 # --- mutations -------------------------------------------------------------------------------
@@ -308,10 +322,131 @@ def invalid_utf8_in_string(rng: random.Random, data: bytes) -> bytes | None:
                                                      b"\x80abc", b"\xe2\x82"]))
 
 
+NUMBER = re.compile(rb"(?<=[:\[,])\s*-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?=\s*[,\]}])")
+"""A number token in JSON text (after a colon, bracket or comma)."""
+
+HUGE_NUMBERS = [b"1e999", b"-1e999", b"1" + b"0" * 5000, b"-" + b"9" * 400, b"NaN",
+                b"Infinity", b"-Infinity", b"-0", b"1.0e-400", b"123456789012345678901234567890",
+                b"18446744073709551616", b"1.7976931348623157e309", b"0.0000000000000001e-330"]
+"""Number tokens no 64-bit value holds, or that JSON does not allow (NaN, Infinity)."""
+
+
+def huge_number(rng: random.Random, data: bytes) -> bytes | None:
+    """A number of a record (a time, a count, an index) written as one no float or int64
+    holds: 1e999, 5,000 digits, NaN, Infinity; or a string field given such a number."""
+    found = list(NUMBER.finditer(data))
+    if not found or rng.random() < 0.3:
+        parsed = _records(data)
+        if parsed is None:
+            return None
+        values, lines = parsed
+        strings = [s for v in values for s in _strings(v)]
+        if not strings:
+            return None
+        marker = "QAHUGENUMBERMARKER"
+        for container, key in rng.sample(strings, min(len(strings), rng.choice([1, 3]))):
+            container[key] = marker
+        return _dump(values, lines).replace(b'"' + marker.encode() + b'"',
+                                            rng.choice(HUGE_NUMBERS))
+    out = data
+    for match in sorted(rng.sample(found, min(len(found), rng.choice([1, 1, 4, 40]))),
+                        key=lambda m: -m.start()):
+        out = out[:match.start()] + rng.choice(HUGE_NUMBERS) + out[match.end():]
+    return out
+
+
+def duplicate_key(rng: random.Random, data: bytes) -> bytes | None:
+    """A key of a record written twice, the second (or the first) time with a value of
+    another type: parsers keep one of them, and readers must not trust which."""
+    parsed = _records(data)
+    if parsed is None:
+        return None
+    values, lines = parsed
+    dicts = [c for v in values for _, c in _containers(v) if isinstance(c, dict) and c]
+    if not dicts:
+        return None
+    marker = "QADUPKEYMARKER"
+    for chosen in rng.sample(dicts, min(len(dicts), rng.choice([1, 1, 5]))):
+        key = rng.choice(list(chosen))
+        value = rng.choice(WRONG_VALUES)
+        if rng.random() < 0.5:  # the duplicate before the key's own place
+            items = [(marker + key, value), *chosen.items()]
+            chosen.clear()
+            chosen.update(items)
+        else:
+            chosen[marker + key] = value
+    return _dump(values, lines).replace(marker.encode(), b"")
+
+
+STRUCTURE = b'{}[],:"\n'
+
+
+def cut_structural(rng: random.Random, data: bytes) -> bytes | None:
+    """The file cut just before or just after a structural byte (a brace, bracket, comma,
+    colon, quote or line end) of a kind chosen first, so every kind of boundary is hit."""
+    kinds = [k for k in STRUCTURE if k in data]
+    if not kinds:
+        return None
+    kind = rng.choice(kinds)
+    places = [i for i, b in enumerate(data) if b == kind]
+    at = rng.choice(places) + rng.choice([0, 1])
+    return data[:at]
+
+
+def nest_value(rng: random.Random, data: bytes) -> bytes | None:
+    """A field's own value (the message, the content, a part) replaced by arrays or objects
+    nested 300, 1,000 or 100,000 deep."""
+    parsed = _records(data)
+    if parsed is None:
+        return None
+    values, lines = parsed
+    fields = [(c, k) for v in values for _, c in _containers(v) if isinstance(c, dict)
+              for k in c]
+    if not fields:
+        return None
+    container, key = rng.choice(fields)
+    marker = "QANESTMARKER"
+    container[key] = marker
+    depth = rng.choice([300, 1000, 100_000])
+    nested = (b"[" * depth + b"]" * depth if rng.random() < 0.5
+              else b'{"a":' * depth + b"1" + b"}" * depth)
+    return _dump(values, lines).replace(b'"' + marker.encode() + b'"', nested, 1)
+
+
+def nul_in_string(rng: random.Random, data: bytes) -> bytes | None:
+    """NUL inside strings: as the escape (valid JSON) or raw (not valid)."""
+    parsed = _records(data)
+    if parsed is None:
+        return None
+    values, lines = parsed
+    found = [s for v in values for s in _strings(v)]
+    if not found:
+        return None
+    marker = "QANULMARKER"
+    for container, key in rng.sample(found, min(len(found), rng.choice([1, 3, 30]))):
+        container[key] = container[key][:4] + marker + container[key][4:]
+    return _dump(values, lines).replace(marker.encode(), rng.choice([b"\\u0000", b"\x00"]))
+
+
+def encoded(rng: random.Random, data: bytes) -> bytes | None:
+    """The whole file in another encoding (UTF-16 with its BOM, UTF-8 BOM and CRLF
+    together), as an editor on another system may save it."""
+    choice = rng.randrange(3)
+    if choice == 0:
+        try:
+            return b"\xff\xfe" + data.decode("utf-8").encode("utf-16-le")
+        except UnicodeDecodeError:
+            return None
+    if choice == 1:
+        return b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n")
+    return data.replace(b"\n", b"\r\n").rstrip(b"\r\n")  # no line end at the end
+
+
 MUTATIONS: list[Callable[[random.Random, bytes], bytes | None]] = [
     _nest(1000), _nest(100_000), lone_surrogate, invalid_utf8, wrong_type, wrong_type,
     wrong_type, drop_key, retype_record, cut, cut_line, flip, repeat, shuffle, nul, bom_crlf,
-    pretty, invalid_utf8_in_string,
+    pretty, invalid_utf8_in_string, huge_number, duplicate_key, cut_structural,
+    cut_structural, nest_value, nul_in_string, encoded,
 ]
 
 
@@ -354,6 +489,12 @@ def trials(path: Path, good: Path) -> Iterator[tuple[str, Callable[[], object]]]
         yield f"changed {change.__name__}", lambda change=change: _changed(path, change)
     for when in ("scanned", "fed"):
         yield f"cut while {when}", lambda when=when: _cut_trial(path, when)
+    for command in CLI_COMMANDS:
+        yield f"cli {command[0]}", lambda command=command: _in_child(
+            lambda: _cli(path, command))
+    if APP_TRIAL["every"] and APP_TRIAL["count"] % APP_TRIAL["every"] == 0:
+        yield "app", lambda: _in_child(lambda: _app(path))
+    APP_TRIAL["count"] += 1
 
 
 # --- the new paths: indexed reads, read-back, windowed scan against the whole one ------------
@@ -396,10 +537,14 @@ def _same_app_index(path: Path) -> None:
         return
     builder = reader.builder(str(path))
     reader.index_turns(builder)
+    fed = False
     with open(path, "rb") as handle:
         for line, offset, lineno in iter_lines(handle):
             builder.feed(line, offset, lineno)
+            fed = True
     builder.finish()
+    if not fed:  # as the app says it (`ReplayApp`'s line loader)
+        builder.session.warn(EMPTY_FILE, skipped=False)
     session = reader.complete(path, builder) if reader.complete is not None else builder.session
     _same_turns(whole, [session])
 
@@ -430,12 +575,20 @@ def _same_scan(path: Path) -> None:
         raise Mismatch(f"windowed scan failed where the whole read did not: {result.error}")
     suggester = default_suggester()
     whole = [scan_session(s, DEFAULT_RULES, suggester).to_json() for s in sessions]
-    windowed = list(result.reports)
+    windowed = [json.loads(_json_line(report)) for report in result.reports]
+    whole = [json.loads(_json_line(report)) for report in whole]
     if json.dumps(whole, sort_keys=True) != json.dumps(windowed, sort_keys=True):
         fields = sorted({k for a, b in zip(whole, windowed, strict=False)
                          for k in set(a) | set(b) if a.get(k) != b.get(k)})
         raise Mismatch(f"scan differs windowed vs whole ({len(whole)}/{len(windowed)}"
                        f" reports; fields {fields})")
+
+
+def _json_line(report: Any) -> bytes:
+    """A report as `scan --json` writes it (its empty turns may be an `EncodedList`)."""
+    pieces: list[bytes] = []
+    write_json_line(report, pieces.append)
+    return b"".join(pieces)
 
 
 def truncate_half(path: Path) -> None:
@@ -528,9 +681,12 @@ def _in_child(call: Callable[[], str]) -> None:
     pid = os.fork()
     if pid == 0:  # the child
         os.close(read_end)
+        _limit(True)  # a fork does not inherit the timers: its own CPU is counted anew
         code, said = 0, ""
         try:
             said = call()
+        except Hang:
+            code = 5
         except Mismatch as error:
             code, said = 4, str(error)
         except BaseException as error:  # noqa: BLE001 - the parent counts it
@@ -549,6 +705,8 @@ def _in_child(call: Callable[[], str]) -> None:
     if os.WIFSIGNALED(status):
         raise Died(f"killed by {signal.Signals(os.WTERMSIG(status)).name}")
     code = os.WEXITSTATUS(status)
+    if code == 5:
+        raise Hang
     if code == 4:
         raise Mismatch(said)
     if code == 3:
@@ -623,6 +781,98 @@ def _cut_while_read(path: Path, when: str) -> str:
     return " ".join(outcome)
 
 
+# --- the commands and the app, as a user runs them ---------------------------------------------
+
+CLI_COMMANDS: list[tuple[str, ...]] = [
+    ("scan",), ("scan", "--json"), ("report", "--no-cache", "--html", "{out}.html"),
+    ("export", "--all-empty", "--as", "csv", "-o", "{out}.csv"),
+    ("export", "--all-empty", "--as", "html", "-o", "{out}.html"),
+    ("export", "--all-empty", "--as", "md", "-o", "{out}.md"),
+]
+"""Commands run on each mutant (in a child, output to a file): no traceback, no raw control
+byte from the transcript on the terminal, no line of stderr that is not one of ours."""
+
+APP_TRIAL = {"every": 1, "count": 0}
+"""The app is run on every `every`-th mutant (0: never)."""
+
+CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _cli(path: Path, command: tuple[str, ...]) -> str:
+    """(In a child.) `replay COMMAND PATH` with stdout and stderr in files; checks them."""
+    from replay.cli import main as cli_main  # noqa: PLC0415
+
+    out = tempfile.mkdtemp(prefix="fuzz-cli-")
+    argv = [part.replace("{out}", f"{out}/x") for part in command]
+    argv.insert(1, str(path)) if argv[0] == "export" else argv.append(str(path))
+    with open(f"{out}/stdout", "wb") as stdout, open(f"{out}/stderr", "wb") as stderr:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(stdout.fileno(), 1)
+        os.dup2(stderr.fileno(), 2)
+        status = cli_main(argv)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    said = Path(f"{out}/stderr").read_bytes()
+    shown = Path(f"{out}/stdout").read_bytes()
+    shutil.rmtree(out, ignore_errors=True)
+    if b"Traceback" in said or b"Traceback" in shown:
+        raise Mismatch(f"{command[0]}: a traceback on the terminal")
+    for line in said.splitlines():
+        if not line.startswith(b"replay: "):
+            raise Mismatch(f"{command[0]}: a line on stderr that is not one of ours")
+    if command[0] != "export" and (CONTROL.search(said) or CONTROL.search(shown)):
+        raise Mismatch(f"{command[0]}: a raw control byte reaches the terminal")
+    if status not in (0, 1, 2):
+        raise Mismatch(f"{command[0]}: exit status {status}")
+    return ""
+
+
+APP_KEYS = ["right", "right", "left", "right_square_bracket", "left_square_bracket", "o",
+            "end", "home", "v", "escape", "slash", "t", "h", "e", "enter", "n", "escape",
+            "right", "right", "right"]
+"""What a user presses on a session: steps, jumps between empty turns, unfold, the raw
+view, a search."""
+
+
+def _app(path: Path) -> str:
+    """(In a child.) The app, headless, opens the file and is stepped through: any exception
+    of the app is a ChildError; an exit must say one line."""
+    import asyncio  # noqa: PLC0415
+
+    from replay.config import Settings  # noqa: PLC0415
+    from replay.ui.app import make_app  # noqa: PLC0415
+
+    try:
+        reader = detect_reader(path)
+    except ReaderError:
+        return ""  # the launch's one line (scan's trials check it)
+    journal = tempfile.mkdtemp(prefix="fuzz-app-")
+    settings = Settings(animations=False, idle_cap=0.02, speed=16.0)
+    app = make_app(path, settings=settings, format=reader.name, cache=False,
+                   annotations=Path(journal) / "annotations.jsonl")
+
+    async def drive() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            for _ in range(1500):  # 30 s at most, then the parent's alarm
+                if app.return_code is not None or (
+                        app.replay_screen is not None and not app.replay_screen.indexing):
+                    break
+                if app.replay_screen is None and len(app.screen_stack) > 1:
+                    await pilot.press("enter")  # a list of sessions: open the first
+                await pilot.pause(0.02)
+            if app.return_code is None:
+                for key in APP_KEYS:
+                    await pilot.press(key)
+                await pilot.pause()
+    asyncio.run(drive())
+    shutil.rmtree(journal, ignore_errors=True)
+    message = str(getattr(app, "_exit_renderables", "") or "")
+    if "\n" in message.strip():
+        raise Mismatch("the app's exit message is more than one line")
+    return ""
+
+
 GENERATED = ("chat-json", "chat-jsonl", "sharegpt", "aider", "opencode-run", "swe-agent",
              "mini-swe-agent")
 """Formats with no real file: small ones made from real records (`bench/bench_hostile.py`)."""
@@ -647,27 +897,54 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-file", type=int, default=len(MUTATIONS) * 2)
     parser.add_argument("--seed", type=int, default=27)
-    parser.add_argument("--timeout", type=float, default=20.0)
+    parser.add_argument("--timeout", type=float, default=20.0,
+                        help="CPU seconds a trial may take (a hang past them)")
+    parser.add_argument("--wall", type=float, default=600.0,
+                        help="wall seconds a trial may take (a read blocked for ever)")
     parser.add_argument("--show", type=int, default=3, help="examples shown per failure kind")
     parser.add_argument("--generated", action="store_true",
                         help="also small files of the formats with no real file")
+    parser.add_argument("--shard", default="1/1",
+                        help="K/N: only the K-th of N equal shares of the files (runs at once)")
+    parser.add_argument("--only", default="", help="only the source files whose name has this")
+    parser.add_argument("--app-every", type=int, default=1,
+                        help="run the app (headless, stepped through) on every N-th mutant; "
+                             "0: never")
     parser.add_argument("--whole-index", action="store_true",
                         help="turn indexes keep their default 64 whole turns (else one, so "
                              "every turn of a small file is read back from its bytes)")
     args = parser.parse_args()
+    APP_TRIAL["every"] = args.app_every
+    # Imported once here, not in each trial's forked child (seconds of CPU a mutant).
+    import replay.cli  # noqa: F401, PLC0415
+    import replay.commands.export  # noqa: F401, PLC0415
+    import replay.commands.report  # noqa: F401, PLC0415
+    import replay.commands.scan  # noqa: F401, PLC0415
+    if args.app_every:
+        import replay.ui.app  # noqa: F401, PLC0415
+        import replay.ui.screens.replay_screen  # noqa: F401, PLC0415
     if not args.whole_index:
         TurnIndex.__init__.__kwdefaults__.update(tail=1, cache=1)
     made = tempfile.TemporaryDirectory(prefix="fuzz-gen-") if args.generated else None
     signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGPROF, _alarm)
+    LIMITS.update(cpu=args.timeout, wall=args.wall)
     rng = random.Random(args.seed)
     failures: dict[str, list[str]] = collections.defaultdict(list)
     mutants = runs = 0
     started = time.monotonic()
-    files = sources(Path(made.name) if made is not None else None)
+    files = [f for f in sources(Path(made.name) if made is not None else None)
+             if args.only in f.name]
+    shard, shards = (int(part) for part in args.shard.split("/"))
+    files = files[shard - 1::shards]
     good_source = SAMPLES / "refactor.claude-code.jsonl"
     for number_of_file, source in enumerate(files, start=1):
         print(f"[{number_of_file}/{len(files)}] {source.name[-60:]}: "
-              f"{sum(len(v) for v in failures.values())} failures so far", flush=True)
+              f"{sum(len(v) for v in failures.values())} failures so far "
+              f"({mutants} mutants, {runs} reads, {time.monotonic() - started:.0f} s)",
+              flush=True)
+        for kind, where in failures.items():
+            print(f"    so far {len(where)} x {kind}: {where[0]}", flush=True)
         data = source.read_bytes()
         for number in range(args.per_file):
             mutate = MUTATIONS[number % len(MUTATIONS)]
@@ -684,7 +961,7 @@ def main() -> int:
                 path.write_bytes(mutant)
                 for name, call in trials(path, good):
                     runs += 1
-                    signal.setitimer(signal.ITIMER_REAL, args.timeout)
+                    _limit(True)
                     try:
                         call()
                     except ReaderError:
@@ -694,7 +971,7 @@ def main() -> int:
                         failures[f"mismatch: {kind}"].append(
                             f"{source.name} {mutate.__name__} {name}")
                     except Hang:
-                        failures[f"hang > {args.timeout:g}s"].append(
+                        failures[f"hang > {args.timeout:g} s CPU or {args.wall:g} s"].append(
                             f"{source.name} {mutate.__name__} {name}")
                     except Died as error:
                         failures[f"died: {error}"].append(
@@ -706,7 +983,7 @@ def main() -> int:
                             raise
                         failures[_frame(error)].append(f"{source.name} {mutate.__name__} {name}")
                     finally:
-                        signal.setitimer(signal.ITIMER_REAL, 0)
+                        _limit(False)
     total = sum(len(v) for v in failures.values())
     print(f"{len(files)} files x {args.per_file} mutations = {mutants} mutants, {runs} reads, "
           f"{time.monotonic() - started:.0f} s: {total} failures")

@@ -57,8 +57,10 @@ from replay.ui.messages import (
     TurnsAdded,
     ViewChanged,
 )
+from replay.ui.rewritten import RereadRewritten
 from replay.ui.screens.replay_screen import ReplayScreen
 from replay.ui.screenshot import screenshot_command
+from replay.ui.typed_ahead import TypedAhead
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -147,7 +149,7 @@ class LoadingScreen(Screen[None]):
         yield ProgressBar(total=None, show_eta=False)
 
 
-class ReplayApp(App[None]):
+class ReplayApp(TypedAhead, RereadRewritten, App[None]):
     """replay: review agent transcripts, stopping at every empty turn."""
 
     CSS_PATH = "app.tcss"
@@ -424,7 +426,8 @@ class ReplayApp(App[None]):
 
     @on(SessionStarted)
     def show_session(self, event: SessionStarted) -> None:
-        self.open_session(event.session, loading=True)
+        replace, self.rereading = self.rereading, False  # the same file read again
+        self.open_session(event.session, loading=True, replace=replace)
 
     @on(SessionsLoaded)
     def show_picker(self, event: SessionsLoaded) -> None:
@@ -566,6 +569,7 @@ class ReplayApp(App[None]):
         """Show a session on the replay screen, with this reviewer's annotations loaded;
         with `replace`, instead of the replay screen on top (following a folder)."""
         reviewer = default_reviewer(self.options.reviewer or self.settings.reviewer)
+        self.watch_rewrites(session)
         store = AnnotationStore.for_session(session, reviewer, self.options.annotations)
         try:
             for warning in store.load()[:3]:

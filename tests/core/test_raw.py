@@ -6,6 +6,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from replay.core.readers import load_sessions
 from replay.core.readers.raw import raw_record_text
 from tests.conftest import SAMPLES, realdata
@@ -71,3 +73,16 @@ def test_missing_file_is_said_not_raised(tmp_path: Path) -> None:
     turn = load_sessions(path)[0].turns[0]
     path.unlink()
     assert "could not read the record again" in raw_record_text(turn)
+
+
+@pytest.mark.parametrize("depth", [254, 300, 600])
+def test_a_record_nested_deeper_than_orjson_writes_shows_in_the_raw_view(
+        tmp_path: Path, depth: int) -> None:
+    # orjson reads 1,024 levels but writes only 255: the raw view (`v`) of such a record
+    # raised TypeError in the app (found by the r5 fuzz, nest_value on a real Claude Code file).
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"type":"user","sessionId":"s","uuid":"u1","message":{"role":"user",'
+                    '"content":"hi"},"x":' + "[" * depth + "]" * depth + "}\n")
+    [session] = load_sessions(path)
+    text = raw_record_text(session.turns[0])
+    assert '"hi"' in text and text.count("[") >= min(depth, 255)

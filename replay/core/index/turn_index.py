@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from replay.core.detection.empty import REPLY_WINDOW, DetectionRules, is_empty, request_words
+from replay.core.index.file_stamp import FileStamp
 from replay.core.index.float_column import NanColumn
 from replay.core.index.needle_bytes import (
     holds,
@@ -120,6 +121,13 @@ class TurnIndex(TurnColumns):
         self._fd: int | None = None
         """The file, open while turns are read back (an open per turn costs more than the
         read); its records stay readable if the file is replaced."""
+        self.stamp = FileStamp.take(path)
+        """The file as it was when its turns were read (None: not a file one can look
+        at): a turn is read back only from that file (`FileStamp.differs`)."""
+        self.on_rewritten: Callable[[str], object] | None = None
+        """Told once, with the reason, when the file turns out rewritten since it was read
+        (the app reads it again); it may be called from any thread."""
+        self._rewritten: str | None = None
         self._masks: dict[frozenset[str], int] = {}
         self._found: tuple[tuple[object, ...], Sequence[int]] | None = None
         """The last `lines_with` answer, by needle and the file's size and time."""
@@ -363,10 +371,25 @@ class TurnIndex(TurnColumns):
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_RDONLY)
             fd = self._fd
+        self._check_stamp(fd)
         records = [os.pread(fd, length, offset) for offset, length in spans]
         if any(len(record) != length for record, (_, length) in zip(records, spans, strict=True)):
             raise ValueError("the file is shorter than when it was read")
         return records
+
+    def _check_stamp(self, fd: int) -> None:
+        """Raise ValueError (and tell `on_rewritten`, once) when the file read back from is
+        not the one the turns were read from: records of the same shape rewritten at the
+        same offsets would read back as valid, other text."""
+        if self.stamp is None:
+            return
+        why = self._rewritten or self.stamp.differs(os.fstat(fd))
+        if why is None:
+            return
+        told, self._rewritten = self._rewritten, why
+        if told is None and self.on_rewritten is not None:
+            self.on_rewritten(why)
+        raise ValueError(why)
 
     def close(self) -> None:
         """Let go of the file (turns read back later open it again)."""

@@ -552,6 +552,7 @@ class ClaudeCodeBuilder:
         turn_id = message.id or entry.uuid or f"line-{lineno}"
         turn = self._messages.get(turn_id)
         usage = message.usage
+        source_grew = turn is not None
         if turn is None:
             turn = self._new_turn(turn_id, "assistant", entry, lineno, span)
             turn.completed = turn.time
@@ -581,6 +582,8 @@ class ClaudeCodeBuilder:
         if isinstance(content, str):
             parts.append(self._text_part(Kind.TEXT, content, self._limit))
             self._last_assistant = turn
+            if source_grew and self.turn_index is not None:
+                self.turn_index.changed(turn)
             return
         limit, side_limit = self._limit, self._side_limit
         for block in content or ():
@@ -607,6 +610,10 @@ class ClaudeCodeBuilder:
                 if part.call_id and part.kind == Kind.TOOL_CALL:
                     self._calls[part.call_id] = (turn, part)
         self._last_assistant = turn
+        if source_grew and self.turn_index is not None:
+            # A reply's next line long after it (lines out of order): the turn may have
+            # left the index's whole tail, whose columns and spans must take the new parts.
+            self.turn_index.changed(turn)
 
     def _user(self, entry: Entry, message: Message, span: tuple[int, int], lineno: int) -> None:
         content = message.content

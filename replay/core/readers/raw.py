@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -21,7 +22,19 @@ _INDEX = re.compile(r"^(\w+)\[(\d+)\]$")
 
 
 def _pretty(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    """The value indented. orjson writes at most 255 levels (a record may hold up to 1,024,
+    as orjson reads them): deeper, the standard library's encoder, indented then on one
+    line; deeper than it goes, a line saying so (never a traceback in the raw view)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # orjson.JSONEncodeError: nested too deeply to write
+        pass
+    for indent in (2, None):
+        try:
+            return json.dumps(value, indent=indent, ensure_ascii=False, default=str)
+        except (RecursionError, ValueError, TypeError):
+            continue
+    return "(this record is nested too deeply to show indented)"
 
 
 def _pointer_parts(record: str) -> list[str] | None:

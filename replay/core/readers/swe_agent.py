@@ -20,7 +20,14 @@ from typing import Any
 
 import orjson
 
-from replay.core.readers._trajectory import finished, load, run_id, sniff_keys, text_of
+from replay.core.readers._trajectory import (
+    close_with_info,
+    load,
+    run_id,
+    settle_info,
+    sniff_keys,
+    text_of,
+)
 from replay.core.readers.base import Progress, Reader, ReaderError
 from replay.core.readers.json_stream import ARRAYS, Elements
 from replay.core.session.model import Kind, Part, Session, Source, Turn
@@ -100,31 +107,49 @@ def _step(session: Session, step: object, index: int,
     session.add(Turn(id=f"step-{index}", role="assistant", parts=parts, source=source))
 
 
-def _read(path: Path, progress: Progress | None, sizes: dict[str, int] | None) -> list[Session]:
-    """The one session of a `.traj` file; with `sizes` (a `TurnIndex`'s `tail` and
-    `cache`), its steps held in an index when the document is streamed."""
+def stream(path: Path, index: dict[str, int] | None = None) -> Iterator[Session | None]:
+    """The one session of a `.traj` file, yielded before its first turn, then None every 64
+    steps (`Reader.stream`: a scan judges each step once, in a window of its turns, instead
+    of indexing the run and parsing every step again to judge it). With `index` (a
+    `TurnIndex`'s `tail` and `cache`, or none) the steps are held in an index when the
+    document is streamed."""
     document, session = load(path, NAME, EXPECTED, STREAMED)
     value: Any = document.value
     if value is None:
-        return [session]
+        yield session
+        return
     if not isinstance(value, dict) or not isinstance(value.get("trajectory"), ARRAYS):
         raise ReaderError(f"{path}: no `trajectory` list; expected {EXPECTED}")
     session.session_id = run_id(path, value)
     info = value.get("info")
     if isinstance(info, dict) and isinstance(info.get("swe_agent_version"), str):
         session.meta["swe_agent_version"] = info["swe_agent_version"]
+    # The run's outcome is known before its steps: an empty step judged in a window sees
+    # it, as a scan of the whole session does.
+    settle_info(session, info)
     steps = value["trajectory"]
     own = steps.span if isinstance(steps, Elements) else None
-    if sizes is not None and own is not None:
+    if index is not None and own is not None:
         from replay.core.index.document_index import DocumentTurnIndex
 
         # Columns per step, each step read back from its own element when shown.
         session.turns = DocumentTurnIndex(  # type: ignore[assignment]
-            session.path, read_back, named=True, **sizes)
+            session.path, read_back, named=True, **index)
+    yield session
     _opening(session, value.get("history"))
-    for index, step in enumerate(steps):
-        _step(session, step, index, own(index) if own else None)
-    return finished(session, info, path, progress)
+    for number, step in enumerate(steps):
+        _step(session, step, number, own(number) if own else None)
+        if not number & 63:
+            yield None
+    close_with_info(session, info, str(path), "/info")
+
+
+def _read(path: Path, progress: Progress | None, sizes: dict[str, int] | None) -> list[Session]:
+    """The one session of a `.traj` file; with `sizes`, its steps held in an index."""
+    sessions = [session for session in stream(path, sizes) if session is not None]
+    if progress is not None:
+        progress(1, 1)
+    return sessions
 
 
 def read(path: Path, progress: Progress | None = None) -> list[Session]:
@@ -157,8 +182,9 @@ def read_back(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes
 
 
 def _iter(path: Path) -> Iterator[Session]:
-    """The session for a scan (`Reader.iter_sessions`): its steps in an index, so a scan of
-    a long run holds the columns of its steps, not every observation (1.66x the file)."""
+    """The session read one at a time (`Reader.iter_sessions`, for what reads sessions but
+    does not scan them in a window): its steps in an index, so a long run holds the columns
+    of its steps, not every observation (1.66x the file)."""
     yield from _read(path, None, {})
 
 
@@ -173,6 +199,7 @@ READER = Reader(
     read=read,
     read_indexed=read_indexed,
     iter_sessions=_iter,
+    stream=stream,
     single_session=True,
     priority=81,
 )

@@ -3,12 +3,14 @@ what the reviewer is about to record and saves it."""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -43,6 +45,11 @@ class NoteInput(Input):
     one character it stands for.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._keys_taken: deque[int] = deque(maxlen=16)
+        """The keys this field took while focused (their ids, while they bubble on)."""
+
     def on_mount(self) -> None:
         self.can_focus = False
 
@@ -52,6 +59,28 @@ class NoteInput(Input):
     def on_focus(self) -> None:
         # Writing goes on at the end of the note, wherever the cursor was left last time.
         self.cursor_position = len(self.value)
+
+    def took(self, event: events.Key) -> bool:
+        """True when this key came through the field (it bubbles on from here)."""
+        return id(event) in self._keys_taken
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Keys come here in the order they were typed, but a key typed right after enter
+        # or escape was handed here before focus left: it goes back to the replayer, in its
+        # turn. So enter and escape let go of focus at once, not once a binding runs.
+        if event.key in ("enter", "escape") and self.screen.focused is self:
+            self.screen.set_focus(None)
+            if event.key == "escape":  # leaves the field, and nothing else
+                event.stop()
+                event.prevent_default()
+                return
+        if self.screen.focused is not self:  # (`has_focus` changes only once blurred)
+            # Enter, to the bar's binding: it saves with this note.
+            event.stop()
+            event.prevent_default()  # Input's own handler would type it
+            self.screen.post_message(events.Key(event.key, event.character))
+            return
+        self._keys_taken.append(id(event))
 
     def _pieces(self) -> list[str]:
         """What each character of the value is drawn as."""
@@ -317,7 +346,8 @@ class AnnotationBar(Vertical):
         update_static(state, line)
 
     @on(Input.Changed, "#annotation-note")
-    def note_typed(self) -> None:
+    def note_typed(self, event: Input.Changed) -> None:
+        self._note = event.value  # kept here too: the field goes before the bar at exit
         if self.empty is not None:
             self._draw()
 
@@ -452,7 +482,10 @@ class AnnotationBar(Vertical):
         if self.empty is not None:
             note = self.query_one("#annotation-note", Input)
             note.can_focus = True
-            note.focus()
+            # At once, not `focus()` (which waits for the message queue): the keys typed
+            # right after tab are already on their way to the screen, which hands each on
+            # to the field once it has focus (`ReplayScreen.on_key`).
+            self.screen.set_focus(note)
 
     @on(Input.Submitted, "#annotation-note")
     def commit_from_note(self) -> None:
