@@ -744,11 +744,12 @@ def _notice(turn: Turn) -> bool:
 
 
 class TurnSlice(Sequence[Turn]):
-    """A slice of a `TurnIndex`, read lazily (a look 40 turns ahead usually stops at one)."""
+    """A slice of turns read when reached (a look 40 turns ahead usually stops at one): of a
+    `TurnIndex`, or of any sequence that reads its turns back (an Aider chat's columns)."""
 
     __slots__ = ("_index", "_range")
 
-    def __init__(self, index: TurnIndex, positions: range) -> None:
+    def __init__(self, index: Sequence[Turn], positions: range) -> None:
         self._index = index
         self._range = positions
 

@@ -33,7 +33,14 @@ from replay.core.index.needle_bytes import (
     needle_piece,
     shown_lines_holding,
 )
-from replay.core.index.turn_index import KIND_BITS, NOTICE, REQUEST, ROLES, TurnIndex
+from replay.core.index.turn_index import (
+    KIND_BITS,
+    NOTICE,
+    REQUEST,
+    ROLES,
+    TurnIndex,
+    TurnSlice,
+)
 from replay.core.readers.file_window import WindowFile
 from replay.core.session.model import Kind, Part, Turn, TurnColumns
 
@@ -172,7 +179,7 @@ class ExchangeTurns(TurnColumns):
 
     def __getitem__(self, key: int | slice) -> Turn | Sequence[Turn]:
         if isinstance(key, slice):
-            return _Slice(self, range(len(self))[key])
+            return TurnSlice(self, range(len(self))[key])
         index = key + self._count if key < 0 else key
         if not 0 <= index < self._count:
             raise IndexError(f"turn {key} is out of range ({self._count} turns)")
@@ -516,36 +523,4 @@ def _add(found: bytearray, column: bytes, value: bytes) -> None:
 
 def _chars(turn: Turn) -> int:
     return sum(len(part.text) for part in turn.parts)
-
-
-class _Slice(Sequence[Turn]):
-    """Some turns of a chat, each read when reached (`turns[n:]` makes none at once)."""
-
-    __slots__ = ("_numbers", "_turns")
-
-    def __init__(self, turns: ExchangeTurns, numbers: range) -> None:
-        self._turns = turns
-        self._numbers = numbers
-
-    def __len__(self) -> int:
-        return len(self._numbers)
-
-    @overload
-    def __getitem__(self, key: int) -> Turn: ...
-
-    @overload
-    def __getitem__(self, key: slice) -> Sequence[Turn]: ...
-
-    def __getitem__(self, key: int | slice) -> Turn | Sequence[Turn]:
-        if isinstance(key, slice):
-            return _Slice(self._turns, self._numbers[key])
-        return self._turns[self._numbers[key]]
-
-    def __iter__(self) -> Iterator[Turn]:
-        for number in self._numbers:
-            yield self._turns[number]
-
-    def __reversed__(self) -> Iterator[Turn]:
-        for number in reversed(self._numbers):
-            yield self._turns[number]
 
