@@ -208,14 +208,12 @@ class AnnotationBar(Vertical):
         """The stop the bar holds the label, note and confidence of."""
         self._state_text = Text()
         self._drafts_counted = 0
-        self._built = False
-        """The parts are mounted (`_build`)."""
         self._note = ""
         """The note, while there is no note field yet."""
         self._note_field: NoteInput | None = None
-        """The note field once built, held by reference: it is read even while the screen is
-        being taken down (a draft kept at a hangup or autosave tick after going back to the
-        list), when a query would find nothing."""
+        """The note field once the parts are mounted (`_build`), held by reference: it is
+        read even while the screen is being taken down (a draft kept at a hangup or autosave
+        tick after going back to the list), when a query would find nothing."""
 
     def compose(self) -> ComposeResult:
         # Nothing until the bar is first shown (`_build`): the first screen of a long session
@@ -225,9 +223,8 @@ class AnnotationBar(Vertical):
 
     def _build(self) -> None:
         """Mount the bar's parts, the first time it is shown."""
-        if self._built:
+        if self._note_field is not None:
             return
-        self._built = True
         self._note_field = NoteInput(
             self._note, placeholder="note: tab to write, enter to save, escape to leave",
             id="annotation-note", compact=True, select_on_focus=False)
