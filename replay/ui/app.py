@@ -420,7 +420,9 @@ class ReplayApp(TypedAhead, RereadRewritten, App[None]):
         if isinstance(self.screen, LoadingScreen):
             from textual.widgets import ProgressBar
 
-            self.screen.query_one(ProgressBar).update(total=100, progress=percent)
+            # (Not composed yet when the first progress comes early: the next one shows.)
+            for bar in self.screen.query(ProgressBar):
+                bar.update(total=100, progress=percent)
         elif self.replay_screen is not None:
             self.replay_screen.load_percent = percent
 
