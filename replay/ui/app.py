@@ -420,8 +420,7 @@ class ReplayApp(TypedAhead, RereadRewritten, App[None]):
         if isinstance(self.screen, LoadingScreen):
             from textual.widgets import ProgressBar
 
-            # (Not composed yet when the first progress comes early: the next one shows.)
-            for bar in self.screen.query(ProgressBar):
+            for bar in self.screen.query(ProgressBar):  # (none yet: not composed)
                 bar.update(total=100, progress=percent)
         elif self.replay_screen is not None:
             self.replay_screen.load_percent = percent
