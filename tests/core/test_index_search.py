@@ -264,3 +264,26 @@ def test_a_harness_command_is_found_as_the_screen_shows_it(
         assert navigator.matches("<command-name>") == [7]
         assert navigator.matches("command-message") == []
         assert navigator.search("/clear", 100) == 1
+
+
+def test_search_start_keeps_an_answer_only_for_the_same_needle_shape_and_file(
+        tmp_path: Path) -> None:
+    """The prologue every `lines_with` shares: no piece, no answer; the kept answer comes
+    back for the same needle, shape and file, never once the file grew or the shape moved."""
+    from replay.core.index.needle_bytes import search_start
+
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"a": "needle"}\n')
+    assert search_start(str(path), "", None, 1) is None
+    assert search_start(str(path), "[]\n", None, 1) is None  # only separators
+    assert search_start(str(tmp_path / "gone"), "needle", None, 1) is None
+    start = search_start(str(path), "x[NEEDLE", None, 1)
+    assert start is not None and start.piece == "needle" and start.kept is None
+    answer = [0]
+    again = search_start(str(path), "x[NEEDLE", (start.key, answer), 1)
+    assert again is not None and again.kept is answer
+    assert search_start(str(path), "x[NEEDLE", (start.key, answer), 2).kept is None
+    assert search_start(str(path), "other", (start.key, answer), 1).kept is None
+    with path.open("a") as grown:
+        grown.write('{"a": "more"}\n')
+    assert search_start(str(path), "x[NEEDLE", (start.key, answer), 1).kept is None

@@ -16,7 +16,7 @@ import bisect
 import os
 from collections.abc import Sequence
 
-from replay.core.index.needle_bytes import line_end, lines_holding, needle_piece
+from replay.core.index.needle_bytes import line_end, lines_holding, search_start
 from replay.core.index.turn_index import KIND_BITS, ROLES, Rebuild, TurnIndex
 
 
@@ -30,18 +30,14 @@ class DocumentTurnIndex(TurnIndex):
         """Words the reader writes into turns of a part kind (kind -> word): a needle piece
         inside one makes every turn with such a part a candidate."""
 
-    def lines_with(self, needle: str) -> list[int] | None:
+    def lines_with(self, needle: str) -> Sequence[int] | None:
         """Indices of the turns that may hold `needle` (see `TurnIndex.lines_with`)."""
-        piece = needle_piece(needle) if needle else None
-        if piece is None:
+        start = search_start(self.path, needle, self._found, len(self))
+        if start is None:
             return None
-        try:
-            status = os.stat(self.path)
-        except OSError:
-            return None
-        key = (piece, len(self), status.st_size, status.st_mtime_ns)
-        if self._found is not None and self._found[0] == key:
-            return self._found[1]
+        if start.kept is not None:
+            return start.kept
+        piece = start.piece
         try:
             starts = lines_holding(self.path, piece)  # sorted
             found_turns = self._overlapping(starts) if starts else []
@@ -59,7 +55,7 @@ class DocumentTurnIndex(TurnIndex):
                 found_turns.extend(index for index in range(self._base)
                                    if self._kinds[index] & bit)
         result = sorted(set(found_turns))
-        self._found = (key, result)
+        self._found = (start.key, result)
         return result
 
     def _overlapping(self, starts: Sequence[int]) -> list[int]:

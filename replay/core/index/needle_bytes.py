@@ -24,6 +24,7 @@ import re
 from array import array
 from collections.abc import Iterator, Sequence
 from functools import cache
+from typing import NamedTuple
 
 import orjson
 
@@ -85,6 +86,42 @@ def needle_piece(needle: str) -> str | None:
     pieces = [piece for piece in SEPARATORS.split(needle.casefold())
               if piece and piece not in MADE_UP]
     return max(pieces, key=len) if pieces else None
+
+
+Found = tuple[tuple[object, ...], Sequence[int]]
+"""A `lines_with` answer as an index keeps it: the key it was found under, the turns."""
+
+
+class SearchStart(NamedTuple):
+    """How every `lines_with` starts (`search_start`)."""
+
+    piece: str
+    """The part of the needle one record must hold (`needle_piece`)."""
+    key: tuple[object, ...]
+    """What the answer depends on: keep the answer under it."""
+    kept: Sequence[int] | None
+    """The answer kept under the same key (the same needle, turns and file): give it again."""
+
+
+def search_start(path: str, needle: str, last: Found | None, *shape: object
+                 ) -> SearchStart | None:
+    """The start shared by every index's `lines_with`: the needle's piece and the key to
+    keep the answer under, with the kept answer when the last one was found under that key.
+
+    The key is the piece, `shape` (whatever else the index's answer depends on: its turn
+    count, a shown piece) and the file's size and modification time, so a search and its
+    match count, which ask the same in a row, read the file once, and a file that grew or
+    changed is read again. None when the bytes cannot tell (an empty needle, or one only
+    of separators and made-up words) or the file cannot be looked at."""
+    piece = needle_piece(needle) if needle else None
+    if piece is None:
+        return None
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    key = (piece, *shape, status.st_size, status.st_mtime_ns)
+    return SearchStart(piece, key, last[1] if last is not None and last[0] == key else None)
 
 
 def lines_holding(path: str, piece: str) -> array[int]:

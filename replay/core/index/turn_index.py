@@ -28,10 +28,11 @@ from replay.core.detection.empty import REPLY_WINDOW, DetectionRules, is_empty, 
 from replay.core.index.file_stamp import FileStamp
 from replay.core.index.float_column import NanColumn
 from replay.core.index.needle_bytes import (
+    Found,
     holds,
     line_end,
     lines_holding,
-    needle_piece,
+    search_start,
     shown_lines_holding,
     shown_piece,
 )
@@ -129,7 +130,7 @@ class TurnIndex(TurnColumns):
         (the app reads it again); it may be called from any thread."""
         self._rewritten: str | None = None
         self._masks: dict[frozenset[str], int] = {}
-        self._found: tuple[tuple[object, ...], Sequence[int]] | None = None
+        self._found: Found | None = None
         """The last `lines_with` answer, by needle and the file's size and time."""
         self.memo: dict[object, object] = {}
         self.materialised = 0
@@ -607,17 +608,13 @@ class TurnIndex(TurnColumns):
         """Indices of the turns that may hold `needle` (as `Navigator.search` matches it), in
         order: every turn whose search text holds it is among them. None when raw bytes
         cannot tell (the needle is only separators or a piece of the made-up `[block]`)."""
-        piece = needle_piece(needle) if needle else None
-        if piece is None:
+        # the shown piece: a harness command's glue, as the screen shows it
+        start = search_start(self.path, needle, self._found, shown_piece(needle), len(self))
+        if start is None:
             return None
-        try:
-            status = os.stat(self.path)
-        except OSError:
-            return None
-        shown = shown_piece(needle)  # a harness command's glue, as the screen shows it
-        key = (piece, shown, len(self), status.st_size, status.st_mtime_ns)
-        if self._found is not None and self._found[0] == key:
-            return self._found[1]  # a search and its match count ask the same in a row
+        if start.kept is not None:
+            return start.kept
+        piece = start.piece
         try:
             starts = lines_holding(self.path, piece)
             shown_starts = shown_lines_holding(self.path, needle)
@@ -659,7 +656,7 @@ class TurnIndex(TurnColumns):
             marked[index] = 1
         del found_turns
         result = array("l", itertools.compress(range(len(marked)), marked))
-        self._found = (key, result)
+        self._found = (start.key, result)
         return result
 
     def _ids_holding(self, piece: str) -> Sequence[int]:

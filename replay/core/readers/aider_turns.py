@@ -28,9 +28,10 @@ from typing import Protocol, overload
 
 from replay.core.detection.empty import REPLY_WINDOW, DetectionRules
 from replay.core.index.needle_bytes import (
+    Found,
     line_end,
     lines_holding_by_chunk,
-    needle_piece,
+    search_start,
     shown_lines_holding,
 )
 from replay.core.index.turn_index import (
@@ -99,7 +100,7 @@ class ExchangeTurns(TurnColumns):
         self._cached_chars = 0
         self._lock = threading.Lock()
         self._masks: dict[frozenset[str], int] = {}
-        self._found: tuple[tuple[object, ...], list[int]] | None = None
+        self._found: Found | None = None
         self._cr: tuple[tuple[int, int], bool] | None = None
         self.memo: dict[object, object] = {}
         self.exchanges_read = 0
@@ -403,16 +404,12 @@ class ExchangeTurns(TurnColumns):
         """Indices of the turns that may hold `needle` (as `Navigator.search` matches it):
         every turn of each exchange one of whose lines holds it, in order. None when the
         file's bytes cannot tell."""
-        piece = needle_piece(needle) if needle else None
-        if piece is None:
+        start = search_start(self.path, needle, self._found, needle, len(self))
+        if start is None:
             return None
-        try:
-            status = os.stat(self.path)
-        except OSError:
-            return None
-        key = (piece, needle, len(self), status.st_size, status.st_mtime_ns)
-        if self._found is not None and self._found[0] == key:
-            return self._found[1]
+        if start.kept is not None:
+            return start.kept
+        piece = start.piece
         marks, total = self._marks, len(self)
         # One byte a turn, not a set of a million ints, and the holding lines a chunk at a
         # time (a one-letter needle is in most lines and exchanges: 60 MB more while the
@@ -440,8 +437,8 @@ class ExchangeTurns(TurnColumns):
             shown = self._shown[:base]
             _add(found, bytes(1 if value & _ERROR else 0 for value in shown), b"\x01")
         result = array("q", compress(range(total), found))
-        self._found = (key, result)
-        return result  # type: ignore[return-value]  # a sequence of ints, 8 bytes each
+        self._found = (start.key, result)
+        return result  # a sequence of ints, 8 bytes each
 
     def _ids_holding(self, piece: str) -> Iterator[int]:
         """Indices of the turns whose id (`{chat}-{n + 1}`) holds `piece`."""
