@@ -32,6 +32,7 @@ from replay.core.readers.base import (
     read_line_session,
 )
 from replay.core.readers.claude_code_builder import NAME, ClaudeCodeBuilder, index_turns
+from replay.core.readers.top_members import LONG_LINE, line_spans, member_string, members
 from replay.core.session.model import Session, parse_time
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -68,29 +69,48 @@ def _looks_like_record(value: object) -> bool:
     return "sessionId" in value and ("uuid" in value or kind in _EVENT_TYPES)
 
 
-def _looks_like_cut_record(line: bytes) -> bool:
-    """For a first line longer than the head: judge by the keys it starts with."""
-    return (b'"sessionId"' in line and (b'"uuid"' in line or b'"parentUuid"' in line)
-            and _TYPE_BYTES.search(line) is not None)
+def _looks_like_cut_record(line: bytes, start: int = 0, end: int | None = None) -> bool:
+    """For a first line longer than the head: judge by the keys it starts with (of
+    `line[start:end]`, not copied)."""
+    end = len(line) if end is None else end
+    return (line.find(b'"sessionId"', start, end) >= 0
+            and (line.find(b'"uuid"', start, end) >= 0
+                 or line.find(b'"parentUuid"', start, end) >= 0)
+            and _TYPE_BYTES.search(line, start, end) is not None)
 
 
 def sniff_content(head: bytes) -> bool:
     """True when one of the first lines is a Claude Code record."""
-    lines = head.split(b"\n", 20)
-    for index, line in enumerate(lines[:20]):
-        line = line.strip()
-        if not line.startswith(b"{"):
+    spans = line_spans(head, 20)
+    for index, (start, end) in enumerate(spans[:20]):
+        if head[start:start + 1] != b"{":
             continue
+        cut = index == len(spans) - 1 and len(head) >= HEAD_BYTES
+        if end - start > LONG_LINE and _not_a_record(head, start, end, cut):
+            continue  # (a document on one line, told without parsing it whole)
+        line = head[start:end]
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError:
-            cut = index == len(lines) - 1 and len(head) >= HEAD_BYTES
             if cut and _looks_like_cut_record(line):
                 return True
             continue
         if _looks_like_record(value):
             return True
     return False
+
+
+def _not_a_record(head: bytes, start: int, end: int, cut: bool) -> bool:
+    """True when the long line `head[start:end]` is surely passed over by `sniff_content`:
+    an object with no top-level `type` string is no record, and a line that will not parse
+    is passed over unless it is the head's cut last line that looks like a record's start
+    (`top_members`: judged without parsing the line whole)."""
+    found = members(head, start, end)
+    if found is None or member_string(found.get("type")) is not None:
+        return False  # (parsed whole, as ever)
+    # Not a record if it parses; if it does not (a value msgspec does not check that
+    # deep), passed over too unless the cut-line test says otherwise.
+    return not (cut and _looks_like_cut_record(head, start, end))
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:

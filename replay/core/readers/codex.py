@@ -53,10 +53,13 @@ from replay.core.readers.base import (
     read_spans,
     shorten_part,
 )
+from replay.core.readers.top_members import LONG_LINE, line_spans, member_string, members
 from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.session.text import is_blank, shorten
 
 if TYPE_CHECKING:
+    from msgspec import Raw
+
     from replay.core.index.turn_index import TurnIndex
 
 ENVELOPE_TYPES: frozenset[str] = frozenset(
@@ -107,7 +110,8 @@ _ENVELOPE_SNIFF = re.compile(
     rb'"type"\s*:\s*"(?:session_meta|response_item|event_msg|turn_context|compacted)"'
 )
 _BARE_SNIFF = re.compile(rb'"type"\s*:\s*"(?:input_text|output_text|summary_text)"')
-_STATE_SNIFF = re.compile(rb'^\{\s*"record_type"\s*:')
+_STATE_SNIFF = re.compile(rb'\{\s*"record_type"\s*:')
+"""An old state line's start (matched at a line's start within a head: `match(head, i, j)`)."""
 
 _STATUS = {"completed": "completed", "in_progress": "running", "searching": "running",
            "failed": "error", "incomplete": "error"}
@@ -723,6 +727,7 @@ def read_back_turn(models: ModelChanges, path: str, spans: tuple[tuple[int, int]
 def index_turns(builder: CodexBuilder, **sizes: int) -> TurnIndex:
     """Hold the builder's turns in a `TurnIndex` (before any line is fed); `sizes` are its
     `tail` and `cache`."""
+
     from replay.core.index.turn_index import TurnIndex
 
     index = TurnIndex(builder.session.path, functools.partial(read_back_turn, builder.models),
@@ -750,17 +755,24 @@ def load_full_parts(path: str, turn: Turn) -> list[Part]:
 
 def sniff(path: Path, head: bytes) -> bool:
     """True for a rollout: an enveloped record, an old meta/state line or bare items."""
-    lines = [line.strip() for line in head.split(b"\n", 8)[:8]]
-    lines = [line for line in lines if line]
-    if not lines or not lines[0].startswith(b"{"):
+    # Each line as its span of the head: a document on one line is not copied.
+    spans = [span for span in line_spans(head, 8)[:8] if span[0] < span[1]]
+    if not spans or head[spans[0][0]:spans[0][0] + 1] != b"{":
         return False
-    for line in lines[:5]:
-        if _ENVELOPE_SNIFF.search(line[:4096]) and b'"payload"' in line:
+    for start, end in spans[:5]:
+        if _ENVELOPE_SNIFF.search(head, start, min(end, start + 4096)) \
+                and head.find(b'"payload"', start, end) >= 0:
             return True
-        if _STATE_SNIFF.match(line):
+        if _STATE_SNIFF.match(head, start, end):
             return True
+    start, end = spans[0]
+    if end - start > LONG_LINE:
+        found = members(head, start, end)
+        if found is not None and not _may_be_rollout(found, head, start, end):
+            return False  # (what the whole parse below would say: told without it)
+    line = head[start:end]
     try:
-        first = orjson.loads(lines[0])
+        first = orjson.loads(line)
     except orjson.JSONDecodeError:
         return False
     if not isinstance(first, dict):
@@ -769,8 +781,18 @@ def sniff(path: Path, head: bytes) -> bool:
         return True
     kind = first.get("type")
     return isinstance(kind, str) and kind in RESPONSE_ITEM_TYPES and bool(
-        _BARE_SNIFF.search(lines[0]) or "call_id" in first
+        _BARE_SNIFF.search(line) or "call_id" in first
     )
+
+
+def _may_be_rollout(found: dict[str, Raw], head: bytes, start: int, end: int) -> bool:
+    """`sniff`'s verdict on a long first line from its top-level members (`top_members`):
+    False only where parsing it whole says False too (a line that does not parse is False)."""
+    if "type" not in found:
+        return "id" in found and ("instructions" in found or "git" in found)
+    kind = member_string(found["type"])
+    return kind is not None and kind in RESPONSE_ITEM_TYPES and bool(
+        _BARE_SNIFF.search(head, start, end) or "call_id" in found)
 
 
 SPAWN_WORDS = ("spawn", "agent")
