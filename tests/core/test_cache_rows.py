@@ -170,9 +170,10 @@ def test_the_rules_of_the_config_are_the_rules_of_replay_sessions_and_share_rows
 
 
 def _rows_of(database: Path) -> int:
-    """The cache's rows kept under a database (one per session of it)."""
+    """The cache's rows kept under a database for its sessions (one per session of it; the
+    database's own facts, such as its format, aside)."""
     with sqlite3.connect(cache_path()) as db:
-        return db.execute("SELECT count(*) FROM results WHERE path = ?",
+        return db.execute("SELECT count(*) FROM results WHERE path = ? AND entry IS NOT NULL",
                           (os.fsencode(database),)).fetchone()[0]
 
 

@@ -27,9 +27,11 @@ from typing import Any
 
 from replay.core import paths
 from replay.core.corpus.cache import RACY_SECONDS, ScanCache, file_stamp
+from replay.core.corpus.file_facts import CachedFacts
 from replay.core.corpus.tasks import SessionTask, TaskResult, is_url
 from replay.core.detection.empty import DEFAULT_RULES, DetectionRules
 from replay.core.readers.base import Mapper, ReaderError, SessionEntry
+from replay.core.readers.known import remembering
 
 ROW_KIND = "session-row/1"
 """The rows' kind in the cache key (a new number when what a row holds changes)."""
@@ -317,14 +319,20 @@ def planned(cache: ScanCache | None, source: str | Path, format: str | None,
             rules: Mapping[str, Any] | None, mapper: Mapper) -> list[SessionTask]:
     """`tasks.plan` of a path, kept in the cache for a folder: the listing of an unchanged
     folder (every file and folder under it with the same size, times and inode) is not
-    made again (a cached scan's largest cost was telling each file's format again).
+    made again (a cached scan's largest cost was telling each file's format again). A
+    listing made again (a folder that changed, one holding a file changed a moment ago or a
+    symbolic link) reads only the files that changed: each unchanged file's format and start
+    are kept under its own stamp (`file_facts`).
 
     Raises ReaderError, as `plan` does."""
     from replay.core.corpus.tasks import plan
 
     text = str(source)
-    if cache is None or not cache.usable or is_url(text) or not os.path.isdir(text):
+    if cache is None or not cache.usable or is_url(text):
         return plan(source, format, rules, mapper)
+    if not os.path.isdir(text):
+        with remembering(CachedFacts(cache)):  # (its format, told once while unchanged)
+            return plan(source, format, rules, mapper)
     stamp = tree_stamp(text)
     identity = repr((PLAN_KIND, os.path.abspath(text), text, format,
                      sorted((rules or {}).items())))
@@ -337,7 +345,8 @@ def planned(cache: ScanCache | None, source: str | Path, format: str | None,
                 return [_task_of(item) for item in kept]
             except (TypeError, ValueError, IndexError):
                 pass  # (not written by this code: listed again)
-    tasks = plan(source, format, rules, mapper)
+    with remembering(CachedFacts(cache)):  # each unchanged file's format and start, kept
+        tasks = plan(source, format, rules, mapper)
     if stamp is not None:
         cache.store_key(key, Path(os.path.abspath(text)), stamp,
                         [_task_json(task) for task in tasks])
@@ -360,8 +369,10 @@ def _task_of(item: list[Any]) -> SessionTask:
 
 def tree_stamp(root: str, now: float | None = None) -> str | None:
     """What a folder's listing depends on: the name, inode, size, times and mode of every
-    file and folder under it; None when a file changed a moment ago (`RACY_SECONDS`) or one
-    is a symbolic link (what it points to is not stamped)."""
+    file and folder under it, a symbolic link's target and what it points to (a folder it
+    points to walked as the listing walks it, once); None when a file changed a moment ago
+    (`RACY_SECONDS`: its content may change unseen within its time's tick; the listing is
+    then made again, from each other file's kept facts: `file_facts`)."""
     import stat
 
     now = now if now is not None else time.time()
@@ -371,22 +382,37 @@ def tree_stamp(root: str, now: float | None = None) -> str | None:
     except OSError:
         return None
     digest.update(f"{top.st_ino}:{top.st_mtime_ns}:{top.st_ctime_ns};".encode())
-    for folder, folders, files in os.walk(root):
-        folders.sort()
+    seen = {(top.st_dev, top.st_ino)}
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return None
         digest.update(os.fsencode(folder) + b"\0")
-        for name in sorted(folders + files):
+        below: list[str] = []
+        for name in names:
+            path = os.path.join(folder, name)
             try:
-                status = os.lstat(os.path.join(folder, name))
+                status = os.lstat(path)
+                if stat.S_ISLNK(status.st_mode):
+                    digest.update(b"\0link\0" + os.fsencode(os.readlink(path)) + b"\0")
+                    status = os.stat(path)  # (what it points to)
             except OSError:
-                return None
-            if stat.S_ISLNK(status.st_mode) or (
-                    now - status.st_mtime < RACY_SECONDS and not stat.S_ISDIR(status.st_mode)):
+                digest.update(os.fsencode(name) + b"\0-;")  # (gone, or a link to nothing)
+                continue
+            if stat.S_ISDIR(status.st_mode):
+                if (status.st_dev, status.st_ino) not in seen:
+                    seen.add((status.st_dev, status.st_ino))
+                    below.append(path)
+            elif now - status.st_mtime < RACY_SECONDS:
                 return None  # (a folder's names are in the stamp: its own time may be new)
-            digest.update(os.fsencode(name) + f"\0{status.st_ino}:{status.st_size}:"
-                          f"{status.st_mtime_ns}:{status.st_ctime_ns}:{status.st_mode};"
-                          .encode())
+            digest.update(os.fsencode(name) + f"\0{status.st_dev}:{status.st_ino}:"
+                          f"{status.st_size}:{status.st_mtime_ns}:{status.st_ctime_ns}:"
+                          f"{status.st_mode};".encode())
+        folders.extend(reversed(below))
     return f"tree:{digest.hexdigest()}"
-
 
 
 def cached_results(tasks: Sequence[SessionTask], run: Callable[[Sequence[SessionTask]],

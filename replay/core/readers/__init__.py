@@ -9,6 +9,7 @@ May import: `session`, `detection`, `index` and the core utilities.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pkgutil
@@ -18,6 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from replay.core.files import kind_of, why_missing
+from replay.core.readers import known
 from replay.core.readers.base import (
     FIRST_LINE_BYTES,
     Progress,
@@ -141,8 +143,34 @@ def _check_path(path: Path) -> None:
 
 def detect_reader(path: Path, *, empty_by_name: bool = True) -> Reader:
     """The first reader whose `sniff` accepts the content at `path`; an empty file goes by its
-    name unless `empty_by_name` is False (then it is not recognised)."""
+    name unless `empty_by_name` is False (then it is not recognised).
+
+    A file's verdict is asked of the listing's `known.facts` first and kept there after (a
+    caller that keeps them between runs tells an unchanged file's format without reading
+    it); a directory's is always judged afresh (what it holds may have changed)."""
     _check_path(path)
+    kept = known.facts()
+    if kept is None or path.is_dir():
+        return _detect(path, empty_by_name)
+    what = f"format/{int(empty_by_name)}"
+    verdict = kept.recall(path, what)
+    name = str(path)
+    if isinstance(verdict, str):
+        with contextlib.suppress(UnknownFormat):  # (a reader since removed: judged again)
+            return get_reader(verdict)
+    elif isinstance(verdict, list) and len(verdict) == 1 and isinstance(verdict[0], str):
+        raise UnknownFormat(name + verdict[0])  # (kept without the path, named as given)
+    try:
+        reader = _detect(path, empty_by_name)
+    except UnknownFormat as error:
+        if str(error).startswith(name):
+            kept.keep(path, what, [str(error)[len(name):]])
+        raise
+    kept.keep(path, what, reader.name)
+    return reader
+
+
+def _detect(path: Path, empty_by_name: bool) -> Reader:
     try:
         head = read_head(path)
     except OSError as error:

@@ -531,12 +531,32 @@ def json_object_line(session: Session, line: bytes, lineno: int) -> dict[str, An
 
 def glance_started(reader: Reader, path: Path) -> float | None:
     """When a line-based session file started, from its first lines alone (None when the
-    format is not line-based or they tell no time): for a session list, before any read."""
+    format is not line-based or they tell no time): for a session list, before any read.
+    Asked of the listing's `known.facts` first, and kept there."""
     if reader.builder is None:
         return None
+    from replay.core.readers import known
+
+    kept = known.facts()
+    what = f"started/{reader.name}"
+    if kept is not None:
+        value = kept.recall(path, what)
+        if isinstance(value, list) and len(value) == 1 and (
+                value[0] is None or isinstance(value[0], float)):
+            return value[0]
+    started = _glance(reader, path)
+    if kept is not None:
+        kept.keep(path, what, [started])
+    return started
+
+
+def _glance(reader: Reader, path: Path) -> float | None:
+    assert reader.builder is not None
     try:
         head = read_head(path)
         builder = reader.builder(str(path))
+        if b"\n" not in head:
+            return builder.session.started  # (one piece, maybe cut off: a document on one line)
         lines = head.split(b"\n")[:-1]  # the last piece may be cut off
         offset = 0
         for lineno, line in enumerate(lines, start=1):

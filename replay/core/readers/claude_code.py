@@ -21,6 +21,7 @@ from pathlib import Path
 
 import orjson
 
+from replay.core.readers import known
 from replay.core.readers.base import (
     HEAD_BYTES,
     LineBuilder,
@@ -381,6 +382,17 @@ def glance(file: Path) -> tuple[str | None, float | None] | None:
     return _facts_of(head) if not head.strip() or sniff_content(head) else None
 
 
+def _revived(value: object) -> tuple[str | None, float | None] | None:
+    """A kept `glance` (JSON) as `glance` gave it; ValueError for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, list) and len(value) == 2 and \
+            (value[0] is None or isinstance(value[0], str)) and \
+            (value[1] is None or isinstance(value[1], float)):
+        return value[0], value[1]
+    raise ValueError(value)
+
+
 def list_sessions(path: Path, mapper: Mapper = map) -> list[SessionEntry]:
     """The session files of a project folder, with their first timestamp, none of them read;
     subagent files beside their session are read with it, as `read` does.
@@ -392,7 +404,9 @@ def list_sessions(path: Path, mapper: Mapper = map) -> list[SessionEntry]:
         return [SessionEntry(key=path.name, path=path, own_file=True,
                              started=_head_facts(path)[1])]
     candidates = _session_files(path)
-    facts = {file: found for file, found in zip(candidates, mapper(glance, candidates), strict=True)
+    # (each file's glance kept by a caller that keeps file facts: `known.mapped`)
+    glanced = known.mapped(mapper, glance, candidates, "glance/claude-code", _revived)
+    facts = {file: found for file, found in zip(candidates, glanced, strict=True)
              if found is not None}
     files = list(facts)
     main_ids = {facts[file][0] for file in files if not file.name.startswith("agent-")}
