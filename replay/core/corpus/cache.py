@@ -30,7 +30,7 @@ import sqlite3
 import stat
 import struct
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -297,6 +297,25 @@ class ScanCache:
         """The summary kept beside the value under `key` (`store_key(summary=)`), read alone
         (a session list never reads the reports); None when there is none."""
         return self._lookup(key, stamp, "summary")
+
+    def holds(self, keys: Sequence[str], stamp: str) -> bool:
+        """True when a value is kept under every one of `keys` for this stamp, by this code
+        (asked before reading them one by one: a value kept in many rows)."""
+        if self._db is None:
+            return False
+        if not keys:
+            return True
+        try:
+            found = 0
+            for first in range(0, len(keys), 500):
+                part = keys[first:first + 500]
+                found += self._db.execute(
+                    f"SELECT count(*) FROM results WHERE task IN ({','.join('?' * len(part))})"
+                    " AND stamp = ? AND code = ?", (*part, stamp, code_stamp())).fetchone()[0]
+        except sqlite3.Error as error:
+            self._failed(error)
+            return False
+        return found == len(keys)
 
     def lookup_any(self, key: str) -> tuple[str, Any] | None:
         """The stamp and value kept under `key` by this code, whatever the stamp: for work

@@ -20,14 +20,16 @@ import dataclasses
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from replay.core import paths
+from replay.core.corpus import history_rows
 from replay.core.corpus.cache import RACY_SECONDS, ScanCache, file_stamp
 from replay.core.corpus.file_facts import CachedFacts
+from replay.core.corpus.kept_reports import ChunkedReports, chunk_keys, text_of
 from replay.core.corpus.tasks import SessionTask, TaskResult, is_url
 from replay.core.detection.empty import DEFAULT_RULES, DetectionRules
 from replay.core.readers.base import Mapper, ReaderError, SessionEntry
@@ -251,11 +253,32 @@ def _codex_children(folder: Path) -> dict[str, int]:
     return children
 
 
+CHUNK_REPORTS = 1000
+"""Reports of a task of more than this many sessions (an Aider history of thousands of chats)
+are kept this many to a row, and given back a row at a time (`ChunkedReports`): never all
+in memory, as the scan that made them keeps them on disk (`spill`)."""
+
+
 def keep_result(cache: ScanCache, place: RowPlace, task: SessionTask,
                 result: TaskResult) -> dict[str, Any] | None:
     """Keep what a task's scan gave in its row (both the reports and, for one session, the
-    summary); returns the summary (None when the task held several sessions or failed)."""
+    summary); returns the summary (None when the task held several sessions or failed).
+    Many reports are kept `CHUNK_REPORTS` to a row, under keys beside the task's."""
     if result.error is not None:
+        return None
+    history = task.format == history_rows.FORMAT and task.entry is None
+    if (len(result.reports) > CHUNK_REPORTS or history) and result.started is None:
+        chunks = 0
+        for chunk in _chunks(result.reports):
+            cache.store_key(f"{place.key}#{chunks}", place.path, place.stamp, chunk,
+                            entry=place.entry)
+            chunks += 1
+        value: dict[str, Any] = {"given": text_of(place.given), "chunks": chunks,
+                                 "count": len(result.reports)}
+        if history:
+            # (what a scan of the history grown since needs to go on from these reports)
+            value["grown"] = history_rows.grown_facts(place.path, place.stamp)
+        cache.store_key(place.key, place.path, place.stamp, value, entry=place.entry)
         return None
     summary = None
     if result.started is not None and len(result.reports) == 1:
@@ -263,7 +286,7 @@ def keep_result(cache: ScanCache, place: RowPlace, task: SessionTask,
         summary = summary_of(result.reports[0], result.started[0], place.path,
                              entry is None or entry.own_file)
     cache.store_key(place.key, place.path, place.stamp,
-                    {"given": _text(place.given), "reports": result.reports,
+                    {"given": text_of(place.given), "reports": result.reports,
                      "started": list(result.started) if result.started is not None else None},
                     summary=summary, entry=place.entry)
     return summary
@@ -276,10 +299,16 @@ def result_for(cache: ScanCache, place: RowPlace) -> TaskResult | None:
     value = cache.lookup_key(place.key, place.stamp)
     if not isinstance(value, dict):
         return None
+    chunks, count = value.get("chunks"), value.get("count")
+    if isinstance(chunks, int) and isinstance(count, int):
+        keys = chunk_keys(place.key, chunks)
+        if value.get("given") != text_of(place.given) or not cache.holds(keys, place.stamp):
+            return None  # (named otherwise, or a row of it gone: read again)
+        return TaskResult(reports=ChunkedReports(cache, keys, place.stamp, count))  # type: ignore[arg-type]
     reports, given, started = value.get("reports"), value.get("given"), value.get("started")
     if not isinstance(reports, list) or not isinstance(given, str):
         return None
-    if given != _text(place.given):
+    if given != text_of(place.given):
         reports = _renamed(reports, given, place.given)
         if reports is None:
             return None
@@ -287,14 +316,15 @@ def result_for(cache: ScanCache, place: RowPlace) -> TaskResult | None:
                       started=tuple(started) if isinstance(started, list) else None)
 
 
-def _text(path: str) -> str:
-    """A path as JSON text can hold it (a name that is not UTF-8 as its bytes in hex, after
-    a NUL no path holds: never renamed, as its report keeps it in `path_base64`)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return "\0" + os.fsencode(path).hex()
-    return path
+def _chunks(reports: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    for report in reports:
+        chunk.append(report)
+        if len(chunk) == CHUNK_REPORTS:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _renamed(reports: Sequence[dict[str, Any]], old: str, new: str
@@ -429,6 +459,13 @@ def cached_results(tasks: Sequence[SessionTask], run: Callable[[Sequence[Session
     now = time.time()
     places = [place_of(task, now) for task in tasks]
     found = [result_for(cache, place) if place is not None else None for place in places]
+    for number, (task, place) in enumerate(zip(tasks, places, strict=True)):
+        if found[number] is None and place is not None and task.format == history_rows.FORMAT:
+            # An Aider history that only grew: its kept chats given again, the rest scanned.
+            found[number] = grown = history_rows.appended(cache, task, place.key, place.given,
+                                                          place.path)
+            if grown is not None:
+                keep_result(cache, place, task, grown)
     missing = [task for task, known in zip(tasks, found, strict=True) if known is None]
     computed = run(missing) if missing else iter(())
     try:
