@@ -22,8 +22,9 @@ in the same run, it measures headless (Textual's test driver, 160x45):
 5. with `--after-scan`: `replay scan` and the session lists through one cache, each pair on
    a fresh cache: `replay scan --json` of the agents' folders (`--jobs 2`), then
    `replay sessions --json`; the scan, then the app's full counts; and
-   `replay sessions --json`, then the scan; each second run beside the same command on no
-   cache (`--no-cache`: what a user without the other run first waits), as CPU ratios.
+   `replay sessions --json`, then the scan; `replay scan` twice, `replay report` twice and
+   the app's full counts twice; each second run beside the same command on no cache
+   (`--no-cache`: what a user without the other run first waits), as CPU ratios.
 4. with `--shared`: the two session lists through one cache, each on a fresh cache:
    `replay sessions --json` (a subprocess, `--jobs 2`) then the app's full counts; and the
    app's full counts then `replay sessions --json`. The second of each pair is the wait of a
@@ -273,10 +274,12 @@ def main() -> int:
 
 def sessions_command(*extra: str, command: str = "sessions") -> tuple[float, float, int]:
     """`replay sessions --json --jobs 2` in a subprocess: wall s, CPU s of it and its
-    workers, rows printed. (`command`: another replay command, `extra` its arguments.)"""
+    workers, rows printed. (`command`: another replay command, `extra` its arguments;
+    `report` prints its tables, not JSON.)"""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "replay", command, "--json", "--jobs", "2",
+    json = [] if command == "report" else ["--json"]
+    done = subprocess.run([sys.executable, "-m", "replay", command, *json, "--jobs", "2",
                            *extra], capture_output=True, check=command == "sessions",
                           cwd=REPO)
     wall = time.perf_counter() - began
@@ -353,6 +356,23 @@ def after_scan(machine) -> int:  # noqa: ANN001
     print(f"replay sessions, then replay scan (load {load:.1f}): sessions {listed[0]:.2f} s "
           f"({listed[1]:.2f} s CPU); then scan {scan[0]:.2f} s, {scan[1]:.2f} s CPU = "
           f"{scan[1] / cold_scan[1]:.3f}x of no cache, {scan[2]} reports")
+    # The same consumer twice on one cache: the second run on the unchanged home.
+    cold_report = sessions_command("--no-cache", *roots, command="report")
+    for command, cold in (("scan", cold_scan), ("report", cold_report)):
+        os.environ["REPLAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-sessions-cache-")
+        load = os.getloadavg()[0]
+        first = sessions_command(*roots, command=command)
+        second = sessions_command(*roots, command=command)
+        print(f"replay {command}, then replay {command} (load {load:.1f}): first "
+              f"{first[1]:.2f} s CPU, second {second[0]:.2f} s, {second[1]:.2f} s CPU = "
+              f"{second[1] / cold[1]:.3f}x of no cache ({cold[1]:.2f} s CPU)")
+    os.environ["REPLAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-sessions-cache-")
+    load = os.getloadavg()[0]
+    shown = app_counts(True)
+    again = app_counts(True)
+    print(f"the app, then the app (load {load:.1f}): full counts {shown[0]:.2f} s "
+          f"({shown[1]:.2f} s CPU), then {again[0]:.2f} s, {again[1]:.2f} s CPU = "
+          f"{again[1] / cold_app[1]:.3f}x of no cache")
     print(f"load at the end: {os.getloadavg()[0]:.2f}")
     return 0
 

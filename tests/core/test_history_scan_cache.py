@@ -49,6 +49,20 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+def _copies(tmp_path: Path) -> list[Path]:
+    """Every Aider test file (`_more_files`: some are real files shared with other tests),
+    copied: these tests age and append to them."""
+    made = tmp_path / "copies"
+    made.mkdir()
+    copies = []
+    (tmp_path / "made").mkdir()
+    for number, path in enumerate(_more_files(tmp_path / "made")):
+        copy = made / f"{number}-{path.name}"
+        copy.write_bytes(path.read_bytes())
+        copies.append(copy)
+    return copies
+
+
 def _run(capsysbinary: pytest.CaptureFixture[bytes], *args: str) -> bytes:
     main(list(args))
     return capsysbinary.readouterr()[0]
@@ -66,7 +80,7 @@ def test_an_unchanged_history_is_scanned_once(
     a row (and, spilled past memory, still kept)."""
     monkeypatch.setattr(rows, "CHUNK_REPORTS", chunk)
     monkeypatch.setattr("replay.core.corpus.spill.MEMORY_BYTES", 1000)
-    for path in _more_files(tmp_path):
+    for path in _copies(tmp_path):
         _age(path)
         if not len(aider.list_chats(path)):
             continue
@@ -115,7 +129,7 @@ def test_an_appended_history_scans_only_its_last_kept_chat_and_the_new_ones(
 
 def test_every_aider_test_file_appended_to_gives_the_whole_scan_s_bytes(
         tmp_path: Path, scans: list[str], capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    for path in _more_files(tmp_path):
+    for path in _copies(tmp_path):
         _age(path)
         if not len(aider.list_chats(path)):
             continue
