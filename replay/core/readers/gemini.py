@@ -210,6 +210,10 @@ class GeminiBuilder:
     `session.turns` by index, which may be a `TurnIndex` holding only columns (the app).
     """
 
+    keeps_no_line = True
+    """`feed` keeps nothing of a line (it decodes it and keeps its span): the app may hand
+    it views into one read buffer (`base.lines_for`)."""
+
     def __init__(self, path: str, *, whole: bool = False) -> None:
         self.session = Session(path=path, format="gemini")
         """The session being built."""
@@ -470,7 +474,7 @@ def index_turns(builder: GeminiBuilder, **sizes: int) -> TurnIndex:
 
 def _complete_object(line: bytes) -> bool:
     """True when a line holds a whole JSON object (a JSONL record, not a document's start)."""
-    stripped = line.strip()
+    stripped = bytes(line).strip()  # a view into a read buffer too
     if not (stripped.startswith(b"{") and stripped.endswith(b"}")):
         return False
     try:
