@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.index import turn_index
+from replay.core.index import id_column
 from replay.core.index.navigation import Navigator
 from replay.core.index.turn_index import TurnIndex
 from replay.core.readers.base import iter_lines
@@ -37,7 +37,7 @@ def _indexed(path: Path, ids: list[str]) -> tuple[Session, TurnIndex]:
 
 def test_ids_are_searched_a_stretch_at_a_time_with_the_same_answers(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(turn_index, "ID_STRETCH", 37)  # many stretches, ids across edges
+    monkeypatch.setattr(id_column, "BYTE_STRETCH", 37)  # many stretches, ids across edges
     chance = random.Random(5)
     ids = ["".join(chance.choice("aAbB-e1") for _ in range(chance.randint(1, 30)))
            + f"#{n}" for n in range(3000)]
@@ -55,7 +55,7 @@ def test_a_one_letter_search_of_many_uuids_copies_no_column(
     a stretch of ids at a time and an array (29). The answers are unchanged. (Reads and
     stretches made small, so that what is fixed per chunk does not hide what grows.)"""
     monkeypatch.setattr("replay.core.index.needle_bytes.SCAN_BYTES", 256 << 10)
-    monkeypatch.setattr(turn_index, "ID_STRETCH", 64 << 10)
+    monkeypatch.setattr(id_column, "STRETCH_IDS", 2048)
     count = 60_000
     ids = [str(uuid.UUID(int=n * 2654435761)) for n in range(count)]
     session, index = _indexed(tmp_path / "uuids.jsonl", ids)
