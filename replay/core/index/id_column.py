@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 UUID_BYTES = 16
 SPELLED = 37
@@ -96,18 +96,18 @@ class _Packed:
     def nbytes(self) -> int:
         return len(self.raw) + sum(len(value) + 8 for value in self.other.values())
 
-    def _stretches(self, count: int):  # type: ignore[no-untyped-def]
+    def _stretches(self, count: int) -> Iterator[tuple[int, bytes]]:
         """(first index, spelled text) of every stretch of the first `count` ids."""
         raw = self.raw
         for first in range(0, count, STRETCH_IDS):
             last = min(count, first + STRETCH_IDS)
             yield first, _spell_stretch(raw[first * UUID_BYTES:last * UUID_BYTES])
 
-    def holding(self, piece: str, count: int) -> list[int]:
-        found: list[int] = []
+    def holding(self, piece: str, count: int) -> Sequence[int]:
+        found: array[int] = array("l")  # not a list: a one-letter piece is in most uuids
         wanted = piece.encode("utf-8", "surrogatepass")
         if not wanted:
-            return list(range(count))
+            return array("l", range(count))
         if len(wanted) <= 36 and not wanted.translate(None, b"0123456789abcdef-"):
             for first, text in self._stretches(count):
                 position = text.find(wanted)
@@ -118,6 +118,8 @@ class _Packed:
                         position = text.find(wanted, (index + 1) * SPELLED)
                     else:
                         position = text.find(wanted, position + 1)
+        if not self.other:
+            return found
         return self._merge(found, (index for index, value in self.other.items()
                                    if index < count and piece in value.casefold()))
 
@@ -143,12 +145,12 @@ class _Packed:
             index for index, value in self.other.items()
             if index < count and (value == text or (prefix and value.startswith(text)))))
 
-    def _merge(self, found: list[int], others: object) -> list[int]:
+    def _merge(self, found: Sequence[int], others: Iterable[int]) -> list[int]:
         other = self.other
-        found = [index for index in found if index not in other]  # their bytes are zero
-        found.extend(others)  # type: ignore[call-overload]
-        found.sort()
-        return found
+        merged = [index for index in found if index not in other]  # their bytes are zero
+        merged.extend(others)
+        merged.sort()
+        return merged
 
 
 class _Plain:
@@ -171,7 +173,7 @@ class _Plain:
     def nbytes(self) -> int:
         return len(self.ids) + self.ends.itemsize * len(self.ends)
 
-    def holding(self, piece: str, count: int) -> list[int]:
+    def holding(self, piece: str, count: int) -> Sequence[int]:
         ids = self.ids
         if not ids.isascii():
             return [index for index in range(count) if piece in self.get(index).casefold()]
@@ -181,7 +183,7 @@ class _Plain:
         # at a time (whole ids, about `BYTE_STRETCH` bytes): lowering all at once copied the
         # ids twice (30 MB for 417,000 uuids, at each key typed into the search prompt).
         wanted = piece.encode("ascii")
-        found: list[int] = []
+        found: array[int] = array("l")
         ends = self.ends
         first = 0
         while first < count:
