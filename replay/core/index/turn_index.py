@@ -658,12 +658,15 @@ class _Overlaps:
     """Whether a record's bytes share a line with one of the lines holding a needle: a
     JSON-lines record is a line of its own (found by its start alone, or, after a byte-order
     mark, within the file's first line), but an element of a JSON document starts inside a
-    line and may span many. Line ends are read as they are needed, once each."""
+    line and may span many. Line ends are read as they are needed; the last one read is
+    kept, since records are asked in the file's order (all of them: a dict of every end
+    read was 23 MB for "er" over 417,000 one-line records, the app's search peak)."""
 
     def __init__(self, path: str, starts: array[int]) -> None:
         self._path = path
         self._starts = starts
-        self._ends: dict[int, int] = {}
+        self._last = (-1, 0)
+        """(which of `starts`, the end of its line): the last line end read."""
         self._fd: int | None = None
 
     def __call__(self, offset: int, length: int) -> bool:
@@ -673,11 +676,12 @@ class _Overlaps:
             return True  # a line holding it starts inside the record
         if not after:
             return False
-        end = self._ends.get(after - 1)
-        if end is None:
+        line, end = self._last
+        if line != after - 1:
             if self._fd is None:
                 self._fd = os.open(self._path, os.O_RDONLY)
-            end = self._ends[after - 1] = line_end(self._fd, starts[after - 1])
+            end = line_end(self._fd, starts[after - 1])
+            self._last = (after - 1, end)
         return end > offset  # the line holding it runs into the record
 
     def close(self) -> None:
