@@ -105,8 +105,8 @@ def launch(args: argparse.Namespace) -> int:
 
         settings = replace(settings, blind=settings.blind or args.blind,
                            missing_replies=settings.missing_replies or args.missing_replies)
+    from replay.core.index.heap import keep_big_blocks_mapped
     from replay.ui.app import make_app
-    from replay.ui.heap import keep_big_blocks_mapped
 
     keep_big_blocks_mapped()  # a big file's growing columns leave no holes in the heap
 

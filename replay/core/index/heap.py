@@ -1,4 +1,4 @@
-"""The C heap of the app: big blocks kept apart from the small ones, so freeing gives back.
+"""The C heap of a process holding big columns: big blocks mapped apart, so freeing gives back.
 
 The app holds a big session as columns (`TurnIndex`: arrays and a bytearray that grow by
 `realloc` while the file is read) and reads it through 4 MiB chunks. glibc serves a block
