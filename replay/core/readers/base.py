@@ -181,6 +181,11 @@ class Reader:
     read_indexed: Callable[[Path, Progress | None], list[Session]] | None = None
     """`read` with each session's turns held in a compact `TurnIndex` (rebuilt from their
     records on demand), for the app on a big file; None keeps every turn whole."""
+    scan_indexed: bool = False
+    """True when a scan reads a one-session file of this format through `read_indexed` (its
+    turns as compact columns): a line format whose builder changes turns it added long
+    before (a Gemini message written again), so that neither `windowed` nor a `scan_feed`
+    applies, and whose small records would cost several times the file as whole turns."""
     index_turns: Callable[[Any], object] | None = None
     """For line-based formats whose turns can be read back from their own records: hold a
     fresh builder's turns in a compact `TurnIndex` (the app on a big file); None keeps every
@@ -412,7 +417,7 @@ def read_line_session(
     with handle:
         next_report = 0
         fed = False
-        for line, offset, lineno in iter_lines(handle):
+        for line, offset, lineno in lines_for(builder, handle):
             fed = True
             builder.feed(line, offset, lineno)
             if progress is not None and offset >= next_report:
