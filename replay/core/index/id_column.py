@@ -71,7 +71,8 @@ def _spell_stretch(raw: bytes | bytearray) -> bytes:
 
 
 class _Packed:
-    """Ids as 16 bytes each, at index * 16; the others in a dict by index."""
+    """Ids as 16 bytes each, at index * 16; the others in a dict by index (read as a copy of
+    its items: a search runs in a worker thread while the file is still read)."""
 
     __slots__ = ("raw", "other")
 
@@ -120,7 +121,7 @@ class _Packed:
                         position = text.find(wanted, position + 1)
         if not self.other:
             return found
-        return self._merge(found, (index for index, value in self.other.items()
+        return self._merge(found, (index for index, value in list(self.other.items())
                                    if index < count and piece in value.casefold()))
 
     def matching(self, text: str, prefix: bool, count: int) -> list[int]:
@@ -142,7 +143,7 @@ class _Packed:
                         found.append(first + index)
                     position = spelled_text.find(wanted, (index + 1) * SPELLED)
         return self._merge(found, (
-            index for index, value in self.other.items()
+            index for index, value in list(self.other.items())
             if index < count and (value == text or (prefix and value.startswith(text)))))
 
     def _merge(self, found: Sequence[int], others: Iterable[int]) -> list[int]:
