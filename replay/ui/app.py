@@ -32,7 +32,7 @@ from replay.core.readers import (
     load_sessions,
     read_entry,
 )
-from replay.core.readers.base import EMPTY_FILE, SessionEntry, iter_lines
+from replay.core.readers.base import EMPTY_FILE, SessionEntry, lines_for
 from replay.core.safe import one_line
 from replay.core.session.labels import DEFAULT_LABELS, LabelSet
 from replay.core.session.model import Session
@@ -366,7 +366,7 @@ class ReplayApp(TypedAhead, RereadRewritten, App[None]):
         last_report = time.monotonic()
         lineno = 0
         with open(path, "rb") as handle:
-            for line, offset, lineno in iter_lines(handle):
+            for line, offset, lineno in lines_for(builder, handle):
                 builder.feed(line, offset, lineno)
                 count = len(session.turns)
                 if not started and count >= FIRST_BATCH_TURNS:

@@ -105,7 +105,10 @@ def launch(args: argparse.Namespace) -> int:
 
         settings = replace(settings, blind=settings.blind or args.blind,
                            missing_replies=settings.missing_replies or args.missing_replies)
+    from replay.core.index.heap import keep_big_blocks_mapped
     from replay.ui.app import make_app
+
+    keep_big_blocks_mapped()  # a big file's growing columns leave no holes in the heap
 
     app = make_app(path, settings=settings, format=reader.name if reader else None,
                    follow=args.follow,

@@ -34,6 +34,7 @@ from replay.core.readers import (
     each_session,
     folder,
     get_reader,
+    load_sessions,
     read_entry,
 )
 from replay.core.readers.base import Mapper, Reader
@@ -110,6 +111,10 @@ def scan_task(task: SessionTask) -> TaskResult:
                 # ... and for one whose builder may change an old turn: each turn waits
                 # until no later record can change it (`Reader.scan_feed`).
                 one = scan_records(fed, rules)
+            elif reader is not None and reader.scan_indexed:
+                # ... and for one whose builder rewrites old turns: held as columns.
+                [session] = load_sessions(path, reader.name, indexed=True)
+                one = scan_session(session, rules, suggester)
             elif task.entry is not None:
                 reader = get_reader(task.format) if task.format else detect_reader(local)
                 one = scan_session(read_entry(reader, task.entry), rules, suggester)

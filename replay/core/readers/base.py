@@ -181,6 +181,11 @@ class Reader:
     read_indexed: Callable[[Path, Progress | None], list[Session]] | None = None
     """`read` with each session's turns held in a compact `TurnIndex` (rebuilt from their
     records on demand), for the app on a big file; None keeps every turn whole."""
+    scan_indexed: bool = False
+    """True when a scan reads a one-session file of this format through `read_indexed` (its
+    turns as compact columns): a line format whose builder changes turns it added long
+    before (a Gemini message written again), so that neither `windowed` nor a `scan_feed`
+    applies, and whose small records would cost several times the file as whole turns."""
     index_turns: Callable[[Any], object] | None = None
     """For line-based formats whose turns can be read back from their own records: hold a
     fresh builder's turns in a compact `TurnIndex` (the app on a big file); None keeps every
@@ -315,6 +320,15 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
         yield rest, offset, lineno + 1
 
 
+def lines_for(builder: object, handle: BinaryIO) -> Iterator[tuple[bytes, int, int]]:
+    """`iter_lines(handle)` for a builder's `feed` (the app reading a file): views into one
+    read buffer when the builder says it keeps nothing of a line it is fed, not even a view
+    (`keeps_no_line`), else a copy of each line. The copies of a 4 MiB chunk (its lines as
+    bytes objects, the chunk joined to the last one's tail) were 10-14 MB of the app's peak
+    on a file of small records."""
+    return iter_lines(handle, views=getattr(builder, "keeps_no_line", False))
+
+
 def feed_lines(handle: BinaryIO, take: Callable[[bytes, int, int], None],
                tick: Callable[[int, int], None], mask: int = 63) -> bool:
     """Hand every line of `handle` to `take` as `iter_lines(handle, views=True)` yields it,
@@ -403,7 +417,7 @@ def read_line_session(
     with handle:
         next_report = 0
         fed = False
-        for line, offset, lineno in iter_lines(handle):
+        for line, offset, lineno in lines_for(builder, handle):
             fed = True
             builder.feed(line, offset, lineno)
             if progress is not None and offset >= next_report:

@@ -210,6 +210,10 @@ class GeminiBuilder:
     `session.turns` by index, which may be a `TurnIndex` holding only columns (the app).
     """
 
+    keeps_no_line = True
+    """`feed` keeps nothing of a line (it decodes it and keeps its span): the app may hand
+    it views into one read buffer (`base.lines_for`)."""
+
     def __init__(self, path: str, *, whole: bool = False) -> None:
         self.session = Session(path=path, format="gemini")
         """The session being built."""
@@ -470,7 +474,7 @@ def index_turns(builder: GeminiBuilder, **sizes: int) -> TurnIndex:
 
 def _complete_object(line: bytes) -> bool:
     """True when a line holds a whole JSON object (a JSONL record, not a document's start)."""
-    stripped = line.strip()
+    stripped = bytes(line).strip()  # a view into a read buffer too
     if not (stripped.startswith(b"{") and stripped.endswith(b"}")):
         return False
     try:
@@ -528,6 +532,17 @@ def read(path: Path, progress: Progress | None = None) -> list[Session]:
     return [read_line_session(path, GeminiBuilder(str(path)), progress)]
 
 
+def read_indexed(path: Path, progress: Progress | None = None) -> list[Session]:
+    """`read`, the turns held as columns (`index_turns`): the app and the scan on a big
+    recording (a message of 120 bytes costs about 1 KB as a whole turn, 60 as columns)."""
+    from replay.core.index.heap import keep_big_blocks_mapped
+
+    keep_big_blocks_mapped()  # the columns grow by `realloc`: no holes left in the heap
+    builder = GeminiBuilder(str(path))
+    index_turns(builder)
+    return [read_line_session(path, builder, progress)]
+
+
 READER = Reader(
     name="gemini",
     title="Gemini CLI chat recording",
@@ -535,6 +550,8 @@ READER = Reader(
     read=read,
     builder=GeminiBuilder,
     index_turns=index_turns,
+    read_indexed=read_indexed,
+    scan_indexed=True,
     single_session=True,
     priority=30,
 )
