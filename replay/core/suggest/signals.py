@@ -43,6 +43,7 @@ from replay.core.suggest.human import (
     reply_reading,
 )
 from replay.core.suggest.memo import MISSING, memo_of
+from replay.core.suggest.patterns import LazyPattern
 
 _Answer = TypeVar("_Answer")
 
@@ -207,7 +208,7 @@ def _normalise(text: str) -> str:
     return " ".join(text.lower().split())[:TEXT_SAMPLE]
 
 
-_WORD = re.compile(r"[a-z0-9_./-]+")
+_WORD = LazyPattern(r"[a-z0-9_./-]+")
 
 
 class _Prepared:
@@ -429,14 +430,14 @@ class Ending:
     """It ends with a question."""
 
 
-_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+\S", re.MULTILINE)
-_PLAN_WORDS = re.compile(
+_NUMBERED = LazyPattern(r"^\s*\d{1,2}[.)]\s+\S", re.MULTILINE)
+_PLAN_WORDS = LazyPattern(
     r"\b(?:I'll|I will|I'm going to|I am going to|I plan to|I propose|I'd like to|"
     r"Next,? I(?:'ll| will)|Let me(?! know)|Plan:|Next steps?:|Here's the plan|"
     r"The plan is|My plan)",
     re.IGNORECASE,
 )
-_TRAILING_DECORATION = re.compile(r"[\s*_`)\]\"'”’]+$")
+_TRAILING_DECORATION = LazyPattern(r"[\s*_`)\]\"'”’]+$")
 PLAN_TAIL = 500
 """How much of the end of a message is searched for a plan."""
 
@@ -482,7 +483,7 @@ class Summary:
     """Its text length, from which `ratio` is taken."""
 
 
-_HEADING = re.compile(
+_HEADING = LazyPattern(
     r"^(?:\s{0,3}#{1,6}\s+\S"
     r"|\s*\*\*[^*\n]{2,80}\*\*:?\s*$"
     r"|\s*(?:goals?|constraints|progress|key decisions|decisions|(?:immediate )?next steps"
@@ -626,7 +627,7 @@ def next_user_continues(session: Session, index: int) -> str | None:
     return bare_continuation(_said(session, following).text)
 
 
-_CONFUSED = re.compile(
+_CONFUSED = LazyPattern(
     r"^\W*(?:hello|hi|hey)\W*\?|\b(?:are you (?:still )?there|still there|you there|anyone there|"
     r"what happened|did you (?:stop|freeze|crash)|you stopped|no (?:answer|reply|response)|"
     r"(?:nothing|empty) (?:came back|happened|reply|response)|why (?:did you stop|no answer)|"
@@ -644,7 +645,7 @@ def next_user_confused(session: Session, index: int) -> str | None:
     return " ".join(match.group(0).split()) if match else None
 
 
-_COMMAND = re.compile(r"<command-name>\s*/?([\w:-]+)\s*</command-name>|^\s*/([\w:-]+)\s*$")
+_COMMAND = LazyPattern(r"<command-name>\s*/?([\w:-]+)\s*</command-name>|^\s*/([\w:-]+)\s*$")
 
 
 def command_before(session: Session, index: int) -> str | None:
@@ -722,7 +723,7 @@ def next_message(session: Session, index: int) -> NextMessage | None:
 
 # What a person writes when the reply did not come or went wrong, in the languages agent users
 # most often write in. Short on purpose: punctuation and repetition carry the rest.
-_NO_REPLY = re.compile(
+_NO_REPLY = LazyPattern(
     r"\b(?:no (?:reply|answer|response|output)|didn'?t (?:answer|reply|respond)|"
     r"(?:you )?(?:said|wrote) nothing|nothing came back|empty (?:reply|response|answer)|"
     r"where(?:'s| is) (?:the|your) (?:reply|answer|response)|"
@@ -733,7 +734,7 @@ _NO_REPLY = re.compile(
     r"|返事がない|応答なし|返信がない",
     re.IGNORECASE,
 )
-_FRUSTRATION = re.compile(
+_FRUSTRATION = LazyPattern(
     r"\b(?:wtf|what the (?:hell|fuck)|fuck\w*|shit|damn(?:it)?|seriously|come on|useless|"
     r"stupid|ridiculous|are you kidding|"
     r"joder|mierda|en serio|otra vez|no funciona|putain|merde|sérieux|ça marche pas|"
@@ -742,8 +743,8 @@ _FRUSTRATION = re.compile(
     r"|\bagain\s*[?!]|блин|чёрт|черт|опять|серьёзно|какого|搞什么|怎么回事|什么鬼|卧槽|ふざけ|なんで",
     re.IGNORECASE,
 )
-_MARKS = re.compile(r"[?？!！]")
-_LETTERS = re.compile(r"[^\W\d_]")
+_MARKS = LazyPattern(r"[?？!！]")
+_LETTERS = LazyPattern(r"[^\W\d_]")
 
 
 @dataclass(frozen=True, slots=True)
