@@ -15,7 +15,7 @@ from replay.core.suggest.signals import (
     Signals,
     SignalsAhead,
     Unsettled,
-    read_signals,
+    session_stats,
 )
 
 if TYPE_CHECKING:
@@ -288,8 +288,14 @@ def first_rule(signals: Signals, labels: Collection[str] | None = None,
 
 def suggest(session: Session, empty_turn: EmptyTurn | Turn | int,
             labels: Collection[str] | LabelSet | None = None) -> Suggestion | None:
-    """Suggest a label for an empty turn; None when no rule with an active label applies."""
-    return suggest_from(read_signals(session, _index_of(empty_turn)), label_names(labels))
+    """Suggest a label for an empty turn; None when no rule with an active label applies.
+
+    Only the signals the rules read on the way to the first that applies are read
+    (`SignalsAhead`, with the session's own figures): the same answer as
+    `suggest_from(read_signals(session, index), labels)`."""
+    index = _index_of(empty_turn)
+    return suggest_from(SignalsAhead(session, index, session_stats(session)),
+                        label_names(labels))
 
 
 def suggest_ahead(session: Session, index: int, stats: SessionStats = NO_STATS,
