@@ -27,7 +27,15 @@ SESSION_ID = b"9d3f61c2-1b7e-4c0a-8f55-2e6a7b1c0d94"
 """The one session id every record gets."""
 
 _ID = re.compile(rb"\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-                 rb"|(?:msg|toolu|req)_[0-9A-Za-z]{8,})\b")
+                 rb"|(?:msg|toolu|req)_(?:bdrk_)?[0-9A-Za-z]{8,})\b")
+"""Ids to give fresh values: uuids, and Anthropic's (`msg_01…`) and Bedrock's (`msg_bdrk_01…`)
+message, tool call and request ids. (Before the Bedrock ones were matched, one session's
+message ids came back in every repetition: a reply's lines 100 turns apart, merged into one
+turn by a whole read.)"""
+
+VERSION = 2
+"""Bumped when the records written change: part of the cached file's name, so a file written
+by an older version is never measured."""
 _SESSION = re.compile(rb'"sessionId":"[^"]*"')
 
 
@@ -44,7 +52,7 @@ def fresh_id(original: bytes, repetition: int) -> bytes:
     hexed = digest.hexdigest().encode()
     if original[8:9] == b"-":  # a uuid
         return b"-".join((hexed[:8], hexed[8:12], hexed[12:16], hexed[16:20], hexed[20:32]))
-    prefix, _, rest = original.partition(b"_")
+    prefix, _, rest = original.rpartition(b"_")  # `msg_bdrk` keeps its two parts
     body = (hexed * 2)[: len(rest)]
     return prefix + b"_" + body
 
@@ -90,9 +98,10 @@ def write(path: Path, size: int, folder: Path = REALDATA) -> int:
 
 
 def cached(megabytes: int, folder: Path = REALDATA) -> Path:
-    """bench/out/realshaped-<MB>.jsonl, written first when missing or older than its sources."""
+    """bench/out/realshaped-v<VERSION>-<MB>mb.jsonl, written first when missing or older than
+    its sources."""
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"realshaped-{megabytes}mb.jsonl"
+    path = OUT / f"realshaped-v{VERSION}-{megabytes}mb.jsonl"
     newest = max((source.stat().st_mtime for source in sources(folder)), default=0.0)
     if not path.exists() or path.stat().st_mtime < newest:
         write(path, megabytes * 1_000_000, folder)

@@ -319,3 +319,59 @@ def test_a_long_texts_head_is_what_shorten_keeps(pieces: list[str], limit: int,
     short, _ = shorten(text, limit)
     assert (part.text, part.shortened, part.length, part.synthetic) == \
         (short or "", True, len(text), synthetic)
+
+
+# ---------------------------------------------------------------- an Agent result's length
+
+_TEXTS = st.text(alphabet=st.sampled_from(["a", " ", "é", "\n", '"', "\\", "😀", "\u2028",
+                                           "<", "\x00"]), max_size=300)
+_BLOCK = st.one_of(
+    st.builds(lambda text: {"type": "text", "text": text}, _TEXTS),
+    _TEXTS,
+    st.builds(lambda text: {"text": text, "type": "image"}, _TEXTS),
+    st.builds(lambda name: {"type": "tool_reference", "tool_name": name}, _TEXTS),
+    st.just({}), st.just({"type": "text", "text": 5}), st.just([1, 2]), st.just(None),
+    st.integers(-10, 10))
+
+
+def _encodings(value: object) -> list[bytes]:
+    import json
+
+    return [orjson.dumps(value), json.dumps(value).encode(), json.dumps(value, indent=1,
+            ensure_ascii=False).encode()]
+
+
+@settings(max_examples=600, deadline=None)
+@given(value=st.one_of(_TEXTS, st.lists(_BLOCK, max_size=6)),
+       limit=st.sampled_from([0, 1, 5, 40, 120]), index=st.integers(0, 2))
+def test_whether_an_agent_result_is_long_is_read_as_its_whole_text(
+        value: object, limit: int, index: int) -> None:
+    import msgspec
+
+    from replay.core.readers.claude_code_builder import _full_content, _longer_than
+
+    raw = msgspec.Raw(_encodings(value)[index])
+    assert _longer_than(raw, limit) == (len(_full_content(raw)) > limit)
+
+
+@pytest.mark.parametrize("raw", [
+    # A later key wins (as orjson reads it): the first block is an image, not the text.
+    b'[{"type":"text","text":"' + b"x" * 300 + b'","type":"image"}]',
+    b'[{"type":"text","text":"' + b"x" * 300 + b'","text":"short"}]',
+    # Bytes orjson refuses further on: the text is then the raw bytes, replaced.
+    b'[{"type":"text","text":"' + b"x" * 300 + b'"},"\xff"]',
+    b'"' + b"x" * 300 + b'\xff"',
+    b'[{"type":"text","text":"' + b"x" * 300 + b'"},' + b"[" * 2000 + b"]" * 2000 + b"]",
+    # Escapes at the head's cut, and a head of only escapes.
+    b'"' + b"\\ud83d\\ude00" * 40 + b'"', b'"' + b"\\n" * 200 + b'"', b'"' + b"\\" * 2 + b'"',
+    b'[' + b'{},' * 100 + b'{}]', b'[]', b'""', b'null', b'{"type":"text"}', b'7',
+    b'[{"type":"text"}' + b',{}' * 100 + b']',
+])
+def test_an_agent_results_length_on_odd_contents(raw: bytes) -> None:
+    import msgspec
+
+    from replay.core.readers.claude_code_builder import _full_content, _longer_than
+
+    for limit in (0, 3, 40, 120, 299, 300, 301):
+        assert _longer_than(msgspec.Raw(raw), limit) == (
+            len(_full_content(msgspec.Raw(raw))) > limit), limit

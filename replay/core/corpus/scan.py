@@ -47,11 +47,12 @@ from replay.core.session.model import (
     first_prompt,
     no_conversation,
 )
-from replay.core.suggest.rules import suggest_from
+from replay.core.suggest.rules import suggest_ahead, suggest_from
 from replay.core.suggest.signals import (
     USER_LOOKBACK_TURNS,
     WINDOW,
     SessionStats,
+    Signals,
     StatsTally,
     read_signals,
 )
@@ -244,6 +245,9 @@ class _WindowScan:
         session.turns = self.window  # type: ignore[assignment]
         self.rules = rules
         self.suggest = suggest
+        self.ahead = True
+        """Suggest while reading where no session-wide figure decides (`suggest_ahead`);
+        False reads every signal of every empty turn (the same answers: tests compare)."""
         self.tally = StatsTally()
         self.found = PackedList()
         """Each empty turn's report and signals, packed (`detection.packed`) until the end:
@@ -281,7 +285,15 @@ class _WindowScan:
         # Built as a whole-session scan builds it; the suggestion and the completion evidence
         # wait for the session-wide figures (`finish`).
         empty = describe_empty(session, turn, rules, None, records_completion=True)
-        signals = read_signals(session, turn.index, _PROVISIONAL) if self.suggest else None
+        signals: Signals | tuple[str, str, tuple[str, ...], str] | None = None
+        if self.suggest:
+            # Most empty turns are decided by a rule that needs no session-wide figure: its
+            # suggestion is made now, from the few signals it reads; the rest wait.
+            found = suggest_ahead(session, turn.index) if self.ahead else None
+            if found is None:
+                signals = read_signals(session, turn.index, _PROVISIONAL)
+            else:
+                signals = (found.label, found.confidence, tuple(found.reasons), found.rule)
         self.found.append((empty.index, empty.id, empty.role, empty.timestamp, empty.reason,
                            tuple(empty.evidence), empty.gap_before), signals)
 
@@ -296,7 +308,11 @@ class _WindowScan:
                               reason=reason, evidence=list(evidence), gap_before=gap)
             if not stats.records_completion and NO_COMPLETION in empty.evidence:
                 empty.evidence.remove(NO_COMPLETION)
-            if signals is not None:
+            if isinstance(signals, tuple):  # decided while read (`_judge`)
+                empty.suggestion, empty.suggestion_confidence, reasons, empty.suggestion_rule \
+                    = signals
+                empty.suggestion_reasons = list(reasons)
+            elif signals is not None:
                 found = suggest_from(signals.settled(stats))
                 if found is not None:
                     empty.suggestion, empty.suggestion_confidence = found.label, found.confidence

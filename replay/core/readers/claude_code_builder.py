@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import orjson
@@ -21,6 +21,7 @@ from replay.core.readers.base import read_spans
 from replay.core.readers.claude_code_schema import (
     ANY_DECODER,
     DECODER,
+    EMPTY_RAW,
     META_DECODER,
     Block,
     Entry,
@@ -57,6 +58,8 @@ _META_LINES = 200
 
 _MISSING = msgspec.UNSET
 _QUOTE = ord('"')
+_OPEN_LIST = ord("[")
+_OPEN_OBJECT = ord("{")
 _fromisoformat = datetime.fromisoformat
 
 
@@ -125,6 +128,60 @@ def _string_head(data: memoryview, size: int) -> str | None:
             continue
         return value if isinstance(value, str) else None
     return None
+
+
+class _Piece(msgspec.Struct):
+    """The first block of a list content, as `_content_text` reads it: its type, and its text
+    still encoded (only its head is decoded)."""
+
+    type: Any = None
+    text: msgspec.Raw = EMPTY_RAW
+
+
+_PIECES = msgspec.json.Decoder(list[msgspec.Raw])
+_PIECE = msgspec.json.Decoder(_Piece)
+
+
+def _long_head(data: memoryview | msgspec.Raw, limit: int) -> bool:
+    """A JSON string (its encoded bytes) whose decoded head alone is longer than `limit`."""
+    view = memoryview(data)
+    if view.nbytes <= limit + 2 or view[0] != _QUOTE:
+        return False
+    head = _string_head(view, min(4 * (limit + 1), view.nbytes))
+    return head is not None and len(head) > limit
+
+
+def _longer_than(raw: msgspec.Raw, limit: int) -> bool:
+    """`len(_full_content(raw)) > limit`, deciding from the head of its first text when that
+    is long enough (an Agent's result is a report of many kilobytes: decoding it whole was a
+    tenth of the builder's instructions on the real-shaped file).
+
+    Exact: the text `_full_content` makes starts with that first text (a list's pieces are
+    joined in order), and when the content does not decode (`orjson` is stricter than the
+    line's decoder), the text is its bytes, at least one character for each character of
+    any string in it. Otherwise (short, or no text first) the content is decoded whole.
+    """
+    data = memoryview(raw)
+    if data.nbytes > limit + 2:
+        first = data[0]
+        if first == _QUOTE:
+            if _long_head(data, limit):
+                return True
+        elif first == _OPEN_LIST:
+            try:
+                pieces = _PIECES.decode(data)
+                if pieces:
+                    head = memoryview(pieces[0])
+                    if head[0] == _QUOTE:
+                        if _long_head(head, limit):
+                            return True
+                    elif head[0] == _OPEN_OBJECT:
+                        piece = _PIECE.decode(head)
+                        if piece.type == "text" and _long_head(piece.text, limit):
+                            return True
+            except (msgspec.DecodeError, RecursionError):
+                pass
+    return len(_full_content(raw)) > limit
 
 
 class ClaudeCodeBuilder:
@@ -361,7 +418,7 @@ class ClaudeCodeBuilder:
                     # Its output is not kept, but whether it is long is: a shortened part
                     # is read back whole when its turn's words are asked for.
                     limit = self._side_limit
-                    if limit is not None and len(_full_content(block.content)) > limit:
+                    if limit is not None and _longer_than(block.content, limit):
                         part.shortened = True
                 if holder is not owner:
                     source = holder.source

@@ -19,6 +19,7 @@ from replay.core.detection.empty import is_visible
 from replay.core.session.harness import is_harness_text
 from replay.core.session.model import EXPORT_CUT, NOT_SENT, Kind, Session, Turn
 from replay.core.session.text import strip_empty_wrappers
+from replay.core.suggest.patterns import LazyPattern
 
 WINDOW = 40
 """How many turns after the empty one are searched."""
@@ -33,7 +34,7 @@ _CONTINUE_WORDS = frozenset({
     "resume", "next", "yes", "yes please", "go", "sure", "k", "please continue",
     "continue please", "ok continue", "yes continue", "keep at it",
 })
-_DOTS = re.compile(r"^\s*(?:\.{1,3}|…)\s*$")
+_DOTS = LazyPattern(r"^\s*(?:\.{1,3}|…)\s*$")
 
 
 def bare_continuation(text: str) -> str | None:
@@ -145,20 +146,20 @@ class Reading:
     """Its opening words."""
 
 
-_READINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("asks", re.compile(
+_READINGS: tuple[tuple[str, LazyPattern], ...] = (
+    ("asks", LazyPattern(
         r"\b(?:(?:your|the|an?) (?:message|prompt|input) (?:was|is|seems|appears)? ?"
         r"(?:to be )?(?:empty|blank)|(?:empty|blank) (?:message|prompt|input)|"
         r"didn'?t (?:include|send|type|write) (?:any|a|anything)|"
         r"(?:what|how) (?:would you like|can i help|do you want|should i do)|"
         r"(?:mensaje|mensagem) (?:vac[ií]o|vazia)|o que (?:voc[eê] )?(?:deseja|gostaria))",
         re.IGNORECASE)),
-    ("restarts", re.compile(
+    ("restarts", LazyPattern(
         r"\b(?:start(?:ing)? (?:over|again|fresh|from scratch)|from the (?:top|beginning)|"
         r"(?:let me|to) recap|recap(?:ping)?|where we left off|picking (?:it |this )?(?:back )?"
         r"up|welcome back|resum(?:e|ing) (?:the|our|where)|recomeç|empezar de nuevo|"
         r"重新开始|从头)", re.IGNORECASE)),
-    ("carries-on", re.compile(
+    ("carries-on", LazyPattern(
         r"^\W*(?:ok(?:ay)?|great|sure|alright|got it|understood|continuing|proceeding|"
         r"(?:i'?ll|let me|i will) (?:continue|proceed|carry on|go ahead|keep going|fix|"
         r"retry|try again|correct)|(?:i'?m |i am )?(?:sorry|apologies)|my apologies|"
@@ -207,7 +208,7 @@ def person_abort(session: Session, index: int) -> str | None:
     return None
 
 
-_CORRECTION = re.compile(
+_CORRECTION = LazyPattern(
     r"^\W*(?:no\b|nope|wait|stop|don'?t|do not|instead|actually|undo|revert|not that|wrong|"
     r"never ?mind|cancel|rather|hold on|espera|não|nao\b|mejor|en vez)", re.IGNORECASE)
 

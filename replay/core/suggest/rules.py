@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 from replay.core.detection.empty import EmptyTurn
 from replay.core.session.model import Session, Turn
 from replay.core.suggest.human import bare_continuation
-from replay.core.suggest.signals import Signals, read_signals
+from replay.core.suggest.signals import (
+    NO_STATS,
+    SessionStats,
+    Signals,
+    SignalsAhead,
+    Unsettled,
+    session_stats,
+)
 
 if TYPE_CHECKING:
     from replay.core.session.labels import LabelSet
@@ -281,8 +288,29 @@ def first_rule(signals: Signals, labels: Collection[str] | None = None,
 
 def suggest(session: Session, empty_turn: EmptyTurn | Turn | int,
             labels: Collection[str] | LabelSet | None = None) -> Suggestion | None:
-    """Suggest a label for an empty turn; None when no rule with an active label applies."""
-    return suggest_from(read_signals(session, _index_of(empty_turn)), label_names(labels))
+    """Suggest a label for an empty turn; None when no rule with an active label applies.
+
+    Only the signals the rules read on the way to the first that applies are read
+    (`SignalsAhead`, with the session's own figures): the same answer as
+    `suggest_from(read_signals(session, index), labels)`."""
+    index = _index_of(empty_turn)
+    return suggest_from(SignalsAhead(session, index, session_stats(session)),
+                        label_names(labels))
+
+
+def suggest_ahead(session: Session, index: int, stats: SessionStats = NO_STATS,
+                  labels: Collection[str] | None = None) -> Suggestion | None:
+    """`suggest_from(read_signals(session, index, stats), labels)`, reading only the signals
+    the rules ask for on the way to the first that applies (and its reasons name).
+
+    With `NO_STATS` (a streamed scan, before the session is read to its end), None when the
+    answer depends on a session-wide figure: the signals must then be read whole
+    (`read_signals`) and judged once the figures are known (`Signals.settled`).
+    """
+    try:
+        return suggest_from(SignalsAhead(session, index, stats), labels)
+    except Unsettled:
+        return None
 
 
 def suggest_from(signals: Signals, labels: Collection[str] | None = None) -> Suggestion | None:

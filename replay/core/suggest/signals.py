@@ -43,6 +43,7 @@ from replay.core.suggest.human import (
     reply_reading,
 )
 from replay.core.suggest.memo import MISSING, memo_of
+from replay.core.suggest.patterns import LazyPattern
 
 _Answer = TypeVar("_Answer")
 
@@ -207,7 +208,7 @@ def _normalise(text: str) -> str:
     return " ".join(text.lower().split())[:TEXT_SAMPLE]
 
 
-_WORD = re.compile(r"[a-z0-9_./-]+")
+_WORD = LazyPattern(r"[a-z0-9_./-]+")
 
 
 class _Prepared:
@@ -429,14 +430,14 @@ class Ending:
     """It ends with a question."""
 
 
-_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+\S", re.MULTILINE)
-_PLAN_WORDS = re.compile(
+_NUMBERED = LazyPattern(r"^\s*\d{1,2}[.)]\s+\S", re.MULTILINE)
+_PLAN_WORDS = LazyPattern(
     r"\b(?:I'll|I will|I'm going to|I am going to|I plan to|I propose|I'd like to|"
     r"Next,? I(?:'ll| will)|Let me(?! know)|Plan:|Next steps?:|Here's the plan|"
     r"The plan is|My plan)",
     re.IGNORECASE,
 )
-_TRAILING_DECORATION = re.compile(r"[\s*_`)\]\"'”’]+$")
+_TRAILING_DECORATION = LazyPattern(r"[\s*_`)\]\"'”’]+$")
 PLAN_TAIL = 500
 """How much of the end of a message is searched for a plan."""
 
@@ -482,7 +483,7 @@ class Summary:
     """Its text length, from which `ratio` is taken."""
 
 
-_HEADING = re.compile(
+_HEADING = LazyPattern(
     r"^(?:\s{0,3}#{1,6}\s+\S"
     r"|\s*\*\*[^*\n]{2,80}\*\*:?\s*$"
     r"|\s*(?:goals?|constraints|progress|key decisions|decisions|(?:immediate )?next steps"
@@ -501,15 +502,23 @@ def next_summary(session: Session, index: int,
                  stats: SessionStats | None = None) -> Summary | None:
     """The next assistant turn with words, unless the person speaks first."""
     stats = stats or session_stats(session)
+    found = _summary_turn(session, index)
+    if found is None:
+        return None
+    turn, chars, headings = found
+    ratio = chars / stats.median_text if stats.median_text else 1.0
+    return Summary(turn.index, ratio, headings, turn.is_summary, chars)
+
+
+def _summary_turn(session: Session, index: int) -> tuple[Turn, int, int] | None:
+    """`next_summary`'s turn, its text length and headings (what the session-wide figures
+    do not change)."""
     for turn in session.turns[index + 1 : index + 1 + WINDOW]:
         if turn.role == "user" and _has_words(turn):
             return None
         if turn.role != "assistant" or not _has_words(turn):
             continue
-        chars = _text_chars(turn)
-        ratio = chars / stats.median_text if stats.median_text else 1.0
-        headings = count_headings(_words_of(session, turn, full=True))
-        return Summary(turn.index, ratio, headings, turn.is_summary, chars)
+        return turn, _text_chars(turn), count_headings(_words_of(session, turn, full=True))
     return None
 
 
@@ -618,7 +627,7 @@ def next_user_continues(session: Session, index: int) -> str | None:
     return bare_continuation(_said(session, following).text)
 
 
-_CONFUSED = re.compile(
+_CONFUSED = LazyPattern(
     r"^\W*(?:hello|hi|hey)\W*\?|\b(?:are you (?:still )?there|still there|you there|anyone there|"
     r"what happened|did you (?:stop|freeze|crash)|you stopped|no (?:answer|reply|response)|"
     r"(?:nothing|empty) (?:came back|happened|reply|response)|why (?:did you stop|no answer)|"
@@ -636,7 +645,7 @@ def next_user_confused(session: Session, index: int) -> str | None:
     return " ".join(match.group(0).split()) if match else None
 
 
-_COMMAND = re.compile(r"<command-name>\s*/?([\w:-]+)\s*</command-name>|^\s*/([\w:-]+)\s*$")
+_COMMAND = LazyPattern(r"<command-name>\s*/?([\w:-]+)\s*</command-name>|^\s*/([\w:-]+)\s*$")
 
 
 def command_before(session: Session, index: int) -> str | None:
@@ -714,7 +723,7 @@ def next_message(session: Session, index: int) -> NextMessage | None:
 
 # What a person writes when the reply did not come or went wrong, in the languages agent users
 # most often write in. Short on purpose: punctuation and repetition carry the rest.
-_NO_REPLY = re.compile(
+_NO_REPLY = LazyPattern(
     r"\b(?:no (?:reply|answer|response|output)|didn'?t (?:answer|reply|respond)|"
     r"(?:you )?(?:said|wrote) nothing|nothing came back|empty (?:reply|response|answer)|"
     r"where(?:'s| is) (?:the|your) (?:reply|answer|response)|"
@@ -725,7 +734,7 @@ _NO_REPLY = re.compile(
     r"|返事がない|応答なし|返信がない",
     re.IGNORECASE,
 )
-_FRUSTRATION = re.compile(
+_FRUSTRATION = LazyPattern(
     r"\b(?:wtf|what the (?:hell|fuck)|fuck\w*|shit|damn(?:it)?|seriously|come on|useless|"
     r"stupid|ridiculous|are you kidding|"
     r"joder|mierda|en serio|otra vez|no funciona|putain|merde|sérieux|ça marche pas|"
@@ -734,8 +743,8 @@ _FRUSTRATION = re.compile(
     r"|\bagain\s*[?!]|блин|чёрт|черт|опять|серьёзно|какого|搞什么|怎么回事|什么鬼|卧槽|ふざけ|なんで",
     re.IGNORECASE,
 )
-_MARKS = re.compile(r"[?？!！]")
-_LETTERS = re.compile(r"[^\W\d_]")
+_MARKS = LazyPattern(r"[?？!！]")
+_LETTERS = LazyPattern(r"[^\W\d_]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -913,12 +922,14 @@ class Signals:
     @property
     def gap_before_ratio(self) -> float:
         """Gap before over the median gap (0 when either is unknown)."""
-        return _ratio(self.gap_before, self.median_gap)
+        gap = self.gap_before
+        return 0.0 if gap is None else _ratio(gap, self.median_gap)
 
     @property
     def gap_after_ratio(self) -> float:
         """Gap after over the median gap (0 when either is unknown)."""
-        return _ratio(self.gap_after, self.median_gap)
+        gap = self.gap_after
+        return 0.0 if gap is None else _ratio(gap, self.median_gap)
 
     def facts(self) -> dict[str, str]:
         """Signal values in plain words, for the `because` templates of rules."""
@@ -1021,47 +1032,145 @@ def _ratio(value: float | None, median: float | None) -> float:
     return value / max(median, 1.0)
 
 
+def _unfinished(turn: Turn) -> bool:
+    return turn.role == "assistant" and turn.completed is None
+
+
+_Reader = Callable[[Session, int, Turn, SessionStats], object]
+
+_READERS: dict[str, _Reader] = {
+    "index": lambda session, index, turn, stats: index,
+    "role": lambda session, index, turn, stats: turn.role,
+    "compaction": lambda session, index, turn, stats: compaction(session, index),
+    "error": lambda session, index, turn, stats: error_name(session, index),
+    "no_completion": lambda session, index, turn, stats: (
+        _unfinished(turn) and stats.records_completion),
+    "reasoning_chars": lambda session, index, turn, stats: reasoning_chars(session, index),
+    "markers_only": lambda session, index, turn, stats: markers_only(session, index),
+    "no_parts": lambda session, index, turn, stats: no_parts(session, index),
+    "wrapper": lambda session, index, turn, stats: empty_wrapper(session, index),
+    "median_gap": lambda session, index, turn, stats: stats.median_gap,
+    "gap_before": lambda session, index, turn, stats: gap_before(session, index),
+    "gap_after": lambda session, index, turn, stats: gap_after(session, index),
+    "ending": lambda session, index, turn, stats: previous_ending(session, index),
+    "summary": lambda session, index, turn, stats: next_summary(session, index, stats),
+    "repeat": lambda session, index, turn, stats: repeated_instruction(session, index),
+    "partner": lambda session, index, turn, stats: empty_partner(session, index),
+    "position": lambda session, index, turn, stats: position(session, index),
+    "continue_word": lambda session, index, turn, stats: next_user_continues(session, index),
+    "confused": lambda session, index, turn, stats: next_user_confused(session, index),
+    "command": lambda session, index, turn, stats: command_before(session, index),
+    "harness": lambda session, index, turn, stats: harness_wrapper(session, index),
+    "interrupt": lambda session, index, turn, stats: interrupted(session, index),
+    "hidden_reasoning": lambda session, index, turn, stats: reasoning_hidden(session, index),
+    "open_for": lambda session, index, turn, stats: open_for(session, index),
+    "next": lambda session, index, turn, stats: next_message(session, index),
+    "reaction": lambda session, index, turn, stats: reaction(session, index),
+    "silent_rounds": lambda session, index, turn, stats: silent_rounds(session, index),
+    "tools": lambda session, index, turn, stats: tool_names(session, index),
+    "no_reply": lambda session, index, turn, stats: (
+        missing_reply(session, index) if not is_empty(turn) else None),
+    "unfinished": lambda session, index, turn, stats: _unfinished(turn),
+    "not_sent": lambda session, index, turn, stats: not_sent(session, index),
+    "act": lambda session, index, turn, stats: next_act(session, index),
+    "reading": lambda session, index, turn, stats: reply_reading(session, index),
+    "abort": lambda session, index, turn, stats: person_abort(session, index),
+    "export_cut": lambda session, index, turn, stats: export_cut(session, index),
+}
+"""How each field of `Signals` is read, in the order `read_signals` reads them: the one
+definition both the whole read and a lazy one (`SignalsAhead`) use."""
+
+assert set(_READERS) == set(_SIGNAL_NAMES), "every signal has its reader"
+
+
 def read_signals(session: Session, index: int, stats: SessionStats | None = None) -> Signals:
     """Compute every signal for the empty turn at `index` (with the session's own figures
     unless `stats` is given)."""
     stats = stats or session_stats(session)
     turn = session.turns[index]
-    unfinished = turn.role == "assistant" and turn.completed is None
-    return Signals(
-        index=index,
-        role=turn.role,
-        compaction=compaction(session, index),
-        error=error_name(session, index),
-        no_completion=unfinished and stats.records_completion,
-        reasoning_chars=reasoning_chars(session, index),
-        markers_only=markers_only(session, index),
-        no_parts=no_parts(session, index),
-        wrapper=empty_wrapper(session, index),
-        median_gap=stats.median_gap,
-        gap_before=gap_before(session, index),
-        gap_after=gap_after(session, index),
-        ending=previous_ending(session, index),
-        summary=next_summary(session, index, stats),
-        repeat=repeated_instruction(session, index),
-        partner=empty_partner(session, index),
-        position=position(session, index),
-        continue_word=next_user_continues(session, index),
-        confused=next_user_confused(session, index),
-        command=command_before(session, index),
-        harness=harness_wrapper(session, index),
-        interrupt=interrupted(session, index),
-        hidden_reasoning=reasoning_hidden(session, index),
-        open_for=open_for(session, index),
-        next=next_message(session, index),
-        reaction=reaction(session, index),
-        silent_rounds=silent_rounds(session, index),
-        tools=tool_names(session, index),
-        no_reply=(missing_reply(session, index)
-                  if not is_empty(session.turns[index]) else None),
-        unfinished=unfinished,
-        not_sent=not_sent(session, index),
-        act=next_act(session, index),
-        reading=reply_reading(session, index),
-        abort=person_abort(session, index),
-        export_cut=export_cut(session, index),
-    )
+    return Signals(**{name: read(session, index, turn, stats)
+                      for name, read in _READERS.items()})
+
+
+# ---------------------------------------------------------------- signals read when asked
+
+
+class Unsettled(Exception):  # noqa: N818 (a signal, not an error: caught by its reader)
+    """A session-wide figure was asked for before the session was read to its end."""
+
+
+class _NoStats:
+    """Session-wide figures not known yet: reading any of them raises `Unsettled`."""
+
+    __slots__ = ()
+
+    @property
+    def median_gap(self) -> float | None:
+        raise Unsettled("median_gap")
+
+    @property
+    def median_text(self) -> float | None:
+        raise Unsettled("median_text")
+
+    @property
+    def records_completion(self) -> bool:
+        raise Unsettled("records_completion")
+
+
+NO_STATS: SessionStats = _NoStats()  # type: ignore[assignment]
+"""Stand-in for a session's figures while a streamed scan still reads it."""
+
+
+class _SummaryAhead:
+    """A `Summary` whose `ratio` waits for the session's median text length."""
+
+    __slots__ = ("index", "headings", "harness", "chars", "_stats")
+
+    def __init__(self, turn: Turn, chars: int, headings: int, stats: SessionStats) -> None:
+        self.index = turn.index
+        self.headings = headings
+        self.harness = turn.is_summary
+        self.chars = chars
+        self._stats = stats
+
+    @property
+    def ratio(self) -> float:
+        median = self._stats.median_text
+        return self.chars / median if median else 1.0
+
+
+def _summary_ahead(session: Session, index: int, turn: Turn, stats: SessionStats) -> object:
+    found = _summary_turn(session, index)
+    return None if found is None else _SummaryAhead(*found, stats)
+
+
+class SignalsAhead(Signals):
+    """The signals around one empty turn, each read the first time it is asked for (the
+    rules usually decide after a few of them).
+
+    The same values as `read_signals` at the same moment: each field is read by the same
+    function (`_READERS`). With `NO_STATS`, a value that needs a session-wide figure raises
+    `Unsettled` instead (its summary's `ratio` only when read)."""
+
+    __slots__ = ("_session", "_turn", "_stats")
+
+    def __init__(self, session: Session, index: int,  # noqa: D107 (the class says it)
+                 stats: SessionStats | None = None) -> None:
+        set_field = object.__setattr__
+        set_field(self, "_session", session)
+        set_field(self, "_turn", session.turns[index])
+        set_field(self, "_stats", stats or session_stats(session))
+        set_field(self, "index", index)
+
+    def __getattr__(self, name: str) -> object:
+        # Only a field not read yet gets here (a slot never set).
+        read = _READERS.get(name)
+        if read is None or name.startswith("_"):
+            raise AttributeError(name)
+        session, turn, stats = self._session, self._turn, self._stats
+        if name == "summary" and stats is NO_STATS:
+            value = _summary_ahead(session, self.index, turn, stats)
+        else:
+            value = read(session, self.index, turn, stats)
+        object.__setattr__(self, name, value)
+        return value
