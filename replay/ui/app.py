@@ -716,4 +716,7 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         discover=discover, discovered=discovered, chosen=chosen, header_note=header_note,
         follow_roots=tuple(follow_roots), cache=cache,
     )
-    return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)
+    from replay.ui.exit_line import unwrapped_exit
+
+    return unwrapped_exit(ReplayApp(options, settings,
+                                    lazy_suggester(labels) if suggest else None))
