@@ -788,9 +788,13 @@ CLI_COMMANDS: list[tuple[str, ...]] = [
     ("export", "--all-empty", "--as", "csv", "-o", "{out}.csv"),
     ("export", "--all-empty", "--as", "html", "-o", "{out}.html"),
     ("export", "--all-empty", "--as", "md", "-o", "{out}.md"),
+    ("watch", "--from-start"),
 ]
 """Commands run on each mutant (in a child, output to a file): no traceback, no raw control
-byte from the transcript on the terminal, no line of stderr that is not one of ours."""
+byte from the transcript on the terminal, no line of stderr that is not one of ours. `watch`
+runs for `WATCH_SECONDS`, then gets the interrupt a user's Ctrl-C sends."""
+
+WATCH_SECONDS = 1.5
 
 APP_TRIAL = {"every": 1, "count": 0}
 """The app is run on every `every`-th mutant (0: never)."""
@@ -810,7 +814,19 @@ def _cli(path: Path, command: tuple[str, ...]) -> str:
         sys.stderr.flush()
         os.dup2(stdout.fileno(), 1)
         os.dup2(stderr.fileno(), 2)
-        status = cli_main(argv)
+        if argv[0] == "watch":
+            import threading  # noqa: PLC0415
+
+            timer = threading.Timer(WATCH_SECONDS, os.kill, (os.getpid(), signal.SIGINT))
+            timer.daemon = True
+            timer.start()
+            try:
+                status = cli_main(argv)
+            except KeyboardInterrupt:
+                status = 130  # what the shell reports for Ctrl-C; said nothing: fine
+            timer.cancel()
+        else:
+            status = cli_main(argv)
         sys.stdout.flush()
         sys.stderr.flush()
     said = Path(f"{out}/stderr").read_bytes()
@@ -823,7 +839,7 @@ def _cli(path: Path, command: tuple[str, ...]) -> str:
             raise Mismatch(f"{command[0]}: a line on stderr that is not one of ours")
     if command[0] != "export" and (CONTROL.search(said) or CONTROL.search(shown)):
         raise Mismatch(f"{command[0]}: a raw control byte reaches the terminal")
-    if status not in (0, 1, 2):
+    if status not in (0, 1, 2, 130):
         raise Mismatch(f"{command[0]}: exit status {status}")
     return ""
 
