@@ -114,7 +114,7 @@ def test_a_file_rewritten_in_place_and_grown_says_so_and_shows_no_other_text(
     assert read_back, "no turn said the file changed"
     message = read_back[-1].parts[0].text
     assert "\n" not in message and str(path) in message
-    assert "rewritten in place since it was read, and is longer" in message
+    assert "rewritten in place since it was read, and is longer now" in message
     assert len(told) == 1 and "rewritten in place" in told[0]
 
 

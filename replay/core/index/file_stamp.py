@@ -138,6 +138,5 @@ class FileStamp:
     def _replaced(self, now: os.stat_result, how: str) -> str:
         when = time.strftime("%H:%M:%S", time.localtime(now.st_mtime_ns / 1e9))
         what = "rewritten in place" if how == "rewritten" else "replaced by another file"
-        return (f"the file was {what} since it was read, and is longer ({self.size:,} "
-                f"bytes then, {now.st_size:,} now, written at {when}): the bytes read "
-                f"then are not all there")
+        return (f"the file was {what} since it was read, and is longer now ({self.size:,} "
+                f"bytes then, {now.st_size:,} now, written at {when})")
