@@ -471,9 +471,9 @@ class ReplayApp(TypedAhead, RereadRewritten, App[None]):
         screen = self.replay_screen
         if screen is None:
             return
-        if not screen.is_mounted:
-            # Not composed yet (just switched to), or gone (the app is closing): once it
-            # is up, or never.
+        if not (screen.is_mounted and screen.is_running):
+            # Not composed yet (just switched to), or gone (the app closing; it stays
+            # "mounted" while its widgets are removed): once it is up, or never.
             screen.call_after_refresh(self.grow_session, event)
             return
         if self.options.follow:

@@ -111,7 +111,7 @@ class RereadRewritten:
         place, screen = self.reread_place, self.replay_screen  # type: ignore[attr-defined]
         if place is None or screen is None or screen.session is not event.session:
             return
-        if not screen.is_mounted:
+        if not (screen.is_mounted and screen.is_running):  # not composed yet, or gone
             screen.call_after_refresh(self.on_turns_added, event)
             return
         session = event.session

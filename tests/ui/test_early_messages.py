@@ -55,3 +55,25 @@ async def test_a_followed_files_messages_before_its_screen_is_composed(tmp_path:
         await pilot.pause()
         assert app.return_code is None and app.screen is screen
         assert screen.index == 5  # following: the last turn, once the turns were handled
+
+
+async def test_a_followed_files_turns_that_come_once_its_screen_is_gone(tmp_path: Path) -> None:
+    # The app closing: its screens' widgets are removed while the follower's thread still
+    # posts (an annotation saved beside the followed file wakes it). The screen stays
+    # "mounted" while its widgets go; handling the turns then was a NoMatches on its
+    # Timeline that ended the app with a traceback (the flaky test_annotating_while_the_file_grows).
+    from textual.screen import Screen
+
+    path = write_chat_jsonl(tmp_path / "live.jsonl", turns=6, empty_at=(3,))
+    app = build_app(path, follow=True, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        await app.switch_screen(Screen())  # the replay screen is removed, as at exit
+        await wait_until(pilot, lambda: not screen.is_running)
+        assert screen.is_mounted and not screen.query(Timeline)
+        app.grow_session(TurnsAdded(screen.session, 0, done=True))
+        app.show_silence(SilenceChanged(time.time() - 600))
+        await pilot.pause()
+        assert app.return_code is None

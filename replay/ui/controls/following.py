@@ -100,7 +100,7 @@ class Following(Concern):
         if self._silence_timer is not None:
             self._silence_timer.stop()
             self._silence_timer = None
-        if not self.is_mounted:
+        if not (self.is_mounted and self.is_running):  # not composed yet, or going
             return
         if since is not None:
             self._silence_timer = self.set_interval(1.0, self._show_silence)
