@@ -954,6 +954,7 @@ def main() -> int:
     shard, shards = (int(part) for part in args.shard.split("/"))
     files = files[shard - 1::shards]
     good_source = SAMPLES / "refactor.claude-code.jsonl"
+    next_kind = 0
     for number_of_file, source in enumerate(files, start=1):
         print(f"[{number_of_file}/{len(files)}] {source.name[-60:]}: "
               f"{sum(len(v) for v in failures.values())} failures so far "
@@ -962,11 +963,19 @@ def main() -> int:
         for kind, where in failures.items():
             print(f"    so far {len(where)} x {kind}: {where[0]}", flush=True)
         data = source.read_bytes()
-        for number in range(args.per_file):
-            mutate = MUTATIONS[number % len(MUTATIONS)]
+        # `per_file` mutants of this file, the kinds taken in turn from where the last file's
+        # left off (so every kind runs, not only the first `per_file`); a kind that does
+        # not apply to the file (None) gives way to the next, up to two rounds of the kinds.
+        made = 0
+        for _attempt in range(2 * len(MUTATIONS)):
+            if made >= args.per_file:
+                break
+            mutate = MUTATIONS[next_kind % len(MUTATIONS)]
+            next_kind += 1
             mutant = mutate(rng, data)
             if mutant is None:
                 continue
+            made += 1
             mutants += 1
             with tempfile.TemporaryDirectory(prefix="fuzz-") as directory:
                 folder = Path(directory) / "d"
