@@ -788,9 +788,13 @@ CLI_COMMANDS: list[tuple[str, ...]] = [
     ("export", "--all-empty", "--as", "csv", "-o", "{out}.csv"),
     ("export", "--all-empty", "--as", "html", "-o", "{out}.html"),
     ("export", "--all-empty", "--as", "md", "-o", "{out}.md"),
+    ("watch", "--from-start"),
 ]
 """Commands run on each mutant (in a child, output to a file): no traceback, no raw control
-byte from the transcript on the terminal, no line of stderr that is not one of ours."""
+byte from the transcript on the terminal, no line of stderr that is not one of ours. `watch`
+runs for `WATCH_SECONDS`, then gets the interrupt a user's Ctrl-C sends."""
+
+WATCH_SECONDS = 1.5
 
 APP_TRIAL = {"every": 1, "count": 0}
 """The app is run on every `every`-th mutant (0: never)."""
@@ -810,7 +814,19 @@ def _cli(path: Path, command: tuple[str, ...]) -> str:
         sys.stderr.flush()
         os.dup2(stdout.fileno(), 1)
         os.dup2(stderr.fileno(), 2)
-        status = cli_main(argv)
+        if argv[0] == "watch":
+            import threading  # noqa: PLC0415
+
+            timer = threading.Timer(WATCH_SECONDS, os.kill, (os.getpid(), signal.SIGINT))
+            timer.daemon = True
+            timer.start()
+            try:
+                status = cli_main(argv)
+            except KeyboardInterrupt:
+                status = 130  # what the shell reports for Ctrl-C; said nothing: fine
+            timer.cancel()
+        else:
+            status = cli_main(argv)
         sys.stdout.flush()
         sys.stderr.flush()
     said = Path(f"{out}/stderr").read_bytes()
@@ -823,7 +839,7 @@ def _cli(path: Path, command: tuple[str, ...]) -> str:
             raise Mismatch(f"{command[0]}: a line on stderr that is not one of ours")
     if command[0] != "export" and (CONTROL.search(said) or CONTROL.search(shown)):
         raise Mismatch(f"{command[0]}: a raw control byte reaches the terminal")
-    if status not in (0, 1, 2):
+    if status not in (0, 1, 2, 130):
         raise Mismatch(f"{command[0]}: exit status {status}")
     return ""
 
@@ -938,6 +954,7 @@ def main() -> int:
     shard, shards = (int(part) for part in args.shard.split("/"))
     files = files[shard - 1::shards]
     good_source = SAMPLES / "refactor.claude-code.jsonl"
+    next_kind = 0
     for number_of_file, source in enumerate(files, start=1):
         print(f"[{number_of_file}/{len(files)}] {source.name[-60:]}: "
               f"{sum(len(v) for v in failures.values())} failures so far "
@@ -946,11 +963,19 @@ def main() -> int:
         for kind, where in failures.items():
             print(f"    so far {len(where)} x {kind}: {where[0]}", flush=True)
         data = source.read_bytes()
-        for number in range(args.per_file):
-            mutate = MUTATIONS[number % len(MUTATIONS)]
+        # `per_file` mutants of this file, the kinds taken in turn from where the last file's
+        # left off (so every kind runs, not only the first `per_file`); a kind that does
+        # not apply to the file (None) gives way to the next, up to two rounds of the kinds.
+        made = 0
+        for _attempt in range(2 * len(MUTATIONS)):
+            if made >= args.per_file:
+                break
+            mutate = MUTATIONS[next_kind % len(MUTATIONS)]
+            next_kind += 1
             mutant = mutate(rng, data)
             if mutant is None:
                 continue
+            made += 1
             mutants += 1
             with tempfile.TemporaryDirectory(prefix="fuzz-") as directory:
                 folder = Path(directory) / "d"

@@ -471,9 +471,9 @@ class ReplayApp(TypedAhead, RereadRewritten, App[None]):
         screen = self.replay_screen
         if screen is None:
             return
-        if not screen.is_mounted:
-            # Not composed yet (just switched to), or gone (the app is closing): once it
-            # is up, or never.
+        if not (screen.is_mounted and screen.is_running):
+            # Not composed yet (just switched to), or gone (the app closing; it stays
+            # "mounted" while its widgets are removed): once it is up, or never.
             screen.call_after_refresh(self.grow_session, event)
             return
         if self.options.follow:
@@ -716,4 +716,7 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
         discover=discover, discovered=discovered, chosen=chosen, header_note=header_note,
         follow_roots=tuple(follow_roots), cache=cache,
     )
-    return ReplayApp(options, settings, lazy_suggester(labels) if suggest else None)
+    from replay.ui.exit_line import unwrapped_exit
+
+    return unwrapped_exit(ReplayApp(options, settings,
+                                    lazy_suggester(labels) if suggest else None))

@@ -681,4 +681,6 @@ def make_review_app(review: ReviewOptions, *, settings: Settings | None = None,
     settings, rules = settings_and_rules(settings, blind, rules)
     options = LaunchOptions(path=review.paths[0], reviewer=reviewer, annotations=annotations,
                             labels=labels, rules=rules, problems=list(problems or []))
-    return ReviewApp(options, review, settings)
+    from replay.ui.exit_line import unwrapped_exit
+
+    return unwrapped_exit(ReviewApp(options, review, settings))

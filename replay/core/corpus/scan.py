@@ -170,6 +170,9 @@ LOOK_AHEAD = max(WINDOW, REPLY_WINDOW) + 2
 missing reply `REPLY_WINDOW`), and a turn is judged only once the turns after it can no
 longer grow (a response's lines come together; one more turn of margin)."""
 
+_REACH = LOOK_AHEAD - 2
+"""How far past a turn its judgement reads: the signals' and a missing reply's look-ahead."""
+
 LOOK_BACK = max(USER_LOOKBACK_TURNS, WINDOW, 50) + 1
 """Turns kept behind the one being judged: the longest look back of a signal (earlier user
 messages for a repeat) or of the evidence (the gap before)."""
@@ -232,12 +235,19 @@ class TurnWindow:
             self._base = index
 
 
+class _LateMerge(Exception):
+    """A line joined a turn the window had already judged, or one its judged neighbours read
+    (lines out of order): the scan starts again holding every turn (`scan_file`)."""
+
+
 class _WindowScan:
-    """Judges each turn once the turns after it are read, then lets go of it."""
+    """Judges each turn once the turns after it are read, then lets go of it; with `hold`,
+    judges every turn only at the end (the whole session kept, as a whole read has it)."""
 
     def __init__(self, session: Session, rules: DetectionRules, suggest: bool,
-                 settled: Callable[[], int] | None = None) -> None:
+                 settled: Callable[[], int] | None = None, hold: bool = False) -> None:
         self.session = session
+        self.hold = hold
         self.settled = settled
         """How many turns from the first can no longer change (`Reader.scan_feed`'s
         builder); None when a turn is done once the next one is read."""
@@ -259,6 +269,8 @@ class _WindowScan:
     def advance(self, final: bool = False) -> None:
         """Judge every turn that has enough turns after it (every turn, when `final`)."""
         window = self.window
+        if self.hold and not final:
+            return
         end = len(window) if final else len(window) - LOOK_AHEAD
         if self.settled is not None and not final:
             # A turn may still change (a late event of its message): it, the turns that see
@@ -272,6 +284,15 @@ class _WindowScan:
             judge(kept[position - base])
         self._next = end
         window.forget_before(self._next - LOOK_BACK)
+
+    def merged(self, turn: Turn) -> None:
+        """A later line joined `turn` (the builder's `watch_merges`). Raises `_LateMerge` when
+        a judged turn may have read it: a turn judged so far (the first `_next`), or one
+        whose judgement looked as far ahead as `turn` (at most `_REACH` turns past it). A
+        reply's lines come within a turn or two of each other in real files (its tool
+        results between them), which `LOOK_AHEAD`'s margin leaves unjudged."""
+        if self._next and turn.index < self._next + _REACH:
+            raise _LateMerge
 
     def _judge(self, turn: Turn) -> None:
         self.tally.add(turn)
@@ -328,7 +349,20 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
 
     The same report as `scan_session` on the whole session (every label suggested when
     `suggest`), in memory bounded by the window rather than the file. Raises ReaderError.
+
+    A file whose lines are out of order, so that a line joins a turn already judged (a reply's
+    lines far apart), is scanned again holding the whole session, then judged: the same report
+    still, in the memory of a whole read of it.
     """
+    try:
+        return _scan_one_file(reader, path, rules, suggest, progress, False)
+    except _LateMerge:
+        return _scan_one_file(reader, path, rules, suggest, progress, True)
+
+
+def _scan_one_file(reader: Reader, path: Path, rules: DetectionRules, suggest: bool,
+                   progress: Progress | None, hold: bool) -> ScanReport:
+    """`scan_file`'s one pass over the file, windowed or (`hold`) holding every turn."""
     assert reader.builder is not None and reader.windowed
     builder = reader.builder(str(path))
     lean = getattr(builder, "for_scan", None)
@@ -358,7 +392,7 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
         else:
             pump = partial(feed_records, iter_lines(handle), mask=_BATCH_MASK)
         return _scan_fed(builder, pump, take, total, EMPTY_FILE, rules, suggest, progress,
-                         completed if complete is not None else None)
+                         completed if complete is not None else None, hold)
 
 
 def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, suggest: bool = True,
@@ -383,9 +417,17 @@ whether any record was handed over (`readers.base.feed_lines`)."""
 def _scan_fed(builder: LineBuilder, pump: Pump, take: Callable[[bytes, int, int], None],
               total: int, empty: str | None, rules: DetectionRules, suggest: bool,
               progress: Progress | None,
-              complete: Callable[[LineBuilder], Session] | None) -> ScanReport:
-    """The windowed scan of one session whose records `pump` hands to `take`."""
-    scan = _WindowScan(builder.session, rules, suggest, getattr(builder, "settled", None))
+              complete: Callable[[LineBuilder], Session] | None,
+              hold: bool | None = None) -> ScanReport:
+    """The windowed scan of one session whose records `pump` hands to `take`. `hold` (from
+    `scan_file`, which can read the file again): False raises `_LateMerge` when the builder
+    says a line joined a turn already judged (`watch_merges`); True keeps every turn and
+    judges them at the end."""
+    scan = _WindowScan(builder.session, rules, suggest, getattr(builder, "settled", None),
+                       bool(hold))
+    watch = getattr(builder, "watch_merges", None)
+    if watch is not None and hold is False:
+        watch(scan.merged)
     advance = scan.advance
     # A builder that makes no reference cycles needs no collection while it is fed.
     collect = not getattr(builder, "acyclic", False)

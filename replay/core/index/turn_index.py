@@ -382,7 +382,7 @@ class TurnIndex(TurnColumns):
         same offsets would read back as valid, other text."""
         if self.stamp is None:
             return
-        why = self._rewritten or self.stamp.differs(os.fstat(fd))
+        why = self._rewritten or self.stamp.differs(os.fstat(fd), fd)
         if why is None:
             return
         told, self._rewritten = self._rewritten, why

@@ -224,10 +224,19 @@ class ClaudeCodeBuilder:
         self._ending: Turn | None = None
         """The reply whose later lines' times wait in `_endings` (a scan's, `settle_times`)."""
         self._endings: list[str] = []
+        self._merged: Callable[[Turn], None] | None = None
+        """Told of every reply a later line merged into (`watch_merges`)."""
 
     acyclic = True
     """Feeding makes no reference cycles (turns, parts and sources only point down): a scan
     need not run the garbage collector over the turns it holds."""
+
+    def watch_merges(self, merged: Callable[[Turn], None] | None) -> None:
+        """Have `merged(turn)` called whenever a line joins a reply already begun (its
+        message id seen before): a windowed scan checks that the reply was not judged yet,
+        since on lines out of order it may come long after (`corpus.scan`). May raise to
+        stop the feed."""
+        self._merged = merged
 
     def for_scan(self) -> Callable[[bytes, int, int], None]:
         """Build turns for a scan, which never shows them: tool calls and results keep their
@@ -356,6 +365,8 @@ class ClaudeCodeBuilder:
             source = turn.source
             assert source is not None
             source.spans += (span,)
+            if self._merged is not None:
+                self._merged(turn)
         content = message.content
         parts = turn.parts
         if isinstance(content, str):
@@ -630,6 +641,8 @@ class ClaudeCodeBuilder:
             source = turn.source
             assert source is not None
             source.spans += (span,)
+            if self._merged is not None:
+                self._merged(turn)
             tokens = turn.tokens
             if usage is not None and (tokens is None or tokens.get("output") != usage.output_tokens
                                       or tokens.get("input") != usage.input_tokens):

@@ -93,14 +93,23 @@ class Following(Concern):
         return f"silent for {format_duration(max(0.0, time.time() - self.silent_since))}"
 
     def silence_changed(self, since: float | None) -> None:
-        """The followed session stalled (the time of its last write) or spoke again (None)."""
+        """The followed session stalled (the time of its last write) or spoke again (None).
+        Before this owner is mounted (the follower's thread told it while the new screen
+        was still being composed) it is only kept, and shown once mounted."""
         self.silent_since = since
         if self._silence_timer is not None:
             self._silence_timer.stop()
             self._silence_timer = None
+        if not (self.is_mounted and self.is_running):  # not composed yet, or going
+            return
         if since is not None:
             self._silence_timer = self.set_interval(1.0, self._show_silence)
         self._show_silence()
+
+    def on_mount(self) -> None:
+        """Show a silence told before the screen was composed (`silence_changed`)."""
+        if self.silent_since is not None:
+            self.silence_changed(self.silent_since)
 
     def _show_silence(self) -> None:
         self.host.show_silence(self.silence_text())
