@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable
 from datetime import datetime
 
@@ -15,6 +16,7 @@ from rich.style import Style
 from rich.text import Text
 
 from replay.core.detection.empty import format_duration
+from replay.core.safe import INVISIBLE, escaped_shape, has_controls
 from replay.core.session.model import Kind, Part, Turn
 from replay.ui.literal import shown
 
@@ -90,21 +92,19 @@ def fold(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS) -> tuple[s
     return "\n".join(all_lines[:lines]), len(all_lines) - lines
 
 
-def _narrow(text: str) -> bool:
+def _narrow(text: str, raw: bool = False) -> bool:
     """True when every character of a shown text is one cell wide, checked at C speed: ASCII,
     or Latin-1 (whose controls and soft hyphen `clean` has already spelled out), or else
     each of its few distinct other characters one cell wide (`␛`, `…`, box drawing: a
-    50 MB reply of such lines was wrapped grapheme by grapheme, 10 s for 10 MB)."""
+    50 MB reply of such lines was wrapped grapheme by grapheme, 10 s for 10 MB). With `raw`,
+    the same of `clean(text)`, told from `text` itself: the characters `clean` spells out
+    are left out (their escapes are ASCII and `␛`, one cell each)."""
     if text.isascii():
         return True
-    try:
-        text.encode("latin-1")
-    except UnicodeEncodeError:
-        pass
     # Each distinct other character once, by a search that then skips it too (no list of
     # every occurrence: 600,000 `␛` in a 50 MB reply were 30 MB of strings).
     allowed, at = "", 0
-    while (found := _not_latin(allowed).search(text, at)) is not None:
+    while (found := _not_latin(allowed, raw).search(text, at)) is not None:
         character = found.group()
         if not _one_cell(character):
             return False
@@ -114,15 +114,28 @@ def _narrow(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _not_latin(allowed: str) -> re.Pattern[str]:
-    """A character past Latin-1 that is not one of `allowed`."""
-    return re.compile(f"[^\\x00-\\xff{re.escape(allowed)}]")
+def _not_latin(allowed: str, raw: bool = False) -> re.Pattern[str]:
+    """A character past Latin-1 that is not one of `allowed` (nor, with `raw`, one that
+    `clean` spells out)."""
+    escaped = f"{INVISIBLE}\ud800-\udfff" if raw else ""
+    return re.compile(f"[^\\x00-\\xff{escaped}{re.escape(allowed)}]")
 
 
 @functools.cache
 def _one_cell(character: str) -> bool:
     """True when the character takes exactly one cell."""
     return get_character_cell_size(character) == 1
+
+
+def shown_piece(text: str, column: int = 0) -> str:
+    """A piece of a line as `LongText` shows it: `clean`, then tabs expanded to the next
+    multiple of 8 as if the piece started at `column` of its line (what `expandtabs(8)`
+    of the whole cleaned line gives there)."""
+    safe = clean(text)
+    if "\t" not in safe:
+        return safe
+    lead = column % 8
+    return (" " * lead + safe).expandtabs(8)[lead:] if lead else safe.expandtabs(8)
 
 
 class LongText:
@@ -132,57 +145,129 @@ class LongText:
     took minutes and gigabytes. Here rows are counted when the width is known (a line of
     ASCII is `len / width` rows, computed, not made), and a row is cut from its line only
     when drawn. Lines wrap at the width by cells (no word wrap).
+
+    The text is held as given, never copied whole: each row is made safe (`clean`, tabs
+    expanded) as it is drawn, from the piece of the text it shows. The rows are those of
+    the whole text cleaned, cut at the same places: a row's place is counted in the
+    cleaned text, whose line lengths are known without making it (`escaped_shape`), and a
+    line longer than `_STEP` keeps where every `_STEP` characters of it fall in its
+    cleaned form, so a row of a 50 MB line is cleaned from at most `_STEP` + a row.
     """
 
+    _STEP = 4096
+    """Characters of a long line between two of its kept places."""
+
     def __init__(self, text: str, style: Style | None = None, indent: int = 1) -> None:
-        safe = clean(text)
-        if "\t" in safe:
-            safe = safe.expandtabs(8)
-        self._text = safe
-        # Where each line starts (8 bytes a line), not a string each: a 50 MB message split
-        # into 600,000 lines was 85 MB more.
-        starts = array("q", [0])
-        find, at = safe.find, safe.find("\n")
+        self._text = text
+        # Where each line starts (4 bytes a line when the text allows), not a string each:
+        # a 50 MB message split into 600,000 lines was 85 MB more.
+        starts = array("I" if len(text) < 2**32 - 2 else "q", [0])
+        find, at = text.find, text.find("\n")
         while at >= 0:
             starts.append(at + 1)
             at = find("\n", at + 1)
-        starts.append(len(safe) + 1)  # where a line after the last would start
+        starts.append(len(text) + 1)  # where a line after the last would start
         self._starts = starts
-        self._narrow = _narrow(safe)
+        # Shown as it is, or cleaned row by row (then the cleaned lines' lengths are kept).
+        self._as_is = "\t" not in text and not has_controls(text)
+        self._lengths: array[int] | None = None
+        self._places: dict[int, tuple[array[int], array[int]]] = {}
+        """A long line's kept places: (offsets in the text's line, in the cleaned line)."""
+        self._narrow = _narrow(text, raw=True)
         self.style = style
         self.indent = indent
         self._width = -1
-        self._line_of: array[int] = array("q")
-        self._start_of: array[int] = array("q")
+        self._room = 1
+        self._every_line_fits = False
+        self._line_of: array[int] = array("I")
+        self._start_of: array[int] = array("I")
+
+    def _shown_lengths(self) -> array[int]:
+        """The length of each line once cleaned (counted once, for every width)."""
+        if self._lengths is not None:
+            return self._lengths
+        text, starts, lines = self._text, self._starts, self.line_count
+        lengths = array(starts.typecode)
+        number = 0
+        while number < lines:
+            begin = starts[number]
+            if starts[number + 1] - begin - 1 > self._STEP:
+                lengths.append(self._count_long(number))
+                number += 1
+                continue
+            # Short lines a megabyte at a time: their stand-in made, tabs expanded, measured.
+            # Lines `number` to `last` (not included): up to a megabyte, none of them long.
+            last = bisect_right(starts, begin + (1 << 20), number + 1, lines + 1) - 1
+            last = next((n for n in range(number + 1, last)
+                         if starts[n + 1] - starts[n] - 1 > self._STEP), last)
+            shape = escaped_shape(text[begin:starts[last] - 1])
+            if "\t" in shape:
+                shape = shape.expandtabs(8)
+            find, at = shape.find, 0
+            for _ in range(last - number - 1):
+                end = find("\n", at)
+                lengths.append(end - at)
+                at = end + 1
+            lengths.append(len(shape) - at)
+            number = last
+        self._lengths = lengths
+        return lengths
+
+    def _count_long(self, number: int) -> int:
+        """Line `number` (longer than `_STEP`) cleaned: its length, and its kept places."""
+        text, begin, end = self._text, self._starts[number], self._starts[number + 1] - 1
+        raw, shown = array("q"), array("q")
+        length = 0
+        for at in range(begin, end, self._STEP):
+            raw.append(at - begin)
+            shown.append(length)
+            shape = escaped_shape(text[at:min(at + self._STEP, end)])
+            if "\t" in shape:
+                lead = length % 8
+                shape = (" " * lead + shape).expandtabs(8)[lead:]
+            length += len(shape)
+        self._places[number] = (raw, shown)
+        return length
 
     def layout(self, width: int) -> int:
         """The number of rows at `width` columns (laid out once per width)."""
-        if width != self._width:
-            self._width = width
-            room = max(1, width - self.indent)
-            line_of: array[int] = array("q")
-            start_of: array[int] = array("q")
-            starts, lines = self._starts, self.line_count
-            if self._narrow and max(map(int.__sub__, starts[1:], starts)) - 1 <= room:
-                # Every line fits (most text at most widths): a row per line, made at once.
-                self._line_of = array("q", range(lines))
-                self._start_of = array("q", bytes(8 * lines))
-                return lines
-            for number in range(lines):
-                length = starts[number + 1] - starts[number] - 1
-                line = "" if self._narrow else self.line(number)
-                if self._narrow or _narrow(line):
-                    count = max(1, -(-length // room))
-                    line_of.extend([number] * count)
-                    start_of.extend(range(0, count * room, room))
-                else:
-                    start = 0
-                    for piece in chop_cells(line, room) or [""]:
-                        line_of.append(number)
-                        start_of.append(start)
-                        start += len(piece)
-            self._line_of, self._start_of = line_of, start_of
-        return len(self._line_of)
+        if width == self._width:
+            return self._rows
+        self._width = width
+        room = self._room = max(1, width - self.indent)
+        starts, lines = self._starts, self.line_count
+        lengths = (array("q", map(int.__sub__, starts[1:], starts)) if self._as_is
+                   else self._shown_lengths())
+        longest = max(lengths) - (1 if self._as_is else 0)
+        self._line_of, self._start_of = array("I"), array("I")
+        # Every line fits (most text at most widths): a row per line, nothing kept.
+        self._every_line_fits = longest <= room if self._narrow else 2 * longest <= room
+        if self._every_line_fits:
+            self._rows = lines
+            return lines
+        line_of = self._line_of
+        start_of = self._start_of
+        less = 1 if self._as_is else 0
+        for number in range(lines):
+            length = lengths[number] - less
+            if self._narrow or 2 * length <= room:
+                count = max(1, -(-length // room))
+                line_of.extend([number] * count)
+                start_of.extend(range(0, count * room, room))
+                continue
+            line = self._shown_line(number)
+            if _narrow(line):
+                count = max(1, -(-length // room))
+                line_of.extend([number] * count)
+                start_of.extend(range(0, count * room, room))
+            else:
+                start = 0
+                for piece in chop_cells(line, room) or [""]:
+                    line_of.append(number)
+                    start_of.append(start)
+                    start += len(piece)
+        self._rows = len(line_of)
+        return self._rows
 
     @property
     def line_count(self) -> int:
@@ -190,23 +275,47 @@ class LongText:
         return len(self._starts) - 1
 
     def line(self, number: int) -> str:
-        """Line `number` of the text (without its line end)."""
+        """Line `number` of the text as given (without its line end)."""
         return self._text[self._starts[number]:self._starts[number + 1] - 1]
+
+    def _shown_line(self, number: int) -> str:
+        """Line `number` as shown (cleaned, tabs expanded), whole."""
+        return self.line(number) if self._as_is else shown_piece(self.line(number))
+
+    def shown(self, number: int, start: int, end: int | None = None) -> str:
+        """Characters `start` to `end` of line `number` as shown, cleaned from the piece of
+        the text they come from (never the whole text, nor a long line whole)."""
+        begin = self._starts[number]
+        stop = self._starts[number + 1] - 1
+        if self._as_is:
+            return self._text[begin + start:stop if end is None else begin + end]
+        raw_at, shown_at = 0, 0
+        places = self._places.get(number)
+        if places is not None:
+            found = bisect_right(places[1], start) - 1
+            raw_at, shown_at = places[0][found], places[1][found]
+        # Every character is at least one once shown: `end - shown_at` of the text's are
+        # enough (or the rest of the line).
+        last = stop if end is None else min(stop, begin + raw_at + end - shown_at)
+        piece = shown_piece(self._text[begin + raw_at:last], shown_at)
+        return piece[start - shown_at:None if end is None else end - shown_at]
 
     def row(self, number: int) -> list[Segment]:
         """Row `number` at the laid-out width, padded to it."""
-        line_number = self._line_of[number]
-        line = self.line(line_number)
-        start = self._start_of[number]
-        last = number + 1 >= len(self._line_of) or self._line_of[number + 1] != line_number
-        piece = line[start:] if last else line[start:self._start_of[number + 1]]
+        if self._every_line_fits:
+            piece = self.shown(number, 0)
+        else:
+            line_number = self._line_of[number]
+            start = self._start_of[number]
+            last = number + 1 >= len(self._line_of) or self._line_of[number + 1] != line_number
+            piece = self.shown(line_number, start, None if last else self._start_of[number + 1])
         pad = max(0, self._width - self.indent - cell_len(piece))
         return [Segment(" " * self.indent), Segment(piece, self.style), Segment(" " * pad)]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Outside `TurnLines`: its first lines only (never the whole text)."""
         end = self._starts[min(FOLD_LINES, self.line_count)] - 1
-        yield Text(self._text[:end], style=self.style or "")
+        yield Text(shown_piece(self._text[:end]), style=self.style or "")
 
 
 def tool_title(part: Part) -> str:
