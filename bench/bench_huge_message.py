@@ -206,7 +206,7 @@ def main() -> int:
                 [sys.executable, __file__, "--child-app", str(path), kind], limit)
             phases, last = _parse(out)
 
-            def seconds(name: str) -> str:
+            def seconds(name: str, phases: dict[str, tuple[float, float, int]] = phases) -> str:
                 wall_s, cpu_s, _ = phases.get(name, (float("nan"),) * 3)
                 return f"{wall_s:4.1f}/{cpu_s:<4.1f}"
 

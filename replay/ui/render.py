@@ -154,7 +154,7 @@ class LongText:
     cleaned form, so a row of a 50 MB line is cleaned from at most `_STEP` + a row.
     """
 
-    _STEP = 4096
+    _STEP = 1024
     """Characters of a long line between two of its kept places."""
 
     def __init__(self, text: str, style: Style | None = None, indent: int = 1) -> None:
@@ -195,9 +195,11 @@ class LongText:
                 lengths.append(self._count_long(number))
                 number += 1
                 continue
-            # Short lines a megabyte at a time: their stand-in made, tabs expanded, measured.
-            # Lines `number` to `last` (not included): up to a megabyte, none of them long.
-            last = bisect_right(starts, begin + (1 << 20), number + 1, lines + 1) - 1
+            # Short lines 64 K characters at a time (a regex's replacement holds a string per
+            # piece: 9 bytes a character of text full of escapes): their stand-in made, tabs
+            # expanded, measured.
+            # Lines `number` to `last` (not included): up to 64 K characters, none long.
+            last = bisect_right(starts, begin + (1 << 16), number + 1, lines + 1) - 1
             last = next((n for n in range(number + 1, last)
                          if starts[n + 1] - starts[n] - 1 > self._STEP), last)
             shape = escaped_shape(text[begin:starts[last] - 1])
