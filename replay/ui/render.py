@@ -138,6 +138,10 @@ def shown_piece(text: str, column: int = 0) -> str:
     return (" " * lead + safe).expandtabs(8)[lead:] if lead else safe.expandtabs(8)
 
 
+_NOT_WIDE = re.compile("[^\n\u1100-\U0010ffff]+")
+"""Characters that take one cell at most (below U+1100), or a line end."""
+
+
 class LongText:
     """A very long plain text drawn a screen at a time (`TurnLines` asks for rows).
 
@@ -171,6 +175,7 @@ class LongText:
         # Shown as it is, or cleaned row by row (then the cleaned lines' lengths are kept).
         self._as_is = "\t" not in text and not has_controls(text)
         self._lengths: array[int] | None = None
+        self._wide: array[int] | None = None
         self._places: dict[int, tuple[array[int], array[int]]] = {}
         """A long line's kept places: (offsets in the text's line, in the cleaned line)."""
         self._narrow = _narrow(text, raw=True)
@@ -215,6 +220,30 @@ class LongText:
         self._lengths = lengths
         return lengths
 
+    def _wide_counts(self) -> array[int]:
+        """For each line, how many of its characters may take two cells (from U+1100 on):
+        its cells once shown are at most its shown length plus that, so a line of a text of
+        CJK or emoji is known to fit in a row without being cut grapheme by grapheme."""
+        if self._wide is not None:
+            return self._wide
+        text, starts, lines = self._text, self._starts, self.line_count
+        wide = array(starts.typecode)
+        number = 0
+        while number < lines:
+            begin = starts[number]
+            last = max(number + 1, bisect_right(starts, begin + (1 << 16), number + 1,
+                                                lines + 1) - 1)
+            only = _NOT_WIDE.sub("", text[begin:starts[last] - 1])
+            find, at = only.find, 0
+            for _ in range(last - number - 1):
+                end = find("\n", at)
+                wide.append(end - at)
+                at = end + 1
+            wide.append(len(only) - at)
+            number = last
+        self._wide = wide
+        return wide
+
     def _count_long(self, number: int) -> int:
         """Line `number` (longer than `_STEP`) cleaned: its length, and its kept places."""
         text, begin, end = self._text, self._starts[number], self._starts[number + 1] - 1
@@ -240,19 +269,20 @@ class LongText:
         starts, lines = self._starts, self.line_count
         lengths = (array("q", map(int.__sub__, starts[1:], starts)) if self._as_is
                    else self._shown_lengths())
-        longest = max(lengths) - (1 if self._as_is else 0)
+        less = 1 if self._as_is else 0
+        wide = None if self._narrow else self._wide_counts()
+        longest = (max(lengths) if wide is None else max(map(int.__add__, lengths, wide))) - less
         self._line_of, self._start_of = array("I"), array("I")
         # Every line fits (most text at most widths): a row per line, nothing kept.
-        self._every_line_fits = longest <= room if self._narrow else 2 * longest <= room
+        self._every_line_fits = longest <= room
         if self._every_line_fits:
             self._rows = lines
             return lines
         line_of = self._line_of
         start_of = self._start_of
-        less = 1 if self._as_is else 0
         for number in range(lines):
             length = lengths[number] - less
-            if self._narrow or 2 * length <= room:
+            if wide is None or length + wide[number] <= room:
                 count = max(1, -(-length // room))
                 line_of.extend([number] * count)
                 start_of.extend(range(0, count * room, room))
