@@ -393,30 +393,46 @@ def tool_body(part: Part, needle: str = "") -> Text:
     body = Text()
     if part.input:
         body.append("input\n", style="bold dim")
-        _append_folded(body, clean(part.input), 12, needle, "more lines")
+        _append_folded(body, part.input, 12, needle, "more lines")
     output = part.output if part.kind == Kind.TOOL_CALL else part.text
     if output:
         if body:
             body.append("\n")
         body.append("output\n", style="bold dim")
-        _append_folded(body, clean(output), FOLD_LINES, needle,
+        _append_folded(body, output, FOLD_LINES, needle,
                        "more lines folded (v shows the raw record)")
     if part.shortened:
         body.append("\n… shortened in memory; v shows the raw record", style="dim italic")
     return body
 
 
-def _append_folded(body: Text, text: str, lines: int, needle: str, more: str) -> None:
-    """The first `lines` lines of `text`, then the first hidden line holding `needle` with
-    two lines either side, then how many lines are left out."""
-    shown, hidden = fold(text, lines)
+def fold_clean(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS) -> tuple[str, int]:
+    """`fold(clean(text), lines, chars)`, with only the text's head cleaned: a 50 MB tool
+    output was cleaned whole (and so copied, in two bytes a character once `␛` is spelled
+    out) to show its first 24 lines."""
+    if len(text) <= chars:
+        return fold(clean(text), lines, chars)
+    # Cleaning never shortens a text, nor moves a line end to another line: the head's
+    # first `chars` characters are the whole text's, and the line ends after them are the
+    # head's past `chars` and the rest's.
+    head = clean(text[:chars])
+    shown, hidden = fold(head[:chars], lines, chars)
+    hidden += head.count("\n", chars) + text.count("\n", chars)
+    return shown, max(hidden, 1)
+
+
+def _append_folded(body: Text, raw: str, lines: int, needle: str, more: str) -> None:
+    """The first `lines` lines of `raw` (cleaned), then the first hidden line holding
+    `needle` with two lines either side, then how many lines are left out."""
+    shown, hidden = fold_clean(raw, lines)
     body.append(shown)
     if not hidden:
         return
     wanted = needle.lower()
-    all_lines = text.splitlines()
     at = None
     if wanted and wanted not in shown.lower():
+        text = clean(raw)
+        all_lines = text.splitlines()
         at = next((i for i in range(lines, len(all_lines)) if wanted in all_lines[i].lower()),
                   None)
     if at is None:

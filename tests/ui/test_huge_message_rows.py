@@ -289,3 +289,22 @@ async def test_an_unfolded_message_of_escapes_holds_no_copy_and_ends_on_its_last
         await pilot.press("o")  # folded again
         await pilot.pause()
         assert current.line_count < 1_000
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=hostile, pad=st.sampled_from([0, 19_990, 20_000, 25_000]),
+       lines=st.sampled_from([1, 12, 24]))
+def test_a_tool_output_is_folded_as_its_whole_cleaned_text_was(
+        text: str, pad: int, lines: int) -> None:
+    text = ("\x1b\n" * (pad // 2))[:pad] + text if pad else text
+    assert render.fold_clean(text, lines) == render.fold(clean(text), lines)
+
+
+def test_folding_a_huge_tool_output_cleans_only_its_head() -> None:
+    output = HOSTILE_LINE * (4_000_000 // len(HOSTILE_LINE))
+    from replay.core.session.model import Kind, Part
+
+    part = Part(kind=Kind.TOOL_CALL, name="bash", input="cat big.txt", output=output)
+    held, peak = _held_by(lambda: render.tool_body(part).plain)
+    assert peak < 0.2 * len(output), peak  # a93613b: its cleaned copy, 2.2x, and lines
+    assert "more lines folded (v shows the raw record)" in render.tool_body(part).plain
