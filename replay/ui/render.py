@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from datetime import datetime
 
@@ -331,6 +331,52 @@ class LongText:
         last = stop if end is None else min(stop, begin + raw_at + end - shown_at)
         piece = shown_piece(self._text[begin + raw_at:last], shown_at)
         return piece[start - shown_at:None if end is None else end - shown_at]
+
+    def first_row_holding(self, needle: str) -> int | None:
+        """The first row (at the laid-out width) whose text, lower-cased, holds `needle`:
+        the rows `TurnLines.scroll_to_text` would find one by one, found by looking for the
+        needle in 64 K characters of lines at a time and only then in that line's rows."""
+        if not needle or needle != needle.strip():
+            # White space at an end may be the row's margin or padding: row by row.
+            return next((row for row in range(self._rows) if needle in "".join(
+                segment.text for segment in self.row(row)).lower()), None)
+        starts, lines = self._starts, self.line_count
+        number = 0
+        while number < lines:
+            begin = starts[number]
+            if starts[number + 1] - begin - 1 > self._STEP:  # a long line: row by row
+                found = self._row_in_line_holding(number, needle)
+                if found is not None:
+                    return found
+                number += 1
+                continue
+            last = bisect_right(starts, begin + (1 << 16), number + 1, lines + 1) - 1
+            last = next((n for n in range(number + 1, last)
+                         if starts[n + 1] - starts[n] - 1 > self._STEP), last)
+            chunk = self._text[begin:starts[last] - 1]
+            shown = (chunk if self._as_is else shown_piece(chunk)).lower()
+            at = shown.find(needle)
+            while at >= 0:
+                line = number + shown.count("\n", 0, at)
+                found = self._row_in_line_holding(line, needle)
+                if found is not None:
+                    return found
+                end = shown.find("\n", at)
+                at = -1 if end < 0 else shown.find(needle, end + 1)
+            number = last
+        return None
+
+    def _row_in_line_holding(self, number: int, needle: str) -> int | None:
+        """The first row of line `number` whose text, lower-cased, holds `needle`."""
+        if self._every_line_fits:
+            rows = range(number, number + 1)
+        else:
+            first = bisect_left(self._line_of, number)
+            rows = range(first, bisect_right(self._line_of, number, first))
+        for row in rows:
+            if needle in "".join(segment.text for segment in self.row(row)).lower():
+                return row
+        return None
 
     def row(self, number: int) -> list[Segment]:
         """Row `number` at the laid-out width, padded to it."""

@@ -308,3 +308,52 @@ def test_folding_a_huge_tool_output_cleans_only_its_head() -> None:
     held, peak = _held_by(lambda: render.tool_body(part).plain)
     assert peak < 0.2 * len(output), peak  # a93613b: its cleaned copy, 2.2x, and lines
     assert "more lines folded (v shows the raw record)" in render.tool_body(part).plain
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=hostile, needle=st.sampled_from(["[esc]", "b", "[/]", "link=x", "日", "\\xff", "zz",
+                                             "  ", "t[bel] ", "<u+202e>"]),
+       long_line=st.sampled_from([0, 0, 3000]), width=st.sampled_from([12, 40, 160]))
+def test_the_first_row_holding_a_needle_is_the_one_a_row_by_row_search_finds(
+        text: str, needle: str, long_line: int, width: int) -> None:
+    if long_line:
+        text = text[:len(text) // 2] + ("x\t\x1bb" * long_line)[:long_line] + text[len(text) // 2:]
+    if not text:
+        return
+    long = LongText(text)
+    rows = _rows(long, width)
+    expected = next((n for n, row in enumerate(rows) if needle in row.lower()), None)
+    assert long.first_row_holding(needle) == expected
+
+
+async def test_a_search_match_at_the_end_of_a_huge_message_is_scrolled_to_and_marked(
+        tmp_path: Path) -> None:
+    from replay.ui.screens.search_prompt import SearchPrompt
+    from replay.ui.widgets.turn_view import MATCH_STYLE
+    from tests.ui.conftest import wait_until
+
+    text = HOSTILE_LINE * (3_000_000 // len(HOSTILE_LINE)) + "the needle [/] \x1b[1m\n"
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"id": "big", "messages": [
+        {"role": "user", "content": "write it"}, {"role": "assistant", "content": text},
+        {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "ok"}]}))
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        await pilot.press("slash", *"needle")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchPrompt))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.searching.position() is not None)
+        await pilot.pause()
+        await pilot.pause()
+        current = screen.query_one("#current", TurnLines)
+        assert screen.index == 1 and current._long  # unfolded: the match is in it
+        height = current.scrollable_content_region.height
+        strips = [current.render_line(y) for y in range(height)]
+        marked = [segment.text for strip in strips for segment in strip
+                  if segment.style and segment.style.reverse]
+        assert MATCH_STYLE.reverse and marked == ["needle"], marked
+        shown = ["".join(segment.text for segment in strip) for strip in strips]
+        assert any("the needle [/] ␛[ESC][1m" in row for row in shown), shown

@@ -310,11 +310,22 @@ class TurnLines(ScrollView, can_focus=False):
         """Scroll so that the first line holding `needle` (any case) is in view."""
         wanted = needle.lower()
         height = self.scrollable_content_region.height
-        for at in range(self._height):
-            if wanted in "".join(segment.text for segment in self._row(at)).lower():
-                if not self.scroll_y <= at < self.scroll_y + height:
-                    self.scroll_to(y=max(0, at - 1), animate=False, immediate=True, force=True)
-                return
+        at = 0
+        while at < self._height:
+            place, _, long = self._place(at) if self._long else (at, None, None)
+            if long is not None:
+                # A long text's rows are searched by the text itself, a chunk at a time.
+                found = long.first_row_holding(wanted)
+                if found is None:
+                    at += long.layout(self._rendered_width) - place
+                    continue
+                at += found - place
+            elif wanted not in "".join(segment.text for segment in self._row(at)).lower():
+                at += 1
+                continue
+            if not self.scroll_y <= at < self.scroll_y + height:
+                self.scroll_to(y=max(0, at - 1), animate=False, immediate=True, force=True)
+            return
 
     @property
     def plain_text(self) -> str:
