@@ -126,9 +126,11 @@ def child_app(path: Path, kind: str) -> None:
                  for y in range(height)]
         last = next((row for row in reversed(shown) if row), "")
         phase("end")
-        # An unfolded tool call shows its output's first lines (`v` shows the rest).
+        # An unfolded tool call shows its output's first lines (`v` shows the rest), and the
+        # turn may go on after it (Codex's reply `done`).
+        folded_output = any("more lines folded (v shows the raw record)" in row for row in shown)
         verdict = ("OK" if last and expected.endswith(last) else
-                   "tool" if "more lines folded (v shows the raw record)" in last else "WRONG")
+                   "tool" if folded_output else "WRONG")
         print(f"last-row {verdict} {last!r}", flush=True)
         await pilot.press("o")
         await pilot.pause()
