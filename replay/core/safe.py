@@ -68,6 +68,47 @@ _ASCII_SHOWN = bytes(range(0x20, 0x7F)) + b"\t\n"
 """ASCII bytes `escape_controls` keeps as they are."""
 
 
+def has_controls(text: str, start: int = 0, end: int | None = None) -> bool:
+    """True when `escape_controls` would change `text[start:end]`; no copy of a large text
+    is made to tell (its ASCII is checked a megabyte at a time)."""
+    end = len(text) if end is None else min(end, len(text))
+    for at in range(start, end, _CHUNK):
+        piece = text[at:min(at + _CHUNK, end)]
+        if piece.isascii():
+            if piece.encode("ascii").translate(None, _ASCII_SHOWN):
+                return True
+        elif _CONTROL.search(piece):
+            return True
+    return False
+
+
+_CHUNK = 1 << 20
+
+
+def escaped_shape(text: str) -> str:
+    """A stand-in for `escape_controls(text)` of exactly its length, line by line, with its
+    tabs and line ends where the escaped text has them: each character that would be
+    escaped is replaced by as many `.` as its escape is long. Made with constant
+    replacements (no call per character), so the escaped text's line lengths are known
+    without making it: `escape_controls` calls back once per character it escapes."""
+    for pattern, dots in _shape_classes():
+        text = pattern.sub(dots, text)
+    return text
+
+
+@functools.cache
+def _shape_classes() -> list[tuple[re.Pattern[str], str]]:
+    """(a class of the characters whose escape has one length, that many dots), every
+    character `_CONTROL` matches (all in the BMP) in one of them."""
+    by_length: dict[int, list[str]] = {}
+    for code in range(0x10000):
+        char = chr(code)
+        if _CONTROL.match(char):
+            by_length.setdefault(len(_visible(_CONTROL.match(char))), []).append(char)
+    return [(re.compile("[" + "".join(re.escape(char) for char in chars) + "]"), "." * length)
+            for length, chars in sorted(by_length.items())]
+
+
 def one_line(text: str) -> str:
     """`escape_controls`, and a line feed shown as `[LF]` too: for text that must stay on its
     line (a file name, an error message, a table cell), where a newline would start a line

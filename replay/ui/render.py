@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from datetime import datetime
 
@@ -15,6 +16,7 @@ from rich.style import Style
 from rich.text import Text
 
 from replay.core.detection.empty import format_duration
+from replay.core.safe import INVISIBLE, escaped_shape, has_controls
 from replay.core.session.model import Kind, Part, Turn
 from replay.ui.literal import shown
 
@@ -90,21 +92,19 @@ def fold(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS) -> tuple[s
     return "\n".join(all_lines[:lines]), len(all_lines) - lines
 
 
-def _narrow(text: str) -> bool:
+def _narrow(text: str, raw: bool = False) -> bool:
     """True when every character of a shown text is one cell wide, checked at C speed: ASCII,
     or Latin-1 (whose controls and soft hyphen `clean` has already spelled out), or else
     each of its few distinct other characters one cell wide (`␛`, `…`, box drawing: a
-    50 MB reply of such lines was wrapped grapheme by grapheme, 10 s for 10 MB)."""
+    50 MB reply of such lines was wrapped grapheme by grapheme, 10 s for 10 MB). With `raw`,
+    the same of `clean(text)`, told from `text` itself: the characters `clean` spells out
+    are left out (their escapes are ASCII and `␛`, one cell each)."""
     if text.isascii():
         return True
-    try:
-        text.encode("latin-1")
-    except UnicodeEncodeError:
-        pass
     # Each distinct other character once, by a search that then skips it too (no list of
     # every occurrence: 600,000 `␛` in a 50 MB reply were 30 MB of strings).
     allowed, at = "", 0
-    while (found := _not_latin(allowed).search(text, at)) is not None:
+    while (found := _not_latin(allowed, raw).search(text, at)) is not None:
         character = found.group()
         if not _one_cell(character):
             return False
@@ -114,15 +114,32 @@ def _narrow(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _not_latin(allowed: str) -> re.Pattern[str]:
-    """A character past Latin-1 that is not one of `allowed`."""
-    return re.compile(f"[^\\x00-\\xff{re.escape(allowed)}]")
+def _not_latin(allowed: str, raw: bool = False) -> re.Pattern[str]:
+    """A character past Latin-1 that is not one of `allowed` (nor, with `raw`, one that
+    `clean` spells out)."""
+    escaped = f"{INVISIBLE}\ud800-\udfff" if raw else ""
+    return re.compile(f"[^\\x00-\\xff{escaped}{re.escape(allowed)}]")
 
 
 @functools.cache
 def _one_cell(character: str) -> bool:
     """True when the character takes exactly one cell."""
     return get_character_cell_size(character) == 1
+
+
+def shown_piece(text: str, column: int = 0) -> str:
+    """A piece of a line as `LongText` shows it: `clean`, then tabs expanded to the next
+    multiple of 8 as if the piece started at `column` of its line (what `expandtabs(8)`
+    of the whole cleaned line gives there)."""
+    safe = clean(text)
+    if "\t" not in safe:
+        return safe
+    lead = column % 8
+    return (" " * lead + safe).expandtabs(8)[lead:] if lead else safe.expandtabs(8)
+
+
+_NOT_WIDE = re.compile("[^\n\u1100-\U0010ffff]+")
+"""Characters that take one cell at most (below U+1100), or a line end."""
 
 
 class LongText:
@@ -132,57 +149,157 @@ class LongText:
     took minutes and gigabytes. Here rows are counted when the width is known (a line of
     ASCII is `len / width` rows, computed, not made), and a row is cut from its line only
     when drawn. Lines wrap at the width by cells (no word wrap).
+
+    The text is held as given, never copied whole: each row is made safe (`clean`, tabs
+    expanded) as it is drawn, from the piece of the text it shows. The rows are those of
+    the whole text cleaned, cut at the same places: a row's place is counted in the
+    cleaned text, whose line lengths are known without making it (`escaped_shape`), and a
+    line longer than `_STEP` keeps where every `_STEP` characters of it fall in its
+    cleaned form, so a row of a 50 MB line is cleaned from at most `_STEP` + a row.
     """
 
+    _STEP = 1024
+    """Characters of a long line between two of its kept places."""
+
     def __init__(self, text: str, style: Style | None = None, indent: int = 1) -> None:
-        safe = clean(text)
-        if "\t" in safe:
-            safe = safe.expandtabs(8)
-        self._text = safe
-        # Where each line starts (8 bytes a line), not a string each: a 50 MB message split
-        # into 600,000 lines was 85 MB more.
-        starts = array("q", [0])
-        find, at = safe.find, safe.find("\n")
+        self._text = text
+        # Where each line starts (4 bytes a line when the text allows), not a string each:
+        # a 50 MB message split into 600,000 lines was 85 MB more.
+        starts = array("I" if len(text) < 2**32 - 2 else "q", [0])
+        find, at = text.find, text.find("\n")
         while at >= 0:
             starts.append(at + 1)
             at = find("\n", at + 1)
-        starts.append(len(safe) + 1)  # where a line after the last would start
+        starts.append(len(text) + 1)  # where a line after the last would start
         self._starts = starts
-        self._narrow = _narrow(safe)
+        # Shown as it is, or cleaned row by row (then the cleaned lines' lengths are kept).
+        self._as_is = "\t" not in text and not has_controls(text)
+        self._lengths: array[int] | None = None
+        self._wide: array[int] | None = None
+        self._places: dict[int, tuple[array[int], array[int]]] = {}
+        """A long line's kept places: (offsets in the text's line, in the cleaned line)."""
+        self._narrow = _narrow(text, raw=True)
         self.style = style
         self.indent = indent
         self._width = -1
-        self._line_of: array[int] = array("q")
-        self._start_of: array[int] = array("q")
+        self._room = 1
+        self._every_line_fits = False
+        self._line_of: array[int] = array("I")
+        self._start_of: array[int] = array("I")
+
+    def _shown_lengths(self) -> array[int]:
+        """The length of each line once cleaned (counted once, for every width)."""
+        if self._lengths is not None:
+            return self._lengths
+        text, starts, lines = self._text, self._starts, self.line_count
+        lengths = array(starts.typecode)
+        number = 0
+        while number < lines:
+            begin = starts[number]
+            if starts[number + 1] - begin - 1 > self._STEP:
+                lengths.append(self._count_long(number))
+                number += 1
+                continue
+            # Short lines 64 K characters at a time (a regex's replacement holds a string per
+            # piece: 9 bytes a character of text full of escapes): their stand-in made, tabs
+            # expanded, measured.
+            # Lines `number` to `last` (not included): up to 64 K characters, none long.
+            last = bisect_right(starts, begin + (1 << 16), number + 1, lines + 1) - 1
+            last = next((n for n in range(number + 1, last)
+                         if starts[n + 1] - starts[n] - 1 > self._STEP), last)
+            shape = escaped_shape(text[begin:starts[last] - 1])
+            if "\t" in shape:
+                shape = shape.expandtabs(8)
+            find, at = shape.find, 0
+            for _ in range(last - number - 1):
+                end = find("\n", at)
+                lengths.append(end - at)
+                at = end + 1
+            lengths.append(len(shape) - at)
+            number = last
+        self._lengths = lengths
+        return lengths
+
+    def _wide_counts(self) -> array[int]:
+        """For each line, how many of its characters may take two cells (from U+1100 on):
+        its cells once shown are at most its shown length plus that, so a line of a text of
+        CJK or emoji is known to fit in a row without being cut grapheme by grapheme."""
+        if self._wide is not None:
+            return self._wide
+        text, starts, lines = self._text, self._starts, self.line_count
+        wide = array(starts.typecode)
+        number = 0
+        while number < lines:
+            begin = starts[number]
+            last = max(number + 1, bisect_right(starts, begin + (1 << 16), number + 1,
+                                                lines + 1) - 1)
+            only = _NOT_WIDE.sub("", text[begin:starts[last] - 1])
+            find, at = only.find, 0
+            for _ in range(last - number - 1):
+                end = find("\n", at)
+                wide.append(end - at)
+                at = end + 1
+            wide.append(len(only) - at)
+            number = last
+        self._wide = wide
+        return wide
+
+    def _count_long(self, number: int) -> int:
+        """Line `number` (longer than `_STEP`) cleaned: its length, and its kept places."""
+        text, begin, end = self._text, self._starts[number], self._starts[number + 1] - 1
+        raw, shown = array("q"), array("q")
+        length = 0
+        for at in range(begin, end, self._STEP):
+            raw.append(at - begin)
+            shown.append(length)
+            shape = escaped_shape(text[at:min(at + self._STEP, end)])
+            if "\t" in shape:
+                lead = length % 8
+                shape = (" " * lead + shape).expandtabs(8)[lead:]
+            length += len(shape)
+        self._places[number] = (raw, shown)
+        return length
 
     def layout(self, width: int) -> int:
         """The number of rows at `width` columns (laid out once per width)."""
-        if width != self._width:
-            self._width = width
-            room = max(1, width - self.indent)
-            line_of: array[int] = array("q")
-            start_of: array[int] = array("q")
-            starts, lines = self._starts, self.line_count
-            if self._narrow and max(map(int.__sub__, starts[1:], starts)) - 1 <= room:
-                # Every line fits (most text at most widths): a row per line, made at once.
-                self._line_of = array("q", range(lines))
-                self._start_of = array("q", bytes(8 * lines))
-                return lines
-            for number in range(lines):
-                length = starts[number + 1] - starts[number] - 1
-                line = "" if self._narrow else self.line(number)
-                if self._narrow or _narrow(line):
-                    count = max(1, -(-length // room))
-                    line_of.extend([number] * count)
-                    start_of.extend(range(0, count * room, room))
-                else:
-                    start = 0
-                    for piece in chop_cells(line, room) or [""]:
-                        line_of.append(number)
-                        start_of.append(start)
-                        start += len(piece)
-            self._line_of, self._start_of = line_of, start_of
-        return len(self._line_of)
+        if width == self._width:
+            return self._rows
+        self._width = width
+        room = self._room = max(1, width - self.indent)
+        starts, lines = self._starts, self.line_count
+        lengths = (array("q", map(int.__sub__, starts[1:], starts)) if self._as_is
+                   else self._shown_lengths())
+        less = 1 if self._as_is else 0
+        wide = None if self._narrow else self._wide_counts()
+        longest = (max(lengths) if wide is None else max(map(int.__add__, lengths, wide))) - less
+        self._line_of, self._start_of = array("I"), array("I")
+        # Every line fits (most text at most widths): a row per line, nothing kept.
+        self._every_line_fits = longest <= room
+        if self._every_line_fits:
+            self._rows = lines
+            return lines
+        line_of = self._line_of
+        start_of = self._start_of
+        for number in range(lines):
+            length = lengths[number] - less
+            if wide is None or length + wide[number] <= room:
+                count = max(1, -(-length // room))
+                line_of.extend([number] * count)
+                start_of.extend(range(0, count * room, room))
+                continue
+            line = self._shown_line(number)
+            if _narrow(line):
+                count = max(1, -(-length // room))
+                line_of.extend([number] * count)
+                start_of.extend(range(0, count * room, room))
+            else:
+                start = 0
+                for piece in chop_cells(line, room) or [""]:
+                    line_of.append(number)
+                    start_of.append(start)
+                    start += len(piece)
+        self._rows = len(line_of)
+        return self._rows
 
     @property
     def line_count(self) -> int:
@@ -190,23 +307,93 @@ class LongText:
         return len(self._starts) - 1
 
     def line(self, number: int) -> str:
-        """Line `number` of the text (without its line end)."""
+        """Line `number` of the text as given (without its line end)."""
         return self._text[self._starts[number]:self._starts[number + 1] - 1]
+
+    def _shown_line(self, number: int) -> str:
+        """Line `number` as shown (cleaned, tabs expanded), whole."""
+        return self.line(number) if self._as_is else shown_piece(self.line(number))
+
+    def shown(self, number: int, start: int, end: int | None = None) -> str:
+        """Characters `start` to `end` of line `number` as shown, cleaned from the piece of
+        the text they come from (never the whole text, nor a long line whole)."""
+        begin = self._starts[number]
+        stop = self._starts[number + 1] - 1
+        if self._as_is:
+            return self._text[begin + start:stop if end is None else begin + end]
+        raw_at, shown_at = 0, 0
+        places = self._places.get(number)
+        if places is not None:
+            found = bisect_right(places[1], start) - 1
+            raw_at, shown_at = places[0][found], places[1][found]
+        # Every character is at least one once shown: `end - shown_at` of the text's are
+        # enough (or the rest of the line).
+        last = stop if end is None else min(stop, begin + raw_at + end - shown_at)
+        piece = shown_piece(self._text[begin + raw_at:last], shown_at)
+        return piece[start - shown_at:None if end is None else end - shown_at]
+
+    def first_row_holding(self, needle: str) -> int | None:
+        """The first row (at the laid-out width) whose text, lower-cased, holds `needle`:
+        the rows `TurnLines.scroll_to_text` would find one by one, found by looking for the
+        needle in 64 K characters of lines at a time and only then in that line's rows."""
+        if not needle or needle != needle.strip():
+            # White space at an end may be the row's margin or padding: row by row.
+            return next((row for row in range(self._rows) if needle in "".join(
+                segment.text for segment in self.row(row)).lower()), None)
+        starts, lines = self._starts, self.line_count
+        number = 0
+        while number < lines:
+            begin = starts[number]
+            if starts[number + 1] - begin - 1 > self._STEP:  # a long line: row by row
+                found = self._row_in_line_holding(number, needle)
+                if found is not None:
+                    return found
+                number += 1
+                continue
+            last = bisect_right(starts, begin + (1 << 16), number + 1, lines + 1) - 1
+            last = next((n for n in range(number + 1, last)
+                         if starts[n + 1] - starts[n] - 1 > self._STEP), last)
+            chunk = self._text[begin:starts[last] - 1]
+            shown = (chunk if self._as_is else shown_piece(chunk)).lower()
+            at = shown.find(needle)
+            while at >= 0:
+                line = number + shown.count("\n", 0, at)
+                found = self._row_in_line_holding(line, needle)
+                if found is not None:
+                    return found
+                end = shown.find("\n", at)
+                at = -1 if end < 0 else shown.find(needle, end + 1)
+            number = last
+        return None
+
+    def _row_in_line_holding(self, number: int, needle: str) -> int | None:
+        """The first row of line `number` whose text, lower-cased, holds `needle`."""
+        if self._every_line_fits:
+            rows = range(number, number + 1)
+        else:
+            first = bisect_left(self._line_of, number)
+            rows = range(first, bisect_right(self._line_of, number, first))
+        for row in rows:
+            if needle in "".join(segment.text for segment in self.row(row)).lower():
+                return row
+        return None
 
     def row(self, number: int) -> list[Segment]:
         """Row `number` at the laid-out width, padded to it."""
-        line_number = self._line_of[number]
-        line = self.line(line_number)
-        start = self._start_of[number]
-        last = number + 1 >= len(self._line_of) or self._line_of[number + 1] != line_number
-        piece = line[start:] if last else line[start:self._start_of[number + 1]]
+        if self._every_line_fits:
+            piece = self.shown(number, 0)
+        else:
+            line_number = self._line_of[number]
+            start = self._start_of[number]
+            last = number + 1 >= len(self._line_of) or self._line_of[number + 1] != line_number
+            piece = self.shown(line_number, start, None if last else self._start_of[number + 1])
         pad = max(0, self._width - self.indent - cell_len(piece))
         return [Segment(" " * self.indent), Segment(piece, self.style), Segment(" " * pad)]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Outside `TurnLines`: its first lines only (never the whole text)."""
         end = self._starts[min(FOLD_LINES, self.line_count)] - 1
-        yield Text(self._text[:end], style=self.style or "")
+        yield Text(shown_piece(self._text[:end]), style=self.style or "")
 
 
 def tool_title(part: Part) -> str:
@@ -252,30 +439,46 @@ def tool_body(part: Part, needle: str = "") -> Text:
     body = Text()
     if part.input:
         body.append("input\n", style="bold dim")
-        _append_folded(body, clean(part.input), 12, needle, "more lines")
+        _append_folded(body, part.input, 12, needle, "more lines")
     output = part.output if part.kind == Kind.TOOL_CALL else part.text
     if output:
         if body:
             body.append("\n")
         body.append("output\n", style="bold dim")
-        _append_folded(body, clean(output), FOLD_LINES, needle,
+        _append_folded(body, output, FOLD_LINES, needle,
                        "more lines folded (v shows the raw record)")
     if part.shortened:
         body.append("\n… shortened in memory; v shows the raw record", style="dim italic")
     return body
 
 
-def _append_folded(body: Text, text: str, lines: int, needle: str, more: str) -> None:
-    """The first `lines` lines of `text`, then the first hidden line holding `needle` with
-    two lines either side, then how many lines are left out."""
-    shown, hidden = fold(text, lines)
+def fold_clean(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS) -> tuple[str, int]:
+    """`fold(clean(text), lines, chars)`, with only the text's head cleaned: a 50 MB tool
+    output was cleaned whole (and so copied, in two bytes a character once `␛` is spelled
+    out) to show its first 24 lines."""
+    if len(text) <= chars:
+        return fold(clean(text), lines, chars)
+    # Cleaning never shortens a text, nor moves a line end to another line: the head's
+    # first `chars` characters are the whole text's, and the line ends after them are the
+    # head's past `chars` and the rest's.
+    head = clean(text[:chars])
+    shown, hidden = fold(head[:chars], lines, chars)
+    hidden += head.count("\n", chars) + text.count("\n", chars)
+    return shown, max(hidden, 1)
+
+
+def _append_folded(body: Text, raw: str, lines: int, needle: str, more: str) -> None:
+    """The first `lines` lines of `raw` (cleaned), then the first hidden line holding
+    `needle` with two lines either side, then how many lines are left out."""
+    shown, hidden = fold_clean(raw, lines)
     body.append(shown)
     if not hidden:
         return
     wanted = needle.lower()
-    all_lines = text.splitlines()
     at = None
     if wanted and wanted not in shown.lower():
+        text = clean(raw)
+        all_lines = text.splitlines()
         at = next((i for i in range(lines, len(all_lines)) if wanted in all_lines[i].lower()),
                   None)
     if at is None:

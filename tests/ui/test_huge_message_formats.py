@@ -25,7 +25,7 @@ def _lines(path: Path, records: list[dict[str, object]]) -> Path:
     return path
 
 
-def claude_code(path: Path) -> Path:
+def claude_code(path: Path, text: str = BIG) -> Path:
     session = "5b0c1a52-0000-4000-8000-000000000001"
 
     def record(number: int, role: str, content: object) -> dict[str, object]:
@@ -35,11 +35,11 @@ def claude_code(path: Path) -> Path:
                 "message": {"role": role, "content": content,
                             **({"id": f"m-{number}"} if role == "assistant" else {})}}
     return _lines(path / "big.jsonl", [
-        record(0, "user", PROMPT), record(1, "assistant", [{"type": "text", "text": BIG}]),
+        record(0, "user", PROMPT), record(1, "assistant", [{"type": "text", "text": text}]),
         record(2, "user", "thanks"), record(3, "assistant", [{"type": "text", "text": "ok"}])])
 
 
-def codex(path: Path) -> Path:
+def codex(path: Path, text: str = BIG) -> Path:
     def item(role: str, kind: str, text: str) -> dict[str, object]:
         return {"timestamp": "2026-01-01T00:00:00Z", "type": "response_item",
                 "payload": {"type": "message", "role": role,
@@ -47,11 +47,11 @@ def codex(path: Path) -> Path:
     return _lines(path / "rollout-2026-01-01T00-00-00-big.jsonl", [
         {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
          "payload": {"id": "big", "cwd": "/tmp"}},
-        item("user", "input_text", PROMPT), item("assistant", "output_text", BIG),
+        item("user", "input_text", PROMPT), item("assistant", "output_text", text),
         item("user", "input_text", "thanks"), item("assistant", "output_text", "ok")])
 
 
-def codex_output(path: Path) -> Path:
+def codex_output(path: Path, text: str = BIG) -> Path:
     """A 50 MB tool output (a `cat` of a big file), the usual way a rollout gets a huge line."""
     def line(kind: str, payload: dict[str, object]) -> dict[str, object]:
         return {"timestamp": "2026-01-01T00:00:00Z", "type": kind, "payload": payload}
@@ -62,42 +62,42 @@ def codex_output(path: Path) -> Path:
         line("response_item", {"type": "function_call", "name": "shell", "call_id": "c1",
                                "arguments": json.dumps({"command": ["cat", "big.txt"]})}),
         line("response_item", {"type": "function_call_output", "call_id": "c1",
-                               "output": BIG}),
+                               "output": text}),
         line("response_item", {"type": "message", "role": "assistant",
                                "content": [{"type": "output_text", "text": "done"}]})])
 
 
-def claude_code_result(path: Path) -> Path:
+def claude_code_result(path: Path, text: str = BIG) -> Path:
     """A 50 MB tool result."""
-    out = claude_code(path)
+    out = claude_code(path, "")
     records = [json.loads(line) for line in out.read_text().splitlines()]
     records[1]["message"]["content"] = [{"type": "tool_use", "id": "t1", "name": "Bash",
                                          "input": {"command": "cat big.txt"}}]
     records[2]["message"]["content"] = [{"type": "tool_result", "tool_use_id": "t1",
-                                         "content": BIG}]
+                                         "content": text}]
     return _lines(out, records)
 
 
-def _gemini_messages() -> list[dict[str, object]]:
+def _gemini_messages(text: str) -> list[dict[str, object]]:
     return [{"id": "m1", "type": "user", "content": PROMPT},
-            {"id": "m2", "type": "gemini", "content": BIG},
+            {"id": "m2", "type": "gemini", "content": text},
             {"id": "m3", "type": "user", "content": "thanks"},
             {"id": "m4", "type": "gemini", "content": "ok"}]
 
 
-def gemini_json(path: Path) -> Path:
+def gemini_json(path: Path, text: str = BIG) -> Path:
     out = path / "session-big.json"
     out.write_text(json.dumps({"sessionId": "big", "projectHash": "p",
-                               "messages": _gemini_messages()}, indent=2))
+                               "messages": _gemini_messages(text)}, indent=2))
     return out
 
 
-def gemini_jsonl(path: Path) -> Path:
+def gemini_jsonl(path: Path, text: str = BIG) -> Path:
     return _lines(path / "session-big.jsonl",
-                  [{"sessionId": "big", "projectHash": "p"}, *_gemini_messages()])
+                  [{"sessionId": "big", "projectHash": "p"}, *_gemini_messages(text)])
 
 
-def opencode_export(path: Path) -> Path:
+def opencode_export(path: Path, text: str = BIG) -> Path:
     def message(number: int, role: str, text: str) -> dict[str, object]:
         return {"info": {"id": f"msg_{number}", "sessionID": "ses_big", "role": role,
                          "time": {"created": 1_700_000_000_000 + number}},
@@ -105,22 +105,22 @@ def opencode_export(path: Path) -> Path:
                            "messageID": f"msg_{number}", "type": "text", "text": text}]}
     out = path / "big.opencode.json"
     out.write_text(json.dumps({"info": {"id": "ses_big", "title": "big"}, "messages": [
-        message(1, "user", PROMPT), message(2, "assistant", BIG),
+        message(1, "user", PROMPT), message(2, "assistant", text),
         message(3, "user", "thanks"), message(4, "assistant", "ok")]}, indent=1))
     return out
 
 
-def opencode_run(path: Path) -> Path:
-    def text(number: int, value: str) -> dict[str, object]:
+def opencode_run(path: Path, text: str = BIG) -> Path:
+    def part(number: int, value: str) -> dict[str, object]:
         return {"type": "text", "timestamp": 1_700_000_000_000 + number, "sessionID": "ses_big",
                 "part": {"id": f"prt_{number}", "sessionID": "ses_big",
                          "messageID": f"msg_{number}", "type": "text", "text": value}}
-    return _lines(path / "big.opencode-run.jsonl", [text(1, BIG), text(2, "ok")])
+    return _lines(path / "big.opencode-run.jsonl", [part(1, text), part(2, "ok")])
 
 
-def opencode_run_started(path: Path) -> Path:
+def opencode_run_started(path: Path, text: str = BIG) -> Path:
     """As `opencode run` writes it: a step starts before the text."""
-    out = opencode_run(path)
+    out = opencode_run(path, text)
     start = {"type": "step_start", "timestamp": 1_700_000_000_000, "sessionID": "ses_big",
              "part": {"id": "prt_0", "sessionID": "ses_big", "messageID": "msg_1",
                       "type": "step-start"}}
@@ -128,17 +128,51 @@ def opencode_run_started(path: Path) -> Path:
     return out
 
 
-def swe_agent(path: Path) -> Path:
+def swe_agent(path: Path, text: str = BIG) -> Path:
     out = path / "big.traj"
     out.write_text(json.dumps({
         "environment": "swe_main",
         "history": [{"role": "system", "content": "You are a helpful agent."},
                     {"role": "user", "content": PROMPT}],
-        "trajectory": [{"action": "cat big.txt", "observation": BIG, "response": "cat it",
+        "trajectory": [{"action": "cat big.txt", "observation": text, "response": "cat it",
                         "thought": "look at it", "state": "{}"},
                        {"action": "submit", "observation": "done", "response": "submit",
                         "thought": "done", "state": "{}"}],
         "info": {"exit_status": "submitted"}}, indent=1))
+    return out
+
+
+def _chat(text: str) -> list[dict[str, object]]:
+    return [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": text},
+            {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "ok"}]
+
+
+def chat_json(path: Path, text: str = BIG) -> Path:
+    out = path / "big.chat.json"
+    out.write_text(json.dumps({"id": "big", "messages": _chat(text)}))
+    return out
+
+
+def chat_jsonl(path: Path, text: str = BIG) -> Path:
+    return _lines(path / "big.chat.jsonl", _chat(text))
+
+
+def sharegpt(path: Path, text: str = BIG) -> Path:
+    out = path / "big.sharegpt.json"
+    out.write_text(json.dumps([{"id": "big", "conversations": [
+        {"from": "human" if message["role"] == "user" else "gpt", "value": message["content"]}
+        for message in _chat(text)]}]))
+    return out
+
+
+def aider(path: Path, text: str = BIG) -> Path:
+    """One chat whose reply is the text (Aider writes a reply as it is, without a prefix)."""
+    out = path / ".aider.chat.history.md"
+    with open(out, "w", encoding="utf-8") as handle:
+        handle.write("# aider chat started at 2024-05-01 10:20:30\n\n> Aider v0.50.1\n\n"
+                     f"#### {PROMPT}\n\n")
+        handle.write(text)
+        handle.write("\n\n> Tokens: 1k sent, 2 received.\n\n#### thanks\n\nok\n")
     return out
 
 
@@ -147,7 +181,8 @@ FORMATS: dict[str, Callable[[Path], Path]] = {
     "codex-output": codex_output, "gemini-json": gemini_json,
     "gemini-jsonl": gemini_jsonl, "opencode-export": opencode_export,
     "opencode-run": opencode_run_started, "opencode-run-first-line": opencode_run,
-    "swe-agent": swe_agent,
+    "swe-agent": swe_agent, "chat-json": chat_json, "chat-jsonl": chat_jsonl,
+    "sharegpt": sharegpt, "aider": aider,
 }
 
 

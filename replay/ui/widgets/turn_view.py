@@ -3,6 +3,7 @@ updates instead of mounting dozens of widgets (stepping must stay under 50 ms)."
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -145,12 +146,18 @@ def _long_prose(text: str, muted: Style) -> list[RenderableType]:
             _indent(Text(f"… {more} (click or o shows it all)", style=muted))]
 
 
+_TAG_FIRST = re.compile(r"\s*<")
+"""A text whose first character but white space is `<`: only such can be a harness's
+command wrappers (`as_shown`, which strips a copy of the text to tell)."""
+
+
 def _part(part: Part, *, compact: bool, expanded: bool, muted: Style,
           needle: str = "") -> list[RenderableType]:
     if part.kind == Kind.TEXT:
-        if not part.text.strip():
+        # Told without a stripped copy of the text (a 50 MB message was copied twice here).
+        if not part.text or part.text.isspace():
             return [_indent(Text(f"(blank text: {clean(repr(part.text[:60]))})", style=muted))]
-        harness = as_shown(part.text)
+        harness = as_shown(part.text) if _TAG_FIRST.match(part.text) else None
         if harness is not None:
             # A /command or its output, as the harness shows it (never the raw tags).
             return [_indent(Text(clean(harness), style=Style(bold=True)
@@ -303,11 +310,22 @@ class TurnLines(ScrollView, can_focus=False):
         """Scroll so that the first line holding `needle` (any case) is in view."""
         wanted = needle.lower()
         height = self.scrollable_content_region.height
-        for at in range(self._height):
-            if wanted in "".join(segment.text for segment in self._row(at)).lower():
-                if not self.scroll_y <= at < self.scroll_y + height:
-                    self.scroll_to(y=max(0, at - 1), animate=False, immediate=True, force=True)
-                return
+        at = 0
+        while at < self._height:
+            place, _, long = self._place(at) if self._long else (at, None, None)
+            if long is not None:
+                # A long text's rows are searched by the text itself, a chunk at a time.
+                found = long.first_row_holding(wanted)
+                if found is None:
+                    at += long.layout(self._rendered_width) - place
+                    continue
+                at += found - place
+            elif wanted not in "".join(segment.text for segment in self._row(at)).lower():
+                at += 1
+                continue
+            if not self.scroll_y <= at < self.scroll_y + height:
+                self.scroll_to(y=max(0, at - 1), animate=False, immediate=True, force=True)
+            return
 
     @property
     def plain_text(self) -> str:
