@@ -142,6 +142,17 @@ _NOT_WIDE = re.compile("[^\n\u1100-\U0010ffff]+")
 """Characters that take one cell at most (below U+1100), or a line end."""
 
 
+def _append_line_lengths(piece: str, lines: int, out: array[int]) -> None:
+    """Append to `out` the lengths of the `lines` lines of `piece` (one text of them joined
+    by newlines): the per-line figure LongText keeps, found without splitting the piece."""
+    find, at = piece.find, 0
+    for _ in range(lines - 1):
+        end = find("\n", at)
+        out.append(end - at)
+        at = end + 1
+    out.append(len(piece) - at)
+
+
 class LongText:
     """A very long plain text drawn a screen at a time (`TurnLines` asks for rows).
 
@@ -210,12 +221,7 @@ class LongText:
             shape = escaped_shape(text[begin:starts[last] - 1])
             if "\t" in shape:
                 shape = shape.expandtabs(8)
-            find, at = shape.find, 0
-            for _ in range(last - number - 1):
-                end = find("\n", at)
-                lengths.append(end - at)
-                at = end + 1
-            lengths.append(len(shape) - at)
+            _append_line_lengths(shape, last - number, lengths)
             number = last
         self._lengths = lengths
         return lengths
@@ -234,12 +240,7 @@ class LongText:
             last = max(number + 1, bisect_right(starts, begin + (1 << 16), number + 1,
                                                 lines + 1) - 1)
             only = _NOT_WIDE.sub("", text[begin:starts[last] - 1])
-            find, at = only.find, 0
-            for _ in range(last - number - 1):
-                end = find("\n", at)
-                wide.append(end - at)
-                at = end + 1
-            wide.append(len(only) - at)
+            _append_line_lengths(only, last - number, wide)
             number = last
         self._wide = wide
         return wide
