@@ -941,7 +941,7 @@ def main() -> int:
         import replay.ui.screens.replay_screen  # noqa: F401, PLC0415
     if not args.whole_index:
         TurnIndex.__init__.__kwdefaults__.update(tail=1, cache=1)
-    made = tempfile.TemporaryDirectory(prefix="fuzz-gen-") if args.generated else None
+    generated = tempfile.TemporaryDirectory(prefix="fuzz-gen-") if args.generated else None
     signal.signal(signal.SIGALRM, _alarm)
     signal.signal(signal.SIGPROF, _alarm)
     LIMITS.update(cpu=args.timeout, wall=args.wall)
@@ -949,7 +949,7 @@ def main() -> int:
     failures: dict[str, list[str]] = collections.defaultdict(list)
     mutants = runs = 0
     started = time.monotonic()
-    files = [f for f in sources(Path(made.name) if made is not None else None)
+    files = [f for f in sources(Path(generated.name) if generated is not None else None)
              if args.only in f.name]
     shard, shards = (int(part) for part in args.shard.split("/"))
     files = files[shard - 1::shards]
@@ -966,16 +966,16 @@ def main() -> int:
         # `per_file` mutants of this file, the kinds taken in turn from where the last file's
         # left off (so every kind runs, not only the first `per_file`); a kind that does
         # not apply to the file (None) gives way to the next, up to two rounds of the kinds.
-        made = 0
+        kept = 0
         for _attempt in range(2 * len(MUTATIONS)):
-            if made >= args.per_file:
+            if kept >= args.per_file:
                 break
             mutate = MUTATIONS[next_kind % len(MUTATIONS)]
             next_kind += 1
             mutant = mutate(rng, data)
             if mutant is None:
                 continue
-            made += 1
+            kept += 1
             mutants += 1
             with tempfile.TemporaryDirectory(prefix="fuzz-") as directory:
                 folder = Path(directory) / "d"
