@@ -302,6 +302,21 @@ class LongText:
         self._rows = len(line_of)
         return self._rows
 
+    def place_of(self, row: int) -> tuple[int, int]:
+        """(line, column) where row `row` at the laid-out width starts."""
+        if self._every_line_fits:
+            return row, 0
+        return self._line_of[row], self._start_of[row]
+
+    def row_of(self, line: int, column: int = 0) -> int:
+        """The row at the laid-out width that shows column `column` of line `line` (a resize
+        keeps the line on top, not the row number)."""
+        if self._every_line_fits:
+            return line
+        first = bisect_left(self._line_of, line)
+        end = bisect_right(self._line_of, line, first)
+        return max(first, bisect_right(self._start_of, column, first, end) - 1)
+
     @property
     def line_count(self) -> int:
         """Lines of the text."""

@@ -413,7 +413,24 @@ class TurnLines(ScrollView, can_focus=False):
         return False
 
     def on_resize(self) -> None:
+        width, top = self._rendered_width, self._long_place(int(self.scroll_y))
         self._render_lines()
+        if top is None or self._rendered_width == width:
+            return
+        # Rows of a long text are laid out again: keep the line that was on top there.
+        long, line, column = top
+        for start, _, candidate in self._long:
+            if candidate is long:
+                self.scroll_to(y=start + long.row_of(line, column), animate=False,
+                               immediate=True, force=True)
+                break
+
+    def _long_place(self, index: int) -> tuple[LongText, int, int] | None:
+        """(the long text, line, column) shown at row `index`; None off a long text."""
+        if not self._long or not 0 < index < self._height or self._rendered_width <= 0:
+            return None
+        at, _, long = self._place(index)
+        return None if long is None else (long, *long.place_of(at))
 
     def on_click(self, event: events.Click) -> None:
         line = event.y + int(self.scroll_y)
