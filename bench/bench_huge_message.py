@@ -3,7 +3,7 @@ size, and the time to open, unfold (`o`), scroll to the end of and fold again th
 (issue 27: each step within 2 s, the app's peak RSS <= 2x the file, folded and unfolded).
 
 Usage: python bench/bench_huge_message.py [--mb 50] [--formats a,b] [--texts plain,controls]
-       [--keep] [--out DIR] [--limit-gb 5.5]
+       [--keep] [--out DIR] [--limit-gb 5.5] [--width 160]
 
 Each file is made by the makers of `tests/ui/test_huge_message_formats.py` around a text of
 about `--mb` MB, one of `TEXTS`:
@@ -15,7 +15,8 @@ about `--mb` MB, one of `TEXTS`:
   four bytes a character).
 
 Each run is a child process capped at `--limit-gb` of address space; its peak RSS is its own
-`ru_maxrss` (`os.wait4`). The child runs the app headless (160x45) and prints, per phase, the
+`ru_maxrss` (`os.wait4`). The child runs the app headless (`--width` x 45, 160 columns
+unless told: at 80 a line of CJK wraps where at 160 it fits) and prints, per phase, the
 wall and CPU seconds and the peak RSS so far:
 
 - shown: start to the session on screen with every turn read;
@@ -76,7 +77,7 @@ def make(fmt: str, kind: str, size: int, folder: Path) -> Path:
     return formats.FORMATS[fmt](folder, huge_text(kind, size))
 
 
-def child_app(path: Path, kind: str) -> None:
+def child_app(path: Path, kind: str, width: int = 160) -> None:
     """The app on the file, headless: prints `phase NAME WALL CPU PEAK_RSS` for each phase
     and `last-row OK|WRONG TEXT`."""
     import tempfile
@@ -145,7 +146,7 @@ def child_app(path: Path, kind: str) -> None:
     run = ReplayApp.run
 
     def headless_run(self: ReplayApp, **_: object) -> None:
-        run(self, headless=True, size=(160, 45), auto_pilot=pilot_run)
+        run(self, headless=True, size=(width, 45), auto_pilot=pilot_run)
 
     ReplayApp.run = headless_run  # type: ignore[method-assign]
     main([str(path)])
@@ -171,6 +172,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="reuse files already made")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--limit-gb", type=float, default=5.5)
+    parser.add_argument("--width", type=int, default=160, help="the terminal's columns")
     parser.add_argument("--child-app", nargs=2, metavar=("PATH", "TEXT"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--child-make", nargs=4, metavar=("FORMAT", "TEXT", "CHARS", "DIR"),
@@ -181,13 +183,13 @@ def main() -> int:
         print(make(fmt, kind, int(size), Path(folder)))
         return 0
     if args.child_app is not None:
-        child_app(Path(args.child_app[0]), args.child_app[1])
+        child_app(Path(args.child_app[0]), args.child_app[1], args.width)
         return 0
     import subprocess
 
     limit = int(args.limit_gb * 2**30)
     print(f"load: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (1, 5, 15 min), "
-          f"{os.cpu_count()} cores; a {args.mb:g} MB message")
+          f"{os.cpu_count()} cores; a {args.mb:g} MB message at {args.width} columns")
     print(f"{'format':<19} {'text':<9} {'MB':>5} " + " ".join(
         f"{name + ' s':>9}" for name in PHASES) + "  (wall/CPU)  RSS/file: folded unfolded"
           " peak  last row")
@@ -208,7 +210,8 @@ def main() -> int:
                 path = Path(made.stdout.strip())
             size = path.stat().st_size
             wall, peak, code, out, _ = measure_child(
-                [sys.executable, __file__, "--child-app", str(path), kind], limit)
+                [sys.executable, __file__, "--child-app", str(path), kind,
+                 "--width", str(args.width)], limit)
             phases, last = _parse(out)
 
             def seconds(name: str, phases: dict[str, tuple[float, float, int]] = phases) -> str:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import functools
 import re
 from array import array
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from itertools import accumulate, repeat
 
 from rich.cells import cell_len, chop_cells, get_character_cell_size
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -138,8 +140,163 @@ def shown_piece(text: str, column: int = 0) -> str:
     return (" " * lead + safe).expandtabs(8)[lead:] if lead else safe.expandtabs(8)
 
 
-_NOT_WIDE = re.compile("[^\n\u1100-\U0010ffff]+")
-"""Characters that take one cell at most (below U+1100), or a line end."""
+def _cell_table() -> Iterable[tuple[int, int, int]]:
+    """Rich's table of the characters not one cell wide, (first, last, cells), the one
+    `chop_cells` measures by."""
+    try:
+        from rich._unicode_data import load
+    except ImportError:  # Rich before 14
+        from rich._cell_widths import CELL_WIDTHS
+
+        return CELL_WIDTHS
+    return load("auto").widths
+
+
+def _cell_classes() -> tuple[str, str]:
+    """The characters of the BMP of two cells and those of none, as regex class bodies,
+    among the characters a shown text holds: not those `clean` spells out (their escapes
+    are one cell a character), nor tab (expanded) or line end. (Past the BMP, characters
+    are few and told one by one: a class holding ranges past the BMP checks each of them
+    for every character it meets, 200 ns a character of ASCII.)"""
+    bodies: dict[int, list[str]] = {0: [], 2: []}
+    for first, last, cells in _cell_table():
+        if cells not in bodies or first > 0xFFFF:
+            continue
+        last, at = min(last, 0xFFFF), first
+        # The characters `clean` spells out are all in the BMP: skip them one by one.
+        for code in range(first, last + 1):
+            if code in (9, 10) or has_controls(chr(code)):
+                if at < code:
+                    bodies[cells].append(_span(at, code - 1))
+                at = code + 1
+        if at <= last:
+            bodies[cells].append(_span(at, last))
+    return "".join(bodies[2]), "".join(bodies[0])
+
+
+def _span(first: int, last: int) -> str:
+    """Characters `first` to `last` as a regex class piece."""
+    if first == last:
+        return re.escape(chr(first))
+    return f"{re.escape(chr(first))}-{re.escape(chr(last))}"
+
+
+_PAST_BMP = "\U00010000-\U0010ffff"
+
+
+@dataclass(frozen=True)
+class _CellPatterns:
+    """The regexes that tell characters' cells by Rich's table, made on the first text
+    holding characters of other widths than one (50 ms)."""
+
+    one: re.Pattern[str]
+    """A run of characters of one cell in the BMP (no line end)."""
+    not_zero: re.Pattern[str]
+    """A run of characters of one or two cells in the BMP (no line end)."""
+    zero: re.Pattern[str]
+    """A character of no cell in the BMP."""
+    bmp: re.Pattern[str]
+    """A run of characters in the BMP."""
+    past: re.Pattern[str]
+    """A character past the BMP."""
+    runs: re.Pattern[str]
+    """A run of a line's characters of one width: two cells (group 1), none (group 2), a
+    character past the BMP (group 3), one cell (none)."""
+
+
+@functools.cache
+def _cell_patterns() -> _CellPatterns:
+    """The regexes that tell characters' cells (made once)."""
+    wide, zero = _cell_classes()
+    return _CellPatterns(
+        one=re.compile(f"[^\n{wide}{zero}{_PAST_BMP}]+"),
+        not_zero=re.compile(f"[^\n{zero}{_PAST_BMP}]+"),
+        zero=re.compile(f"[{zero}]"),
+        bmp=re.compile("[\\u0000-\\uffff]+"),
+        past=re.compile(f"[{_PAST_BMP}]"),
+        runs=re.compile(f"([{wide}]+)|([{zero}]+)|([{_PAST_BMP}])|[^{wide}{zero}{_PAST_BMP}]+"))
+
+
+@functools.lru_cache(maxsize=64)
+def _any_of(characters: str) -> re.Pattern[str]:
+    """A run of the given characters."""
+    return re.compile(f"[{re.escape(characters)}]+")
+
+
+def _not_one_cell(text: str) -> tuple[str, str | None]:
+    """(the characters of `text` of two cells or none, and those of none, or None when it
+    has none of them), line ends kept. Characters past the BMP are told one by one, each
+    distinct one once."""
+    patterns = _cell_patterns()
+    odd = patterns.one.sub("", text)
+    by_cells: dict[int, str] = {}
+    if patterns.past.search(odd) is not None:
+        for character in sorted(set(patterns.bmp.sub("", odd))):
+            cells = get_character_cell_size(character)
+            by_cells[cells] = by_cells.get(cells, "") + character
+        if 1 in by_cells:
+            odd = _any_of(by_cells[1]).sub("", odd)
+    if 0 not in by_cells and patterns.zero.search(odd) is None:
+        return odd, None
+    zero = patterns.not_zero.sub("", odd)
+    return odd, _any_of(by_cells[2]).sub("", zero) if 2 in by_cells else zero
+
+
+def _row_starts(pieces: Iterable[str], room: int) -> list[int]:
+    """Where the rows of a shown line (given as pieces, in order) start when it is cut at
+    `room` cells (at least 2): the cuts `chop_cells` makes, found a run of characters of one
+    width at a time (a line of CJK was cut grapheme by grapheme: 20 s for 50 MB). A
+    character of no cell stays with the one before it (a shown text holds no joiner or
+    variation selector: `clean` spells them out)."""
+    starts, fill, base = [0], 0, 0
+    runs = _cell_patterns().runs.finditer
+    for piece in pieces:
+        for run in runs(piece):
+            kind = run.lastindex
+            cells = (2 if kind == 1 else 0 if kind == 2 else 1 if kind is None
+                     else get_character_cell_size(run.group()))
+            if not cells:
+                continue
+            at, left = base + run.start(), run.end() - run.start()
+            fit = (room - fill) // cells
+            while left > fit:
+                at += fit
+                left -= fit
+                starts.append(at)
+                fill, fit = 0, room // cells
+            fill += left * cells
+        base += len(piece)
+    return starts
+
+
+_TABLE_CELLS = 1 << 20
+"""Lines of at most this many cells are counted in rows by a table of every count."""
+
+
+def _rows_by_cells(cells: array[int], room: int, longest: int) -> array[int]:
+    """The rows of each line of `cells` cells whose characters are of one cell (or of
+    none): ceil(cells / room), at least one."""
+    if longest > _TABLE_CELLS:
+        return array("q", map(max, repeat(1), map(int.__neg__, map(
+            int.__floordiv__, map(int.__neg__, cells), repeat(room)))))
+    table = array("q", [1])
+    for rows in range(1, longest // room + 2):
+        table.extend(repeat(rows, room))
+    return array("q", map(table.__getitem__, cells))
+
+
+def _doubtful_cells(room: int, longest: int) -> bytes | None:
+    """For each count of cells up to `longest`, 1 when a line of that many cells holding
+    a character of two cells may fill more rows than ceil(cells / room): from
+    r * (room - 1) + 1 to r * room cells, r rows or r + 1 (None: too long for a table)."""
+    if longest > _TABLE_CELLS:
+        return None
+    doubt = bytearray(longest + 1)
+    for rows in range(2, longest // (room - 1) + 1):
+        first, last = rows * (room - 1) + 1, min(rows * room, longest)
+        if first <= last:
+            doubt[first:last + 1] = b"\x01" * (last - first + 1)
+    return bytes(doubt)
 
 
 def _append_line_lengths(piece: str, lines: int, out: array[int]) -> None:
@@ -186,7 +343,7 @@ class LongText:
         # Shown as it is, or cleaned row by row (then the cleaned lines' lengths are kept).
         self._as_is = "\t" not in text and not has_controls(text)
         self._lengths: array[int] | None = None
-        self._wide: array[int] | None = None
+        self._cells: tuple[array[int], bytes | None] | None = None
         self._places: dict[int, tuple[array[int], array[int]]] = {}
         """A long line's kept places: (offsets in the text's line, in the cleaned line)."""
         self._narrow = _narrow(text, raw=True)
@@ -195,8 +352,12 @@ class LongText:
         self._width = -1
         self._room = 1
         self._every_line_fits = False
-        self._line_of: array[int] = array("I")
-        self._start_of: array[int] = array("I")
+        self._first_row: array[int] = array("I")
+        """Each line's first row at the laid-out width (and the row count after the last)."""
+        self._walked: dict[int, Sequence[int]] = {}
+        """Where the rows of lines drawn lately start (columns of the shown line)."""
+        self._walked_long: dict[int, Sequence[int]] = {}
+        """The same of lines longer than `_STEP`, kept while the width stays."""
 
     def _shown_lengths(self) -> array[int]:
         """The length of each line once cleaned (counted once, for every width)."""
@@ -226,24 +387,47 @@ class LongText:
         self._lengths = lengths
         return lengths
 
-    def _wide_counts(self) -> array[int]:
-        """For each line, how many of its characters may take two cells (from U+1100 on):
-        its cells once shown are at most its shown length plus that, so a line of a text of
-        CJK or emoji is known to fit in a row without being cut grapheme by grapheme."""
-        if self._wide is not None:
-            return self._wide
+    def _cell_counts(self) -> tuple[array[int], bytes | None, bytes | None]:
+        """The cells of each line once shown; which lines hold characters not of one cell
+        and which hold some of two (None: no line does). Counted once, for every width, a
+        run of characters of one width at a time: a line of CJK or emoji is known to fit
+        in a row, or how many rows it fills, without being cut."""
+        if self._cells is not None:
+            return self._cells
         text, starts, lines = self._text, self._starts, self.line_count
-        wide = array(starts.typecode)
-        number = 0
+        code = starts.typecode
+        if self._as_is:
+            ends = map(int.__sub__, starts[1:], repeat(1))
+            lengths = array(code, map(int.__sub__, ends, starts[:-1]))
+        else:
+            lengths = self._shown_lengths()
+        if self._narrow:
+            self._cells = (lengths, None, None)
+            return self._cells
+        odd, zero = array(code), array(code)  # characters of two or no cells; of no cell
+        number, any_zero = 0, False
         while number < lines:
             begin = starts[number]
             last = max(number + 1, bisect_right(starts, begin + (1 << 16), number + 1,
                                                 lines + 1) - 1)
-            only = _NOT_WIDE.sub("", text[begin:starts[last] - 1])
-            _append_line_lengths(only, last - number, wide)
+            odd_characters, zero_characters = _not_one_cell(text[begin:starts[last] - 1])
+            # Few characters left: their lines' lengths are those of the pieces of a split.
+            odd.extend(map(len, odd_characters.split("\n")))
+            if zero_characters is None:
+                zero.extend(repeat(0, last - number))
+            else:
+                any_zero = True
+                zero.extend(map(len, zero_characters.split("\n")))
             number = last
-        self._wide = wide
-        return wide
+        odd_lines = bytes(map(bool, odd))
+        if not any_zero:
+            self._cells = (array(code, map(int.__add__, lengths, odd)), odd_lines, odd_lines)
+            return self._cells
+        # cells = length + wide - zero = length + odd - 2 zero
+        cells = array(code, map(int.__sub__, map(int.__add__, lengths, odd),
+                                map(int.__add__, zero, zero)))
+        self._cells = (cells, odd_lines, bytes(map(bool, map(int.__sub__, odd, zero))))
+        return self._cells
 
     def _count_long(self, number: int) -> int:
         """Line `number` (longer than `_STEP`) cleaned: its length, and its kept places."""
@@ -262,60 +446,109 @@ class LongText:
         return length
 
     def layout(self, width: int) -> int:
-        """The number of rows at `width` columns (laid out once per width)."""
+        """The number of rows at `width` columns (laid out once per width): each line's
+        rows counted from its cells, where its rows start found only when it is drawn."""
         if width == self._width:
             return self._rows
         self._width = width
         room = self._room = max(1, width - self.indent)
-        starts, lines = self._starts, self.line_count
-        lengths = (array("q", map(int.__sub__, starts[1:], starts)) if self._as_is
-                   else self._shown_lengths())
-        less = 1 if self._as_is else 0
-        wide = None if self._narrow else self._wide_counts()
-        longest = (max(lengths) if wide is None else max(map(int.__add__, lengths, wide))) - less
-        self._line_of, self._start_of = array("I"), array("I")
+        cells, _, wide_lines = self._cell_counts()
+        self._walked, self._walked_long = {}, {}
+        longest = max(cells, default=0)
         # Every line fits (most text at most widths): a row per line, nothing kept.
         self._every_line_fits = longest <= room
         if self._every_line_fits:
-            self._rows = lines
-            return lines
-        line_of = self._line_of
-        start_of = self._start_of
-        for number in range(lines):
-            length = lengths[number] - less
-            if wide is None or length + wide[number] <= room:
-                count = max(1, -(-length // room))
-                line_of.extend([number] * count)
-                start_of.extend(range(0, count * room, room))
-                continue
-            line = self._shown_line(number)
-            if _narrow(line):
-                count = max(1, -(-length // room))
-                line_of.extend([number] * count)
-                start_of.extend(range(0, count * room, room))
-            else:
-                start = 0
-                for piece in chop_cells(line, room) or [""]:
-                    line_of.append(number)
-                    start_of.append(start)
-                    start += len(piece)
-        self._rows = len(line_of)
+            self._first_row = array("I")
+            self._rows = self.line_count
+            return self._rows
+        counts = _rows_by_cells(cells, room, longest)
+        if wide_lines is not None:
+            self._count_wide_rows(counts, cells, wide_lines, room, longest)
+        self._first_row = array(self._starts.typecode, accumulate(counts, initial=0))
+        self._rows = self._first_row[-1]
         return self._rows
+
+    def _count_wide_rows(self, counts: array[int], cells: array[int], wide_lines: bytes,
+                         room: int, longest: int) -> None:
+        """Correct `counts` for the lines holding characters of two cells. Each row but the
+        last of such a line leaves at most one cell empty (a wide character that would
+        cross its end starts the next): a line of `c` cells fills between ceil(c / room)
+        and (c - 1) // (room - 1) + 1 rows, and only a line where those differ is walked."""
+        if room < 2:
+            walk = wide_lines
+        else:
+            doubt = _doubtful_cells(room, longest)
+            if doubt is None:
+                most = map(int.__add__, map(int.__floordiv__, map(
+                    int.__sub__, cells, repeat(1)), repeat(room - 1)), repeat(1))
+                doubtful = map(int.__and__, map(int.__gt__, cells, repeat(room)),
+                               map(int.__ne__, counts, most))
+            elif 1 not in doubt:
+                return
+            else:
+                doubtful = map(doubt.__getitem__, cells)
+            walk = bytes(map(int.__and__, doubtful, wide_lines))
+        number = walk.find(1)
+        while number >= 0:
+            starts = self._walk(number)
+            counts[number] = len(starts)
+            if self._is_long(number):
+                self._walked_long[number] = starts
+            number = walk.find(1, number + 1)
+
+    def _is_long(self, number: int) -> bool:
+        """Line `number` is longer than `_STEP` characters."""
+        return self._starts[number + 1] - self._starts[number] - 1 > self._STEP
+
+    def _walk(self, number: int) -> Sequence[int]:
+        """Where the rows of line `number` start at the laid-out width (shown columns),
+        found from its shown text (a long line a piece at a time)."""
+        room = self._room
+        if room < 2:  # a two-cell character is wider than a row: Rich's own cuts
+            start, starts = 0, array("q")
+            for piece in chop_cells(self._shown_line(number), room) or [""]:
+                starts.append(start)
+                start += len(piece)
+            return starts
+        if not self._is_long(number):
+            return _row_starts((self._shown_line(number),), room)
+        length = (self._starts[number + 1] - self._starts[number] - 1 if self._as_is
+                  else self._shown_lengths()[number])
+        return array("q", _row_starts((self.shown(number, at, at + (1 << 16))
+                                       for at in range(0, length, 1 << 16)), room))
+
+    def _line_starts(self, number: int) -> Sequence[int]:
+        """Where the rows of line `number` start at the laid-out width (shown columns)."""
+        first = self._first_row
+        count = first[number + 1] - first[number]
+        odd_lines = self._cell_counts()[1]
+        if odd_lines is None or not odd_lines[number]:
+            return range(0, count * self._room, self._room)
+        if count == 1:
+            return (0,)
+        found = self._walked_long.get(number) or self._walked.get(number)
+        if found is None:
+            found = self._walk(number)
+            kept = self._walked_long if self._is_long(number) else self._walked
+            if len(kept) >= 4096:
+                kept.clear()
+            kept[number] = found
+        return found
 
     def place_of(self, row: int) -> tuple[int, int]:
         """(line, column) where row `row` at the laid-out width starts."""
         if self._every_line_fits:
             return row, 0
-        return self._line_of[row], self._start_of[row]
+        line = bisect_right(self._first_row, row) - 1
+        return line, self._line_starts(line)[row - self._first_row[line]]
 
     def row_of(self, line: int, column: int = 0) -> int:
         """The row at the laid-out width that shows column `column` of line `line` (a resize
         keeps the line on top, not the row number)."""
         if self._every_line_fits:
             return line
-        first = bisect_left(self._line_of, line)
-        end = bisect_right(self._line_of, line, first)
-        return max(first, bisect_right(self._start_of, column, first, end) - 1)
+        starts = self._line_starts(line)
+        return self._first_row[line] + max(0, bisect_right(starts, column) - 1)
 
     @property
     def line_count(self) -> int:
@@ -387,8 +620,7 @@ class LongText:
         if self._every_line_fits:
             rows = range(number, number + 1)
         else:
-            first = bisect_left(self._line_of, number)
-            rows = range(first, bisect_right(self._line_of, number, first))
+            rows = range(self._first_row[number], self._first_row[number + 1])
         for row in rows:
             if needle in "".join(segment.text for segment in self.row(row)).lower():
                 return row
@@ -399,10 +631,10 @@ class LongText:
         if self._every_line_fits:
             piece = self.shown(number, 0)
         else:
-            line_number = self._line_of[number]
-            start = self._start_of[number]
-            last = number + 1 >= len(self._line_of) or self._line_of[number + 1] != line_number
-            piece = self.shown(line_number, start, None if last else self._start_of[number + 1])
+            line = bisect_right(self._first_row, number) - 1
+            starts = self._line_starts(line)
+            at = number - self._first_row[line]
+            piece = self.shown(line, starts[at], starts[at + 1] if at + 1 < len(starts) else None)
         pad = max(0, self._width - self.indent - cell_len(piece))
         return [Segment(" " * self.indent), Segment(piece, self.style), Segment(" " * pad)]
 
