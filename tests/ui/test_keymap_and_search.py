@@ -21,7 +21,7 @@ BINDINGS = [b for b in ReplayScreen.BINDINGS if isinstance(b, Binding)]
 def test_a_key_bound_twice_names_both_ids() -> None:
     [line] = clashes(BINDINGS, {"next-empty-turn": "n"})
     assert "'n'" in line and "next-empty-turn" in line and "search-next" in line
-    assert clashes(BINDINGS, {"next-empty-turn": "right_square_bracket,j"}) == []
+    assert clashes(BINDINGS, {"next-empty-turn": "right_square_bracket,w"}) == []
 
 
 def test_effective_keys_drop_a_key_the_keymap_took() -> None:

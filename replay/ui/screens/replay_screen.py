@@ -101,8 +101,10 @@ KEY_ORDER = (
     "next-empty-turn", "previous-empty-turn", "next-unannotated", "faster", "slower",
     "wider-context", "narrower-context", "goto-turn", "search", "search-next",
     "search-previous", "role-filter", "raw-record", "copy-turn", "toggle-unfold",
-    "open-sidechain", "commit-annotation", "edit-note", "cycle-confidence", "switch-context",
-    "overrule-reason", "undo-annotation", "discard-draft", "export-csv", "live-end", "back",
+    "scroll-turn-down", "scroll-turn-up", "page-turn-down", "page-turn-up", "turn-text-end",
+    "turn-text-top", "open-sidechain", "commit-annotation", "edit-note", "cycle-confidence",
+    "switch-context", "overrule-reason", "undo-annotation", "discard-draft", "export-csv",
+    "live-end", "back",
 )
 """The order the footer and the help list the keys in (the label keys come last)."""
 

@@ -34,11 +34,25 @@ class Shown:
 
 
 class CurrentTurn(Vertical):
-    """The banner and the current turn in full; `o` and clicks fold and unfold its parts."""
+    """The banner and the current turn in full; `o` and clicks fold and unfold its parts, and
+    the keys below scroll it (the end of an unfolded 50 MB message is a key away, not a
+    mouse's minute)."""
 
     BINDINGS = [
         Binding("o", "toggle_expanded", "Unfold", id="toggle-unfold", show=False,
                 tooltip="Unfold or fold the tool calls, reasoning and attachments of the turn"),
+        Binding("down,j", "scroll_turn(1)", "Scroll down", id="scroll-turn-down", show=False,
+                tooltip="Scroll the current turn down a line"),
+        Binding("up,k", "scroll_turn(-1)", "Scroll up", id="scroll-turn-up", show=False,
+                tooltip="Scroll the current turn up a line"),
+        Binding("pagedown,ctrl+f", "page_turn(1)", "Page down", id="page-turn-down",
+                show=False, tooltip="Scroll the current turn down a page"),
+        Binding("pageup,ctrl+b", "page_turn(-1)", "Page up", id="page-turn-up", show=False,
+                tooltip="Scroll the current turn up a page"),
+        Binding("ctrl+end,ctrl+down", "turn_end", "Turn end", id="turn-text-end", show=False,
+                tooltip="Scroll to the end of the current turn"),
+        Binding("ctrl+home,ctrl+up", "turn_top", "Turn top", id="turn-text-top", show=False,
+                tooltip="Scroll to the top of the current turn"),
     ]
 
     def __init__(self, **kwargs: object) -> None:
@@ -98,6 +112,25 @@ class CurrentTurn(Vertical):
     def _redraw(self) -> None:
         if self._shown is not None:
             self.show_turn(self._shown, keep_scroll=True)
+
+    @property
+    def pane(self) -> TurnLines:
+        """The pane the turn is drawn in (what the scrolling keys move)."""
+        return self.query_one("#current", TurnLines)
+
+    def action_scroll_turn(self, rows: int) -> None:
+        self.pane.scroll_relative(y=rows, animate=False, immediate=True)
+
+    def action_page_turn(self, pages: int) -> None:
+        pane = self.pane
+        height = max(1, pane.scrollable_content_region.height)
+        pane.scroll_relative(y=pages * height, animate=False, immediate=True)
+
+    def action_turn_end(self) -> None:
+        self.pane.scroll_end(animate=False, immediate=True)
+
+    def action_turn_top(self) -> None:
+        self.pane.scroll_home(animate=False, immediate=True)
 
     def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
