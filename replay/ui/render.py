@@ -343,7 +343,7 @@ class LongText:
         # Shown as it is, or cleaned row by row (then the cleaned lines' lengths are kept).
         self._as_is = "\t" not in text and not has_controls(text)
         self._lengths: array[int] | None = None
-        self._cells: tuple[array[int], bytes | None] | None = None
+        self._cells: tuple[array[int], bytes | None, bytes | None] | None = None
         self._places: dict[int, tuple[array[int], array[int]]] = {}
         """A long line's kept places: (offsets in the text's line, in the cleaned line)."""
         self._narrow = _narrow(text, raw=True)

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from textual.pilot import Pilot
+
 from replay.config import Settings
+from replay.ui.app import ReplayApp
 from replay.ui.widgets.annotation_bar import NoteInput
 from replay.ui.widgets.turn_view import TurnLines
 from tests.ui.conftest import build_app, ready, wait_until
@@ -23,6 +26,16 @@ def _long_chat(path: Path, lines: int = 4000) -> Path:
     return path
 
 
+async def _at_the_long_message(pilot: Pilot[None], app: ReplayApp) -> TurnLines:
+    """The current pane, once the session is read and the long message is the current turn."""
+    await ready(pilot, app)
+    screen = app.replay_screen
+    assert screen is not None
+    screen.go(1)
+    await pilot.pause()
+    return screen.query_one("#current", TurnLines)
+
+
 def _shown(pane: TurnLines) -> list[str]:
     height = pane.scrollable_content_region.height
     return ["".join(segment.text for segment in pane.render_line(y)).strip()
@@ -33,14 +46,9 @@ async def test_keys_scroll_an_unfolded_huge_message_to_its_end_and_back(
         tmp_path: Path) -> None:
     app = build_app(_long_chat(tmp_path / "big.json"))
     async with app.run_test(size=(80, 24)) as pilot:
-        await ready(pilot, app)
-        screen = app.replay_screen
-        assert screen is not None
-        screen.go(1)
-        await pilot.pause()
+        pane = await _at_the_long_message(pilot, app)
         await pilot.press("o")  # the whole message, a screen at a time
         await pilot.pause()
-        pane = screen.query_one("#current", TurnLines)
         assert pane._long and pane.max_scroll_y > 3900
         page = pane.scrollable_content_region.height
         assert pane.scroll_y == 0
@@ -66,7 +74,7 @@ async def test_keys_scroll_an_unfolded_huge_message_to_its_end_and_back(
         assert pane.scroll_y == pane.max_scroll_y
         await pilot.press("ctrl+up")
         assert pane.scroll_y == 0
-        assert screen.index == 1  # scrolling never moves to another turn
+        assert app.replay_screen is not None and app.replay_screen.index == 1  # same turn
 
 
 async def test_the_scrolling_keys_are_remapped_by_id(tmp_path: Path) -> None:
@@ -74,12 +82,7 @@ async def test_the_scrolling_keys_are_remapped_by_id(tmp_path: Path) -> None:
                                                   "turn-text-end": "f7"})
     app = build_app(_long_chat(tmp_path / "big.json"), settings=settings)
     async with app.run_test(size=(80, 24)) as pilot:
-        await ready(pilot, app)
-        screen = app.replay_screen
-        assert screen is not None
-        screen.go(1)
-        await pilot.pause()
-        pane = screen.query_one("#current", TurnLines)
+        pane = await _at_the_long_message(pilot, app)
         await pilot.press("pagedown", "ctrl+end")  # the keymap took these ids elsewhere
         assert pane.scroll_y == 0
         await pilot.press("f6")
