@@ -16,10 +16,11 @@ from replay.ui.render import LongText
 from tests.ui.test_huge_message_rows import OldLongText, _rows
 
 WIDE_PIECES = [
-    "日本語", "中文文本，", "한국어", "ｶﾀｶﾅ", "ＡＢ", "🦊", "🎉🎉", "👍🏽", "a\u0301", "e\u0308\u0301",
-    "\u0301", "\u200d", "\ufe0f", "❤\ufe0f", "👩\u200d💻", "\U000e0100", "\U0001d167",
-    "\U00010000", "\U00020000", "\u1100\u1161", "\u115f", "\u3164", "\t", " ", "word ",
-    "[/]", "[link=x]", "\x1b[31m", "\x07", "\u202e", "\u200b", "é", "␛", "\n", "\n\n",
+    "日本語", "中文文本，", "한국어", "ｶﾀｶﾅ", "ＡＢ", "🦊", "🎉🎉", "👍🏽", "a\u0301",
+    "e\u0308\u0301", "\u0301", "\u200d", "\ufe0f", "❤\ufe0f", "👩\u200d💻",
+    "\U000e0100", "\U0001d167", "\U00010000", "\U00020000", "\u1100\u1161", "\u115f",
+    "\u3164", "\t", " ", "word ", "[/]", "[link=x]", "\x1b[31m", "\x07", "\u202e", "\u200b",
+    "é", "␛", "\n", "\n\n",
 ]
 """CJK, Hangul, half- and full-width forms, emoji with skin tones, joiners and variation
 selectors (which `clean` spells out), combining marks, characters past the BMP of none, one
