@@ -36,7 +36,7 @@ import bisect
 import functools
 import re
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -294,6 +294,16 @@ class CodexBuilder:
         """When this rollout was forked from another (its history up to then is a copy)."""
         self._fork_turn: Turn | None = None
         self._inherited = 0
+        self._merged: Callable[[Turn], None] | None = None
+        """Told of every turn whose content a later record changed (`watch_merges`)."""
+
+    def watch_merges(self, merged: Callable[[Turn], None] | None) -> None:
+        """Have `merged(turn)` called whenever a record changes what an earlier turn shows:
+        a step's next item (the step stays open across injected-context turns), a prompt
+        demoted to injected context, a `turn_aborted`, the fork notice's count. A windowed
+        scan checks that the turn was not judged yet (`corpus.scan`). May raise to stop the
+        feed. (A tool output or a token count changes nothing a scan reads: not told.)"""
+        self._merged = merged
 
     # -- the LineBuilder protocol -------------------------------------------------------
 
@@ -337,6 +347,8 @@ class CodexBuilder:
                 f"Forked from session {parent}: its {self._inherited:,} earlier records are "
                 "the parent's history, read with the parent and not repeated here.")
             self._changed(fork)
+            if self._merged is not None:
+                self._merged(fork)
         self.session.meta["inherited_records"] = str(self._inherited)
         return True
 
@@ -480,6 +492,8 @@ class CodexBuilder:
                                          text=reason if isinstance(reason, str) else ""))
                 self._add_span(target, span)
                 self._changed(target)
+                if self._merged is not None:
+                    self._merged(target)
             self._close()
         elif kind == "task_complete":
             self._close()
@@ -545,6 +559,8 @@ class CodexBuilder:
         turn = self._live(turn)
         demote(turn)
         self._changed(turn)
+        if self._merged is not None:
+            self._merged(turn)
 
     def _step(self, parts: list[Part], item: dict[str, Any], stamp: Any,
               span: tuple[int, int], lineno: int, *, closes: bool = False,
@@ -552,10 +568,13 @@ class CodexBuilder:
         """Add an assistant-side item to the open step, opening one when needed."""
         if settles:
             self._settle_unconfirmed()
+        joins = self._open is not None
         if self._open is None:
             self._open = self._new_turn("assistant", lineno, stamp, item.get("id"))
             self._open.model = self._model
         turn = self._live(self._open)
+        if joins and self._merged is not None:
+            self._merged(turn)
         first = len(turn.parts)
         self._extend(turn, parts, span)
         for number, part in enumerate(parts, first):
