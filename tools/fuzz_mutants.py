@@ -99,10 +99,44 @@ def _limit(on: bool) -> None:
 
 # --- mutations -------------------------------------------------------------------------------
 
-def _records(data: bytes) -> tuple[list[Any], bool] | None:
-    """The file as JSON values: its lines (True) or one document (False); None if neither."""
+class Parsed:
+    """A file read as JSON values (`parse`): its records, one a line, or one document; what
+    the mutations of its values find in it and write back."""
+
+    __slots__ = ("lines", "values")
+
+    def __init__(self, values: list[Any], lines: bool) -> None:
+        self.values = values
+        """The records (`lines`), or the one document."""
+        self.lines = lines
+
+    def containers(self) -> list[Any]:
+        """Every dict and list inside the values, outer ones first."""
+        return [container for value in self.values for _, container in _containers(value)]
+
+    def dicts(self, *, empty: bool = True) -> list[dict[str, Any]]:
+        """Every dict inside the values (`empty`: also those with no key)."""
+        return [c for c in self.containers() if isinstance(c, dict) and (empty or c)]
+
+    def strings(self) -> list[tuple[Any, Any]]:
+        """Every (container, key) that holds a non-empty string."""
+        return [found for value in self.values for found in _strings(value)]
+
+    def dump(self, marker: str | None = None, put: bytes = b"", count: int = -1) -> bytes:
+        """The values written back (ASCII JSON); `marker`'s text (the first `count` times)
+        replaced by the bytes `put`, which JSON could not hold."""
+        if self.lines:
+            text = b"".join(json.dumps(v, ensure_ascii=True).encode() + b"\n"
+                            for v in self.values)
+        else:
+            text = json.dumps(self.values[0], ensure_ascii=True).encode()
+        return text if marker is None else text.replace(marker.encode(), put, count)
+
+
+def parse(data: bytes) -> Parsed | None:
+    """The file as JSON values: one document, else its lines; None if neither."""
     try:
-        return [json.loads(data)], False
+        return Parsed([json.loads(data)], False)
     except ValueError:
         pass
     values = []
@@ -113,13 +147,7 @@ def _records(data: bytes) -> tuple[list[Any], bool] | None:
             values.append(json.loads(line))
         except ValueError:
             return None
-    return (values, True) if values else None
-
-
-def _dump(values: list[Any], lines: bool) -> bytes:
-    if lines:
-        return b"".join(json.dumps(v, ensure_ascii=True).encode() + b"\n" for v in values)
-    return json.dumps(values[0], ensure_ascii=True).encode()
+    return Parsed(values, True) if values else None
 
 
 def _containers(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
@@ -143,38 +171,48 @@ def _strings(value: Any) -> Iterator[tuple[Any, Any]]:
                 yield container, key
 
 
+def _marked(rng: random.Random, data: bytes, marker: str, counts: list[int],
+            mark: Callable[[str], str]) -> Parsed | None:
+    """The file parsed with a few of its strings (as many as one of `counts`, at random)
+    given `marker` by `mark` (`Parsed.dump(marker, ...)` then writes what JSON cannot hold in
+    its place); None when it is not JSON or holds no string."""
+    parsed = parse(data)
+    found = [] if parsed is None else parsed.strings()
+    if parsed is None or not found:
+        return None
+    for container, key in rng.sample(found, min(len(found), rng.choice(counts))):
+        container[key] = mark(container[key])
+    return parsed
+
+
 def _nest(depth: int) -> Callable[[random.Random, bytes], bytes | None]:
     def mutate(rng: random.Random, data: bytes) -> bytes | None:
-        parsed = _records(data)
+        parsed = parse(data)
         if parsed is None:
             # Text formats: a deeply nested JSON line in the middle.
             lines = data.splitlines(keepends=True)
             at = rng.randrange(len(lines) + 1)
             return b"".join([*lines[:at], b"[" * depth + b"]" * depth + b"\n", *lines[at:]])
-        values, lines = parsed
-        dicts = [c for v in values for _, c in _containers(v) if isinstance(c, dict)]
+        dicts = parsed.dicts()
         if not dicts:
             return None
         marker = "\u0000NEST\u0000"
         rng.choice(dicts)["nested"] = marker
-        text = _dump(values, lines)
-        return text.replace(json.dumps(marker).encode(),
-                            b"[" * depth + b"]" * depth, 1)
+        return parsed.dump(json.dumps(marker), b"[" * depth + b"]" * depth, 1)
     mutate.__name__ = f"nest{depth}"
     return mutate
 
 
 def lone_surrogate(rng: random.Random, data: bytes) -> bytes | None:
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return data + b"\n\\ud800 lone\n"
-    values, lines = parsed
-    found = [s for v in values for s in _strings(v)]
+    found = parsed.strings()
     if not found:
         return None
     container, key = rng.choice(found)
     container[key] = container[key][:3] + rng.choice(["\ud800", "\udfff", "\udc80x"])
-    return _dump(values, lines)
+    return parsed.dump()
 
 
 def invalid_utf8(rng: random.Random, data: bytes) -> bytes | None:
@@ -183,11 +221,10 @@ def invalid_utf8(rng: random.Random, data: bytes) -> bytes | None:
 
 
 def wrong_type(rng: random.Random, data: bytes) -> bytes | None:
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return None
-    values, lines = parsed
-    fields = [(c, k) for v in values for _, c in _containers(v)
+    fields = [(c, k) for c in parsed.containers()
               for k in (c.keys() if isinstance(c, dict) else range(len(c)))]
     if not fields:
         return None
@@ -197,36 +234,33 @@ def wrong_type(rng: random.Random, data: bytes) -> bytes | None:
             container[key] = rng.choice(WRONG_VALUES)
         except (KeyError, IndexError):
             continue
-    return _dump(values, lines)
+    return parsed.dump()
 
 
 def drop_key(rng: random.Random, data: bytes) -> bytes | None:
-    parsed = _records(data)
-    if parsed is None:
-        return None
-    values, lines = parsed
-    dicts = [c for v in values for _, c in _containers(v) if isinstance(c, dict) and c]
-    if not dicts:
+    parsed = parse(data)
+    dicts = [] if parsed is None else parsed.dicts(empty=False)
+    if parsed is None or not dicts:
         return None
     chosen = rng.choice(dicts)
     del chosen[rng.choice(list(chosen))]
-    return _dump(values, lines)
+    return parsed.dump()
 
 
 def retype_record(rng: random.Random, data: bytes) -> bytes | None:
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return None
-    values, lines = parsed
-    if lines:
+    values = parsed.values
+    if parsed.lines:
         values[rng.randrange(len(values))] = rng.choice(WRONG_VALUES)
     else:
-        lists = [c for _, c in _containers(values[0]) if isinstance(c, list) and c]
+        lists = [c for c in parsed.containers() if isinstance(c, list) and c]
         if not lists:
             return None
         chosen = rng.choice(lists)
         chosen[rng.randrange(len(chosen))] = rng.choice(WRONG_VALUES)
-    return _dump(values, lines)
+    return parsed.dump()
 
 
 def cut(rng: random.Random, data: bytes) -> bytes | None:
@@ -284,17 +318,16 @@ TRICKY = ["]}],[{", "\\\"", "\"}]\n[{\"", "[/]", "[link=x]", "\x1b]0;x\x07", "\\
 def pretty(rng: random.Random, data: bytes) -> bytes | None:
     """Strings given brackets and escaped quotes, the document pretty-printed (records that
     start mid-line and run over many lines), sometimes with CRLF or a BOM."""
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return None
-    values, lines = parsed
-    found = [s for v in values for s in _strings(v)]
+    found = parsed.strings()
     for container, key in rng.sample(found, min(len(found), rng.choice([1, 5, 50]))):
         container[key] = container[key] + rng.choice(TRICKY)
-    if lines:
-        text = _dump(values, lines)
+    if parsed.lines:
+        text = parsed.dump()
     else:
-        text = json.dumps(values[0], indent=rng.choice([1, 2, "\t"]),
+        text = json.dumps(parsed.values[0], indent=rng.choice([1, 2, "\t"]),
                           ensure_ascii=rng.random() < 0.5).encode()
     roll = rng.random()
     if roll < 0.2:
@@ -307,19 +340,12 @@ def pretty(rng: random.Random, data: bytes) -> bytes | None:
 def invalid_utf8_in_string(rng: random.Random, data: bytes) -> bytes | None:
     """Raw invalid UTF-8 inside one string of one record (often of a record a lean feed
     skips: its warnings must still equal the full reader's)."""
-    parsed = _records(data)
+    marker = "QAINVALIDUTF8MARKER"
+    parsed = _marked(rng, data, marker, [1, 1, 3], lambda text: text[:5] + marker)
     if parsed is None:
         return None
-    values, lines = parsed
-    found = [s for v in values for s in _strings(v)]
-    if not found:
-        return None
-    marker = "QAINVALIDUTF8MARKER"
-    for container, key in rng.sample(found, min(len(found), rng.choice([1, 1, 3]))):
-        container[key] = container[key][:5] + marker
-    text = _dump(values, lines)
-    return text.replace(marker.encode(), rng.choice([b"\xff", b"\xed\xa0\x80", b"\xc3(",
-                                                     b"\x80abc", b"\xe2\x82"]))
+    return parsed.dump(marker, rng.choice([b"\xff", b"\xed\xa0\x80", b"\xc3(", b"\x80abc",
+                                           b"\xe2\x82"]))
 
 
 NUMBER = re.compile(rb"(?<=[:\[,])\s*-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?=\s*[,\]}])")
@@ -336,18 +362,11 @@ def huge_number(rng: random.Random, data: bytes) -> bytes | None:
     holds: 1e999, 5,000 digits, NaN, Infinity; or a string field given such a number."""
     found = list(NUMBER.finditer(data))
     if not found or rng.random() < 0.3:
-        parsed = _records(data)
+        marker = "QAHUGENUMBERMARKER"
+        parsed = _marked(rng, data, marker, [1, 3], lambda _: marker)
         if parsed is None:
             return None
-        values, lines = parsed
-        strings = [s for v in values for s in _strings(v)]
-        if not strings:
-            return None
-        marker = "QAHUGENUMBERMARKER"
-        for container, key in rng.sample(strings, min(len(strings), rng.choice([1, 3]))):
-            container[key] = marker
-        return _dump(values, lines).replace(b'"' + marker.encode() + b'"',
-                                            rng.choice(HUGE_NUMBERS))
+        return parsed.dump(f'"{marker}"', rng.choice(HUGE_NUMBERS))
     out = data
     for match in sorted(rng.sample(found, min(len(found), rng.choice([1, 1, 4, 40]))),
                         key=lambda m: -m.start()):
@@ -358,12 +377,9 @@ def huge_number(rng: random.Random, data: bytes) -> bytes | None:
 def duplicate_key(rng: random.Random, data: bytes) -> bytes | None:
     """A key of a record written twice, the second (or the first) time with a value of
     another type: parsers keep one of them, and readers must not trust which."""
-    parsed = _records(data)
-    if parsed is None:
-        return None
-    values, lines = parsed
-    dicts = [c for v in values for _, c in _containers(v) if isinstance(c, dict) and c]
-    if not dicts:
+    parsed = parse(data)
+    dicts = [] if parsed is None else parsed.dicts(empty=False)
+    if parsed is None or not dicts:
         return None
     marker = "QADUPKEYMARKER"
     for chosen in rng.sample(dicts, min(len(dicts), rng.choice([1, 1, 5]))):
@@ -375,7 +391,7 @@ def duplicate_key(rng: random.Random, data: bytes) -> bytes | None:
             chosen.update(items)
         else:
             chosen[marker + key] = value
-    return _dump(values, lines).replace(marker.encode(), b"")
+    return parsed.dump(marker)
 
 
 STRUCTURE = b'{}[],:"\n'
@@ -396,12 +412,10 @@ def cut_structural(rng: random.Random, data: bytes) -> bytes | None:
 def nest_value(rng: random.Random, data: bytes) -> bytes | None:
     """A field's own value (the message, the content, a part) replaced by arrays or objects
     nested 300, 1,000 or 100,000 deep."""
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return None
-    values, lines = parsed
-    fields = [(c, k) for v in values for _, c in _containers(v) if isinstance(c, dict)
-              for k in c]
+    fields = [(c, k) for c in parsed.dicts() for k in c]
     if not fields:
         return None
     container, key = rng.choice(fields)
@@ -410,22 +424,16 @@ def nest_value(rng: random.Random, data: bytes) -> bytes | None:
     depth = rng.choice([300, 1000, 100_000])
     nested = (b"[" * depth + b"]" * depth if rng.random() < 0.5
               else b'{"a":' * depth + b"1" + b"}" * depth)
-    return _dump(values, lines).replace(b'"' + marker.encode() + b'"', nested, 1)
+    return parsed.dump(f'"{marker}"', nested, 1)
 
 
 def nul_in_string(rng: random.Random, data: bytes) -> bytes | None:
     """NUL inside strings: as the escape (valid JSON) or raw (not valid)."""
-    parsed = _records(data)
+    marker = "QANULMARKER"
+    parsed = _marked(rng, data, marker, [1, 3, 30], lambda text: text[:4] + marker + text[4:])
     if parsed is None:
         return None
-    values, lines = parsed
-    found = [s for v in values for s in _strings(v)]
-    if not found:
-        return None
-    marker = "QANULMARKER"
-    for container, key in rng.sample(found, min(len(found), rng.choice([1, 3, 30]))):
-        container[key] = container[key][:4] + marker + container[key][4:]
-    return _dump(values, lines).replace(marker.encode(), rng.choice([b"\\u0000", b"\x00"]))
+    return parsed.dump(marker, rng.choice([b"\\u0000", b"\x00"]))
 
 
 def encoded(rng: random.Random, data: bytes) -> bytes | None:
