@@ -112,6 +112,36 @@ def test_rollouts_in_order_are_scanned_in_the_window_alone(
     assert len(passes) == len(FILES)
 
 
+def test_a_prompt_confirmed_a_few_turns_late_deep_in_a_rollout_takes_one_pass(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Sanitised rollouts write a task's context as role user items, then the prompt's event a
+    # few turns later (which demotes the items it does not name): in a long session that is
+    # after turns were judged. The window waits for such turns (`CodexBuilder.settled`)
+    # instead of reading the file again: the real-shaped 60 MB rollout took twice the time.
+    lines = [_meta(), _record("event_msg", {"type": "user_message", "message": "go"}, 1),
+             _message("user", "go", 1)]
+    for task in range(4 * LOOK_AHEAD):
+        second = 10 + 10 * task
+        lines += [_message("user", f"[REDACTED_TEXT len=30 sha={task:08x}]", second),
+                  _message("developer", "<permissions instructions> x", second + 1),
+                  _message("user", f"do task {task}", second + 2),
+                  _message("developer", "<permissions instructions> y", second + 3),
+                  _record("event_msg", {"type": "user_message", "message": f"do task {task}"},
+                          second + 4),
+                  _message("assistant", f"done {task}", second + 5)]
+    path = _write(tmp_path, lines)
+    passes: list[object] = []
+    one = scan_module._scan_one_file
+
+    def counted(*args: object) -> object:
+        passes.append(args[-1])
+        return one(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scan_module, "_scan_one_file", counted)
+    assert _windowed(path) == _whole(path)
+    assert passes == [None]
+
+
 def _shuffled(lines: list[bytes], rng: random.Random, spread: int) -> list[bytes]:
     lines = list(lines)
     for start in range(1, len(lines), spread):  # the session meta stays first
@@ -145,3 +175,30 @@ def test_reordered_real_rollouts_scan_as_the_whole_read(
     path = tmp_path_factory.mktemp("codex") / source.name
     path.write_bytes(b"".join(lines))
     assert _windowed(path) == _whole(path)
+
+
+def test_prompts_never_confirmed_do_not_hold_the_window(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Role user items and no assistant work, no event: each might still be demoted, but the
+    # window waits for them only `MAX_WAIT` turns; an event that comes after all is told
+    # (`watch_merges`), and the scan is still the whole read's.
+    from replay.core.readers.codex import MAX_WAIT
+    kept: list[int] = []
+    advance = scan_module._WindowScan.advance
+
+    def counted(self: scan_module._WindowScan, final: bool = False) -> None:
+        kept.append(len(self.window._turns))
+        advance(self, final)
+
+    monkeypatch.setattr(scan_module._WindowScan, "advance", counted)
+    for late_event in (False, True):
+        lines = [_meta()] + [_message("user", "" if n % 5 == 0 else f"item {n}", 1 + n % 50)
+                             for n in range(3 * MAX_WAIT)]
+        if late_event:
+            lines.append(_record("event_msg", {"type": "user_message", "message": "item 7"},
+                                 60))
+        path = _write(tmp_path, lines)
+        kept.clear()
+        assert _windowed(path) == _whole(path)
+        if not late_event:
+            assert max(kept) <= MAX_WAIT + 2 * scan_module.LOOK_BACK

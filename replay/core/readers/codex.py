@@ -258,6 +258,11 @@ class ModelChanges:
         return self._models[at] if at >= 0 else None
 
 
+MAX_WAIT = 1_024
+"""Turns a scan's window waits at most for a turn a later record may still change
+(`CodexBuilder.settled`)."""
+
+
 class CodexBuilder:
     """Builds one Codex session from rollout lines fed in order (see the module docstring).
 
@@ -296,6 +301,22 @@ class CodexBuilder:
         self._inherited = 0
         self._merged: Callable[[Turn], None] | None = None
         """Told of every turn whose content a later record changed (`watch_merges`)."""
+
+    def settled(self) -> int:
+        """How many turns from the first no later record is expected to change (a windowed
+        scan judges a turn only when the turns it reads are settled): those before the open
+        step (its next item joins it), the latest reply (a `turn_aborted` ends it) and the
+        first prompt not yet confirmed (its `user_message` event, or none, decides whether it
+        is injected context). Each is a few turns back in real rollouts; one farther back than
+        `MAX_WAIT` turns is not waited for (a scan holding every turn of a file that never
+        confirms its prompts): should a record still change it, `watch_merges` tells."""
+        count = len(self.session.turns)
+        floor = count - MAX_WAIT
+        first = self._unconfirmed[0] if self._unconfirmed else None
+        for turn in (self._open, self._last_assistant, first):
+            if turn is not None and floor <= turn.index < count:
+                count = turn.index
+        return count
 
     def watch_merges(self, merged: Callable[[Turn], None] | None) -> None:
         """Have `merged(turn)` called whenever a record changes what an earlier turn shows:
