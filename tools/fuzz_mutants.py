@@ -37,6 +37,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -804,6 +805,24 @@ runs for `WATCH_SECONDS`, then gets the interrupt a user's Ctrl-C sends."""
 
 WATCH_SECONDS = 1.5
 
+DEAF_SECONDS = 30.0
+"""How long `watch` may go on after its Ctrl-C before the trial says where it is (the main
+thread's frames) and presses Ctrl-C again, as a user would."""
+
+
+def _interrupt_watch(main: int, stuck: list[str], done: threading.Event) -> None:
+    """(A thread of the `watch` child.) Ctrl-C after `WATCH_SECONDS`; if the command is still
+    running `DEAF_SECONDS` later, note where its main thread is and press Ctrl-C again."""
+    if done.wait(WATCH_SECONDS):
+        return
+    os.kill(os.getpid(), signal.SIGINT)
+    while not done.wait(DEAF_SECONDS):
+        frame = sys._current_frames().get(main)
+        where = traceback.extract_stack(frame)[-3:] if frame is not None else []
+        stuck.append(" < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}"
+                                for f in reversed(where)) or "?")
+        os.kill(os.getpid(), signal.SIGINT)
+
 APP_TRIAL = {"every": 1, "count": 0}
 """The app is run on every `every`-th mutant (0: never)."""
 
@@ -822,17 +841,16 @@ def _cli(path: Path, command: tuple[str, ...]) -> str:
         sys.stderr.flush()
         os.dup2(stdout.fileno(), 1)
         os.dup2(stderr.fileno(), 2)
+        stuck: list[str] = []
         if argv[0] == "watch":
-            import threading  # noqa: PLC0415
-
-            timer = threading.Timer(WATCH_SECONDS, os.kill, (os.getpid(), signal.SIGINT))
-            timer.daemon = True
-            timer.start()
+            done = threading.Event()
+            threading.Thread(target=_interrupt_watch, daemon=True,
+                             args=(threading.get_ident(), stuck, done)).start()
             try:
                 status = cli_main(argv)
             except KeyboardInterrupt:
                 status = 130  # what the shell reports for Ctrl-C; said nothing: fine
-            timer.cancel()
+            done.set()
         else:
             status = cli_main(argv)
         sys.stdout.flush()
@@ -840,6 +858,9 @@ def _cli(path: Path, command: tuple[str, ...]) -> str:
     said = Path(f"{out}/stderr").read_bytes()
     shown = Path(f"{out}/stdout").read_bytes()
     shutil.rmtree(out, ignore_errors=True)
+    if stuck:
+        raise Mismatch(f"{command[0]}: still running {DEAF_SECONDS:g} s after Ctrl-C, at "
+                       f"{stuck[0]} ({len(stuck)} more Ctrl-C)")
     if b"Traceback" in said or b"Traceback" in shown:
         raise Mismatch(f"{command[0]}: a traceback on the terminal")
     for line in said.splitlines():

@@ -53,3 +53,32 @@ def test_the_string_mutations_change_a_string_of_a_record() -> None:
         out = fuzz.nul_in_string(random.Random(seed), LINES)
         assert b"\\u0000" in out or b"\x00" in out
     assert fuzz.invalid_utf8_in_string(random.Random(1), b'{"n": 1}') is None
+
+
+def test_a_watch_deaf_to_its_ctrl_c_is_told_where_it_is(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    # (Two `watch` trials of the r7 fuzz ran to the 600 s limit: the trial now says where the
+    # command was and presses Ctrl-C again, instead of a bare "hang".)
+    import signal
+
+    import pytest
+
+    import replay.cli
+
+    fuzz = _fuzz()
+    monkeypatch.setattr(fuzz, "WATCH_SECONDS", 0.05)
+    monkeypatch.setattr(fuzz, "DEAF_SECONDS", 0.3)
+    heard: list[int] = []
+
+    def deaf_watch(_argv: list[str]) -> int:
+        signal.signal(signal.SIGINT, lambda *_: heard.append(1))
+        while len(heard) < 2:
+            signal.pause()
+        return 0
+
+    monkeypatch.setattr(replay.cli, "main", deaf_watch)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINES)
+    with pytest.raises(fuzz.Mismatch, match=r"watch: still running 0.3 s after Ctrl-C, at "
+                                            r"test_fuzz_mutations.py:\d+ deaf_watch"):
+        fuzz._in_child(lambda: fuzz._cli(path, ("watch", "--from-start")))
