@@ -99,14 +99,7 @@ def test_rollouts_in_order_are_scanned_in_the_window_alone(
     # The real rollouts change no turn long after it: none is read a second time.
     if not FILES:
         pytest.skip("no realdata")
-    passes: list[object] = []
-    one = scan_module._scan_one_file
-
-    def counted(*args: object) -> object:
-        passes.append(args[-1])
-        return one(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(scan_module, "_scan_one_file", counted)
+    passes = _passes(monkeypatch)
     for path in FILES:
         assert _windowed(path) == _whole(path)
     assert len(passes) == len(FILES)
@@ -130,6 +123,13 @@ def test_a_prompt_confirmed_a_few_turns_late_deep_in_a_rollout_takes_one_pass(
                           second + 4),
                   _message("assistant", f"done {task}", second + 5)]
     path = _write(tmp_path, lines)
+    passes = _passes(monkeypatch)
+    assert _windowed(path) == _whole(path)
+    assert passes == [None]
+
+
+def _passes(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """What each pass over a file was told (None: the first), as the scans go."""
     passes: list[object] = []
     one = scan_module._scan_one_file
 
@@ -138,8 +138,7 @@ def test_a_prompt_confirmed_a_few_turns_late_deep_in_a_rollout_takes_one_pass(
         return one(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(scan_module, "_scan_one_file", counted)
-    assert _windowed(path) == _whole(path)
-    assert passes == [None]
+    return passes
 
 
 def _shuffled(lines: list[bytes], rng: random.Random, spread: int) -> list[bytes]:
