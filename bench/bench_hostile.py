@@ -384,9 +384,9 @@ def child_app(path: Path, phases: bool = True) -> None:
     scratch = tempfile.mkdtemp(prefix="bench-hostile-")
     os.environ.update(REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"),
                       REPLAY_DATA_DIR=scratch, TEXTUAL_ANIMATIONS="none")
+    from headless import run_headless
     from textual.pilot import WaitForScreenTimeout
 
-    from replay.cli import main
     from replay.ui.app import ReplayApp
 
     begun = time.perf_counter()
@@ -466,13 +466,7 @@ def child_app(path: Path, phases: bool = True) -> None:
         phase("jumps")
         app.exit()
 
-    run = ReplayApp.run
-
-    def headless_run(self: ReplayApp, **_: object) -> None:
-        run(self, headless=True, size=(160, 45), auto_pilot=pilot_run)
-
-    ReplayApp.run = headless_run  # type: ignore[method-assign]
-    main([str(path)])
+    run_headless(ReplayApp, pilot_run, [str(path)])
 
 
 async def _list_phases(pilot: Any, picker: Any, phase: Any) -> None:

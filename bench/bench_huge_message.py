@@ -86,7 +86,8 @@ def child_app(path: Path, kind: str, width: int = 160) -> None:
     os.environ.update(REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"),
                       REPLAY_DATA_DIR=scratch, REPLAY_CACHE_DIR=os.path.join(scratch, "c"),
                       TEXTUAL_ANIMATIONS="none")
-    from replay.cli import main
+    from headless import run_headless
+
     from replay.ui.app import ReplayApp
     from replay.ui.render import clean
     from replay.ui.widgets.turn_view import TurnLines
@@ -143,13 +144,7 @@ def child_app(path: Path, kind: str, width: int = 160) -> None:
         phase("back")
         app.exit()
 
-    run = ReplayApp.run
-
-    def headless_run(self: ReplayApp, **_: object) -> None:
-        run(self, headless=True, size=(width, 45), auto_pilot=pilot_run)
-
-    ReplayApp.run = headless_run  # type: ignore[method-assign]
-    main([str(path)])
+    run_headless(ReplayApp, pilot_run, [str(path)], size=(width, 45))
 
 
 def _parse(out: str) -> tuple[dict[str, tuple[float, float, int]], str]:

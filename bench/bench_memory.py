@@ -89,10 +89,10 @@ def child_app(path: Path) -> None:
                       REPLAY_DATA_DIR=scratch, TEXTUAL_ANIMATIONS="none")
     import asyncio
 
+    from headless import run_headless
     from textual import events
     from textual.command import CommandList, CommandPalette
 
-    from replay.cli import main
     from replay.ui.app import ReplayApp
 
     begun = time.perf_counter()
@@ -133,13 +133,7 @@ def child_app(path: Path) -> None:
         print(f"peak {peak}", flush=True)
         app.exit()
 
-    run = ReplayApp.run
-
-    def headless_run(self: ReplayApp, **_: object) -> None:
-        run(self, headless=True, size=(160, 45), auto_pilot=pilot_run)
-
-    ReplayApp.run = headless_run  # type: ignore[method-assign]
-    main([str(path)])
+    run_headless(ReplayApp, pilot_run, [str(path)])
 
 
 def run_app(path: Path) -> dict[str, str]:

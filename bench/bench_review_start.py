@@ -37,9 +37,9 @@ def child(corpus: Path) -> None:
     os.environ.update(REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"),
                       REPLAY_DATA_DIR=scratch, TEXTUAL_ANIMATIONS="none")
     os.environ.setdefault("REPLAY_CACHE_DIR", scratch)  # a cold cache unless --cached
+    from headless import run_headless
     from textual.screen import Screen
 
-    from replay.cli import main
     from replay.ui.review import QueueScreen, ReviewApp
 
     first: list[float] = []
@@ -63,13 +63,7 @@ def child(corpus: Path) -> None:
               f"sessions {len(app.queue.sessions)}", flush=True)
         app.exit()
 
-    run = ReviewApp.run
-
-    def headless(self: ReviewApp, **_: object) -> None:
-        run(self, headless=True, size=(160, 45), auto_pilot=pilot_run)
-
-    ReviewApp.run = headless  # type: ignore[method-assign]
-    main(["review", str(corpus)])
+    run_headless(ReviewApp, pilot_run, ["review", str(corpus)])
 
 
 def measure(corpus: Path, tree: Path | None, cache: str | None = None) -> dict[str, float]:

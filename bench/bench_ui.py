@@ -70,9 +70,9 @@ def child_replay(path: Path, steps: int) -> None:
     scratch = tempfile.mkdtemp(prefix="bench-ui-")
     os.environ.update(REPLAY_CONFIG_FILE=os.path.join(scratch, "config.toml"),
                       REPLAY_DATA_DIR=scratch, TEXTUAL_ANIMATIONS="none")
+    from headless import run_headless
     from textual.screen import Screen
 
-    from replay.cli import main
     from replay.ui.app import ReplayApp
     from replay.ui.screens.replay_screen import ReplayScreen
 
@@ -143,13 +143,7 @@ def child_replay(path: Path, steps: int) -> None:
         app.exit()
 
     # The user's path: `replay FILE` (settings, detection, then the app), run headless.
-    run = ReplayApp.run
-
-    def headless_run(self: ReplayApp, **_: object) -> None:
-        run(self, headless=True, size=(160, 45), auto_pilot=pilot_run)
-
-    ReplayApp.run = headless_run  # type: ignore[method-assign]
-    main([str(path)])
+    run_headless(ReplayApp, pilot_run, [str(path)])
 
 
 def percentile(values: list[float], percent: float) -> float:

@@ -37,6 +37,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -99,10 +100,44 @@ def _limit(on: bool) -> None:
 
 # --- mutations -------------------------------------------------------------------------------
 
-def _records(data: bytes) -> tuple[list[Any], bool] | None:
-    """The file as JSON values: its lines (True) or one document (False); None if neither."""
+class Parsed:
+    """A file read as JSON values (`parse`): its records, one a line, or one document; what
+    the mutations of its values find in it and write back."""
+
+    __slots__ = ("lines", "values")
+
+    def __init__(self, values: list[Any], lines: bool) -> None:
+        self.values = values
+        """The records (`lines`), or the one document."""
+        self.lines = lines
+
+    def containers(self) -> list[Any]:
+        """Every dict and list inside the values, outer ones first."""
+        return [container for value in self.values for _, container in _containers(value)]
+
+    def dicts(self, *, empty: bool = True) -> list[dict[str, Any]]:
+        """Every dict inside the values (`empty`: also those with no key)."""
+        return [c for c in self.containers() if isinstance(c, dict) and (empty or c)]
+
+    def strings(self) -> list[tuple[Any, Any]]:
+        """Every (container, key) that holds a non-empty string."""
+        return [found for value in self.values for found in _strings(value)]
+
+    def dump(self, marker: str | None = None, put: bytes = b"", count: int = -1) -> bytes:
+        """The values written back (ASCII JSON); `marker`'s text (the first `count` times)
+        replaced by the bytes `put`, which JSON could not hold."""
+        if self.lines:
+            text = b"".join(json.dumps(v, ensure_ascii=True).encode() + b"\n"
+                            for v in self.values)
+        else:
+            text = json.dumps(self.values[0], ensure_ascii=True).encode()
+        return text if marker is None else text.replace(marker.encode(), put, count)
+
+
+def parse(data: bytes) -> Parsed | None:
+    """The file as JSON values: one document, else its lines; None if neither."""
     try:
-        return [json.loads(data)], False
+        return Parsed([json.loads(data)], False)
     except ValueError:
         pass
     values = []
@@ -113,13 +148,7 @@ def _records(data: bytes) -> tuple[list[Any], bool] | None:
             values.append(json.loads(line))
         except ValueError:
             return None
-    return (values, True) if values else None
-
-
-def _dump(values: list[Any], lines: bool) -> bytes:
-    if lines:
-        return b"".join(json.dumps(v, ensure_ascii=True).encode() + b"\n" for v in values)
-    return json.dumps(values[0], ensure_ascii=True).encode()
+    return Parsed(values, True) if values else None
 
 
 def _containers(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
@@ -143,38 +172,48 @@ def _strings(value: Any) -> Iterator[tuple[Any, Any]]:
                 yield container, key
 
 
+def _marked(rng: random.Random, data: bytes, marker: str, counts: list[int],
+            mark: Callable[[str], str]) -> Parsed | None:
+    """The file parsed with a few of its strings (as many as one of `counts`, at random)
+    given `marker` by `mark` (`Parsed.dump(marker, ...)` then writes what JSON cannot hold in
+    its place); None when it is not JSON or holds no string."""
+    parsed = parse(data)
+    found = [] if parsed is None else parsed.strings()
+    if parsed is None or not found:
+        return None
+    for container, key in rng.sample(found, min(len(found), rng.choice(counts))):
+        container[key] = mark(container[key])
+    return parsed
+
+
 def _nest(depth: int) -> Callable[[random.Random, bytes], bytes | None]:
     def mutate(rng: random.Random, data: bytes) -> bytes | None:
-        parsed = _records(data)
+        parsed = parse(data)
         if parsed is None:
             # Text formats: a deeply nested JSON line in the middle.
             lines = data.splitlines(keepends=True)
             at = rng.randrange(len(lines) + 1)
             return b"".join([*lines[:at], b"[" * depth + b"]" * depth + b"\n", *lines[at:]])
-        values, lines = parsed
-        dicts = [c for v in values for _, c in _containers(v) if isinstance(c, dict)]
+        dicts = parsed.dicts()
         if not dicts:
             return None
         marker = "\u0000NEST\u0000"
         rng.choice(dicts)["nested"] = marker
-        text = _dump(values, lines)
-        return text.replace(json.dumps(marker).encode(),
-                            b"[" * depth + b"]" * depth, 1)
+        return parsed.dump(json.dumps(marker), b"[" * depth + b"]" * depth, 1)
     mutate.__name__ = f"nest{depth}"
     return mutate
 
 
 def lone_surrogate(rng: random.Random, data: bytes) -> bytes | None:
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return data + b"\n\\ud800 lone\n"
-    values, lines = parsed
-    found = [s for v in values for s in _strings(v)]
+    found = parsed.strings()
     if not found:
         return None
     container, key = rng.choice(found)
     container[key] = container[key][:3] + rng.choice(["\ud800", "\udfff", "\udc80x"])
-    return _dump(values, lines)
+    return parsed.dump()
 
 
 def invalid_utf8(rng: random.Random, data: bytes) -> bytes | None:
@@ -183,11 +222,10 @@ def invalid_utf8(rng: random.Random, data: bytes) -> bytes | None:
 
 
 def wrong_type(rng: random.Random, data: bytes) -> bytes | None:
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return None
-    values, lines = parsed
-    fields = [(c, k) for v in values for _, c in _containers(v)
+    fields = [(c, k) for c in parsed.containers()
               for k in (c.keys() if isinstance(c, dict) else range(len(c)))]
     if not fields:
         return None
@@ -197,36 +235,33 @@ def wrong_type(rng: random.Random, data: bytes) -> bytes | None:
             container[key] = rng.choice(WRONG_VALUES)
         except (KeyError, IndexError):
             continue
-    return _dump(values, lines)
+    return parsed.dump()
 
 
 def drop_key(rng: random.Random, data: bytes) -> bytes | None:
-    parsed = _records(data)
-    if parsed is None:
-        return None
-    values, lines = parsed
-    dicts = [c for v in values for _, c in _containers(v) if isinstance(c, dict) and c]
-    if not dicts:
+    parsed = parse(data)
+    dicts = [] if parsed is None else parsed.dicts(empty=False)
+    if parsed is None or not dicts:
         return None
     chosen = rng.choice(dicts)
     del chosen[rng.choice(list(chosen))]
-    return _dump(values, lines)
+    return parsed.dump()
 
 
 def retype_record(rng: random.Random, data: bytes) -> bytes | None:
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return None
-    values, lines = parsed
-    if lines:
+    values = parsed.values
+    if parsed.lines:
         values[rng.randrange(len(values))] = rng.choice(WRONG_VALUES)
     else:
-        lists = [c for _, c in _containers(values[0]) if isinstance(c, list) and c]
+        lists = [c for c in parsed.containers() if isinstance(c, list) and c]
         if not lists:
             return None
         chosen = rng.choice(lists)
         chosen[rng.randrange(len(chosen))] = rng.choice(WRONG_VALUES)
-    return _dump(values, lines)
+    return parsed.dump()
 
 
 def cut(rng: random.Random, data: bytes) -> bytes | None:
@@ -284,17 +319,16 @@ TRICKY = ["]}],[{", "\\\"", "\"}]\n[{\"", "[/]", "[link=x]", "\x1b]0;x\x07", "\\
 def pretty(rng: random.Random, data: bytes) -> bytes | None:
     """Strings given brackets and escaped quotes, the document pretty-printed (records that
     start mid-line and run over many lines), sometimes with CRLF or a BOM."""
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return None
-    values, lines = parsed
-    found = [s for v in values for s in _strings(v)]
+    found = parsed.strings()
     for container, key in rng.sample(found, min(len(found), rng.choice([1, 5, 50]))):
         container[key] = container[key] + rng.choice(TRICKY)
-    if lines:
-        text = _dump(values, lines)
+    if parsed.lines:
+        text = parsed.dump()
     else:
-        text = json.dumps(values[0], indent=rng.choice([1, 2, "\t"]),
+        text = json.dumps(parsed.values[0], indent=rng.choice([1, 2, "\t"]),
                           ensure_ascii=rng.random() < 0.5).encode()
     roll = rng.random()
     if roll < 0.2:
@@ -307,19 +341,12 @@ def pretty(rng: random.Random, data: bytes) -> bytes | None:
 def invalid_utf8_in_string(rng: random.Random, data: bytes) -> bytes | None:
     """Raw invalid UTF-8 inside one string of one record (often of a record a lean feed
     skips: its warnings must still equal the full reader's)."""
-    parsed = _records(data)
+    marker = "QAINVALIDUTF8MARKER"
+    parsed = _marked(rng, data, marker, [1, 1, 3], lambda text: text[:5] + marker)
     if parsed is None:
         return None
-    values, lines = parsed
-    found = [s for v in values for s in _strings(v)]
-    if not found:
-        return None
-    marker = "QAINVALIDUTF8MARKER"
-    for container, key in rng.sample(found, min(len(found), rng.choice([1, 1, 3]))):
-        container[key] = container[key][:5] + marker
-    text = _dump(values, lines)
-    return text.replace(marker.encode(), rng.choice([b"\xff", b"\xed\xa0\x80", b"\xc3(",
-                                                     b"\x80abc", b"\xe2\x82"]))
+    return parsed.dump(marker, rng.choice([b"\xff", b"\xed\xa0\x80", b"\xc3(", b"\x80abc",
+                                           b"\xe2\x82"]))
 
 
 NUMBER = re.compile(rb"(?<=[:\[,])\s*-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?=\s*[,\]}])")
@@ -336,18 +363,11 @@ def huge_number(rng: random.Random, data: bytes) -> bytes | None:
     holds: 1e999, 5,000 digits, NaN, Infinity; or a string field given such a number."""
     found = list(NUMBER.finditer(data))
     if not found or rng.random() < 0.3:
-        parsed = _records(data)
+        marker = "QAHUGENUMBERMARKER"
+        parsed = _marked(rng, data, marker, [1, 3], lambda _: marker)
         if parsed is None:
             return None
-        values, lines = parsed
-        strings = [s for v in values for s in _strings(v)]
-        if not strings:
-            return None
-        marker = "QAHUGENUMBERMARKER"
-        for container, key in rng.sample(strings, min(len(strings), rng.choice([1, 3]))):
-            container[key] = marker
-        return _dump(values, lines).replace(b'"' + marker.encode() + b'"',
-                                            rng.choice(HUGE_NUMBERS))
+        return parsed.dump(f'"{marker}"', rng.choice(HUGE_NUMBERS))
     out = data
     for match in sorted(rng.sample(found, min(len(found), rng.choice([1, 1, 4, 40]))),
                         key=lambda m: -m.start()):
@@ -358,12 +378,9 @@ def huge_number(rng: random.Random, data: bytes) -> bytes | None:
 def duplicate_key(rng: random.Random, data: bytes) -> bytes | None:
     """A key of a record written twice, the second (or the first) time with a value of
     another type: parsers keep one of them, and readers must not trust which."""
-    parsed = _records(data)
-    if parsed is None:
-        return None
-    values, lines = parsed
-    dicts = [c for v in values for _, c in _containers(v) if isinstance(c, dict) and c]
-    if not dicts:
+    parsed = parse(data)
+    dicts = [] if parsed is None else parsed.dicts(empty=False)
+    if parsed is None or not dicts:
         return None
     marker = "QADUPKEYMARKER"
     for chosen in rng.sample(dicts, min(len(dicts), rng.choice([1, 1, 5]))):
@@ -375,7 +392,7 @@ def duplicate_key(rng: random.Random, data: bytes) -> bytes | None:
             chosen.update(items)
         else:
             chosen[marker + key] = value
-    return _dump(values, lines).replace(marker.encode(), b"")
+    return parsed.dump(marker)
 
 
 STRUCTURE = b'{}[],:"\n'
@@ -396,12 +413,10 @@ def cut_structural(rng: random.Random, data: bytes) -> bytes | None:
 def nest_value(rng: random.Random, data: bytes) -> bytes | None:
     """A field's own value (the message, the content, a part) replaced by arrays or objects
     nested 300, 1,000 or 100,000 deep."""
-    parsed = _records(data)
+    parsed = parse(data)
     if parsed is None:
         return None
-    values, lines = parsed
-    fields = [(c, k) for v in values for _, c in _containers(v) if isinstance(c, dict)
-              for k in c]
+    fields = [(c, k) for c in parsed.dicts() for k in c]
     if not fields:
         return None
     container, key = rng.choice(fields)
@@ -410,22 +425,16 @@ def nest_value(rng: random.Random, data: bytes) -> bytes | None:
     depth = rng.choice([300, 1000, 100_000])
     nested = (b"[" * depth + b"]" * depth if rng.random() < 0.5
               else b'{"a":' * depth + b"1" + b"}" * depth)
-    return _dump(values, lines).replace(b'"' + marker.encode() + b'"', nested, 1)
+    return parsed.dump(f'"{marker}"', nested, 1)
 
 
 def nul_in_string(rng: random.Random, data: bytes) -> bytes | None:
     """NUL inside strings: as the escape (valid JSON) or raw (not valid)."""
-    parsed = _records(data)
+    marker = "QANULMARKER"
+    parsed = _marked(rng, data, marker, [1, 3, 30], lambda text: text[:4] + marker + text[4:])
     if parsed is None:
         return None
-    values, lines = parsed
-    found = [s for v in values for s in _strings(v)]
-    if not found:
-        return None
-    marker = "QANULMARKER"
-    for container, key in rng.sample(found, min(len(found), rng.choice([1, 3, 30]))):
-        container[key] = container[key][:4] + marker + container[key][4:]
-    return _dump(values, lines).replace(marker.encode(), rng.choice([b"\\u0000", b"\x00"]))
+    return parsed.dump(marker, rng.choice([b"\\u0000", b"\x00"]))
 
 
 def encoded(rng: random.Random, data: bytes) -> bytes | None:
@@ -796,6 +805,24 @@ runs for `WATCH_SECONDS`, then gets the interrupt a user's Ctrl-C sends."""
 
 WATCH_SECONDS = 1.5
 
+DEAF_SECONDS = 30.0
+"""How long `watch` may go on after its Ctrl-C before the trial says where it is (the main
+thread's frames) and presses Ctrl-C again, as a user would."""
+
+
+def _interrupt_watch(main: int, stuck: list[str], done: threading.Event) -> None:
+    """(A thread of the `watch` child.) Ctrl-C after `WATCH_SECONDS`; if the command is still
+    running `DEAF_SECONDS` later, note where its main thread is and press Ctrl-C again."""
+    if done.wait(WATCH_SECONDS):
+        return
+    os.kill(os.getpid(), signal.SIGINT)
+    while not done.wait(DEAF_SECONDS):
+        frame = sys._current_frames().get(main)
+        where = traceback.extract_stack(frame)[-3:] if frame is not None else []
+        stuck.append(" < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}"
+                                for f in reversed(where)) or "?")
+        os.kill(os.getpid(), signal.SIGINT)
+
 APP_TRIAL = {"every": 1, "count": 0}
 """The app is run on every `every`-th mutant (0: never)."""
 
@@ -814,17 +841,16 @@ def _cli(path: Path, command: tuple[str, ...]) -> str:
         sys.stderr.flush()
         os.dup2(stdout.fileno(), 1)
         os.dup2(stderr.fileno(), 2)
+        stuck: list[str] = []
         if argv[0] == "watch":
-            import threading  # noqa: PLC0415
-
-            timer = threading.Timer(WATCH_SECONDS, os.kill, (os.getpid(), signal.SIGINT))
-            timer.daemon = True
-            timer.start()
+            done = threading.Event()
+            threading.Thread(target=_interrupt_watch, daemon=True,
+                             args=(threading.get_ident(), stuck, done)).start()
             try:
                 status = cli_main(argv)
             except KeyboardInterrupt:
                 status = 130  # what the shell reports for Ctrl-C; said nothing: fine
-            timer.cancel()
+            done.set()
         else:
             status = cli_main(argv)
         sys.stdout.flush()
@@ -832,6 +858,9 @@ def _cli(path: Path, command: tuple[str, ...]) -> str:
     said = Path(f"{out}/stderr").read_bytes()
     shown = Path(f"{out}/stdout").read_bytes()
     shutil.rmtree(out, ignore_errors=True)
+    if stuck:
+        raise Mismatch(f"{command[0]}: still running {DEAF_SECONDS:g} s after Ctrl-C, at "
+                       f"{stuck[0]} ({len(stuck)} more Ctrl-C)")
     if b"Traceback" in said or b"Traceback" in shown:
         raise Mismatch(f"{command[0]}: a traceback on the terminal")
     for line in said.splitlines():

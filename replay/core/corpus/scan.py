@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -236,22 +237,68 @@ class TurnWindow:
 
 
 class _LateMerge(Exception):
-    """A line joined a turn the window had already judged, or one its judged neighbours read
-    (lines out of order): the scan starts again holding every turn (`scan_file`)."""
+    """A line joined a turn the window had already judged, or one its judged neighbours read,
+    on a pass that knew of no such line: the scan starts again holding every turn
+    (`scan_file`)."""
+
+
+@dataclass(slots=True)
+class _Again(Exception):
+    """A pass over lines out of order: its judgements are void, and the file is read again
+    (`scan_file`), knowing which turns later lines change."""
+
+    late: dict[int, int] | None
+    """What the void pass saw (`_WindowScan.late`); None: hold every turn instead."""
+
+
+class _Waits:
+    """How many turns from the first no later line changes, on a pass over lines read before:
+    from that earlier pass's `_WindowScan.late` (each turn a line changed once newer turns had
+    come, with the number of turns read when the last such line came). A turn waits until
+    more turns than that are read: the lines, and so the turns, come as they came before."""
+
+    __slots__ = ("_counts", "_next", "_turns", "_window")
+
+    def __init__(self, late: dict[int, int], window: TurnWindow) -> None:
+        ordered = sorted(late.items())
+        self._turns = array("q", [turn for turn, _ in ordered])
+        self._counts = array("q", [count for _, count in ordered])
+        self._next = 0
+        self._window = window
+
+    def __call__(self) -> int:
+        turns, counts, at, read = self._turns, self._counts, self._next, len(self._window)
+        # The first turn still waiting (the ones before it are done: the count only grows).
+        while at < len(turns) and counts[at] < read:
+            at += 1
+        self._next = at
+        return turns[at] if at < len(turns) else read
 
 
 class _WindowScan:
     """Judges each turn once the turns after it are read, then lets go of it; with `hold`,
-    judges every turn only at the end (the whole session kept, as a whole read has it)."""
+    judges every turn only at the end (the whole session kept, as a whole read has it).
+    `late`: what a void pass over the same lines saw (`_Waits`); each turn a later line
+    changes waits for it."""
 
     def __init__(self, session: Session, rules: DetectionRules, suggest: bool,
-                 settled: Callable[[], int] | None = None, hold: bool = False) -> None:
+                 settled: Callable[[], int] | None = None, hold: bool = False,
+                 late: dict[int, int] | None = None) -> None:
         self.session = session
         self.hold = hold
+        self.window = TurnWindow()
+        self.waits = None if late is None else _Waits(late, self.window)
+        if self.waits is not None:
+            settled = self.waits if settled is None else partial(_least, settled, self.waits)
         self.settled = settled
         """How many turns from the first can no longer change (`Reader.scan_feed`'s
-        builder); None when a turn is done once the next one is read."""
-        self.window = TurnWindow()
+        builder, or `late`); None when a turn is done once the next one is read."""
+        self.late: dict[int, int] = {}
+        """Each turn a line changed after newer turns came (`merged`), with the number of
+        turns read when the last such line came: a second pass waits for them."""
+        self.void = False
+        """A line changed a turn already judged, or one a judged turn read: nothing more is
+        judged (the turns are still let go), and the file is read again (`_Again`)."""
         session.turns = self.window  # type: ignore[assignment]
         self.rules = rules
         self.suggest = suggest
@@ -279,20 +326,31 @@ class _WindowScan:
         if self._next >= end:
             return
         # The window's own list, not `window[i]`: this runs once per turn.
-        kept, base, judge = window._turns, window._base, self._judge
-        for position in range(self._next, end):
-            judge(kept[position - base])
+        if not self.void:
+            kept, base, judge = window._turns, window._base, self._judge
+            for position in range(self._next, end):
+                judge(kept[position - base])
         self._next = end
         window.forget_before(self._next - LOOK_BACK)
 
     def merged(self, turn: Turn) -> None:
-        """A later line joined `turn` (the builder's `watch_merges`). Raises `_LateMerge` when
-        a judged turn may have read it: a turn judged so far (the first `_next`), or one
-        whose judgement looked as far ahead as `turn` (at most `_REACH` turns past it). A
-        reply's lines come within a turn or two of each other in real files (its tool
-        results between them), which `LOOK_AHEAD`'s margin leaves unjudged."""
-        if self._next and turn.index < self._next + _REACH:
-            raise _LateMerge
+        """A later line joined `turn` (the builder's `watch_merges`). A judged turn may have
+        read it when it is a turn judged so far (the first `_next`) or one whose judgement
+        looked as far ahead as `turn` (at most `_REACH` turns past it): this pass is then
+        void, or, on a pass told of every such line (`late`), raises `_LateMerge` (a line
+        it was not told of: the builder saw these lines otherwise). A reply's lines come
+        within a turn or two of each other in real files (its tool results between them),
+        which `LOOK_AHEAD`'s margin leaves unjudged.
+
+        Every line that changes a turn older than the last two is kept in `late`: only
+        those can touch a judged turn's reach (`_next + _REACH <= len(window) - 2`)."""
+        index, read = turn.index, len(self.window)
+        if self.waits is None and index < read - 2:
+            self.late[index] = read
+        if self._next and index < self._next + _REACH:
+            if self.waits is not None:
+                raise _LateMerge
+            self.void = True
 
     def _judge(self, turn: Turn) -> None:
         self.tally.add(turn)
@@ -351,18 +409,29 @@ def scan_file(reader: Reader, path: Path, rules: DetectionRules = DEFAULT_RULES,
     `suggest`), in memory bounded by the window rather than the file. Raises ReaderError.
 
     A file whose lines are out of order, so that a line joins a turn already judged (a reply's
-    lines far apart), is scanned again holding the whole session, then judged: the same report
-    still, in the memory of a whole read of it.
+    lines far apart), is scanned again knowing which turns later lines change (what the first
+    pass saw): each of those waits in the window until its last line is read. The same report
+    still, in the memory of a window as long as the lines' disorder (a whole shuffle: the whole
+    session). Should that pass still meet such a line, a third one holds every turn.
     """
-    try:
-        return _scan_one_file(reader, path, rules, suggest, progress, False)
-    except _LateMerge:
-        return _scan_one_file(reader, path, rules, suggest, progress, True)
+    again: _Again | None = None
+    for _ in range(3):
+        try:
+            return _scan_one_file(reader, path, rules, suggest, progress, again)
+        except _Again as void:
+            # (Read again outside this handler: the exception's frames hold the void pass's
+            # turns, which must go before the next pass reads.)
+            late = void.late
+        except _LateMerge:
+            late = None
+        again = _Again(late)
+    raise AssertionError("a pass that holds every turn is never void")
 
 
 def _scan_one_file(reader: Reader, path: Path, rules: DetectionRules, suggest: bool,
-                   progress: Progress | None, hold: bool) -> ScanReport:
-    """`scan_file`'s one pass over the file, windowed or (`hold`) holding every turn."""
+                   progress: Progress | None, again: _Again | None) -> ScanReport:
+    """`scan_file`'s one pass over the file: windowed, or again (`again`), told what the first
+    pass saw or holding every turn. Raises `_Again` when this pass is void."""
     assert reader.builder is not None and reader.windowed
     builder = reader.builder(str(path))
     lean = getattr(builder, "for_scan", None)
@@ -392,7 +461,7 @@ def _scan_one_file(reader: Reader, path: Path, rules: DetectionRules, suggest: b
         else:
             pump = partial(feed_records, iter_lines(handle), mask=_BATCH_MASK)
         return _scan_fed(builder, pump, take, total, EMPTY_FILE, rules, suggest, progress,
-                         completed if complete is not None else None, hold)
+                         completed if complete is not None else None, again, True)
 
 
 def scan_records(feed: RecordFeed, rules: DetectionRules = DEFAULT_RULES, suggest: bool = True,
@@ -418,15 +487,17 @@ def _scan_fed(builder: LineBuilder, pump: Pump, take: Callable[[bytes, int, int]
               total: int, empty: str | None, rules: DetectionRules, suggest: bool,
               progress: Progress | None,
               complete: Callable[[LineBuilder], Session] | None,
-              hold: bool | None = None) -> ScanReport:
-    """The windowed scan of one session whose records `pump` hands to `take`. `hold` (from
-    `scan_file`, which can read the file again): False raises `_LateMerge` when the builder
-    says a line joined a turn already judged (`watch_merges`); True keeps every turn and
-    judges them at the end."""
+              again: _Again | None = None, rereads: bool = False) -> ScanReport:
+    """The windowed scan of one session whose records `pump` hands to `take`. `rereads` (from
+    `scan_file`, which can read the file again): the builder tells of lines joining older turns
+    (`watch_merges`), and a pass they made void raises `_Again` at its end; `again`: this is
+    such a second pass (`_Again.late`), or, `late` None, one that keeps every turn and judges
+    them at the end."""
+    hold = again is not None and again.late is None
     scan = _WindowScan(builder.session, rules, suggest, getattr(builder, "settled", None),
-                       bool(hold))
+                       hold, None if again is None else again.late)
     watch = getattr(builder, "watch_merges", None)
-    if watch is not None and hold is False:
+    if watch is not None and rereads and not hold:
         watch(scan.merged)
     advance = scan.advance
     # A builder that makes no reference cycles needs no collection while it is fed.
@@ -453,6 +524,8 @@ def _scan_fed(builder: LineBuilder, pump: Pump, take: Callable[[bytes, int, int]
     try:
         fed = pump(take, tick)
         builder.finish()
+        if scan.void:
+            raise _Again(scan.late)
         session = builder.session
         if not fed and empty is not None:
             session.warn(empty, skipped=False)
@@ -465,6 +538,10 @@ def _scan_fed(builder: LineBuilder, pump: Pump, take: Callable[[bytes, int, int]
     if progress is not None:
         progress(total, total)
     return ScanReport(session, empties, scan.prompt, scan.tally.first)
+
+
+def _least(first: Callable[[], int], second: Callable[[], int]) -> int:
+    return min(first(), second())
 
 
 _BATCH_MASK = 63

@@ -370,19 +370,19 @@ class TurnIndex(TurnColumns):
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_RDONLY)
             fd = self._fd
-        self._check_stamp(fd)
+        self._check_stamp(fd, spans)
         records = [os.pread(fd, length, offset) for offset, length in spans]
         if any(len(record) != length for record, (_, length) in zip(records, spans, strict=True)):
             raise ValueError("the file is shorter than when it was read")
         return records
 
-    def _check_stamp(self, fd: int) -> None:
+    def _check_stamp(self, fd: int, spans: tuple[tuple[int, int], ...] = ()) -> None:
         """Raise ValueError (and tell `on_rewritten`, once) when the file read back from is
         not the one the turns were read from: records of the same shape rewritten at the
         same offsets would read back as valid, other text."""
         if self.stamp is None:
             return
-        why = self._rewritten or self.stamp.differs(os.fstat(fd), fd)
+        why = self._rewritten or self.stamp.differs(os.fstat(fd), fd, spans)
         if why is None:
             return
         told, self._rewritten = self._rewritten, why

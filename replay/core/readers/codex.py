@@ -36,7 +36,7 @@ import bisect
 import functools
 import re
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -258,6 +258,11 @@ class ModelChanges:
         return self._models[at] if at >= 0 else None
 
 
+MAX_WAIT = 1_024
+"""Turns a scan's window waits at most for a turn a later record may still change
+(`CodexBuilder.settled`)."""
+
+
 class CodexBuilder:
     """Builds one Codex session from rollout lines fed in order (see the module docstring).
 
@@ -294,6 +299,32 @@ class CodexBuilder:
         """When this rollout was forked from another (its history up to then is a copy)."""
         self._fork_turn: Turn | None = None
         self._inherited = 0
+        self._merged: Callable[[Turn], None] | None = None
+        """Told of every turn whose content a later record changed (`watch_merges`)."""
+
+    def settled(self) -> int:
+        """How many turns from the first no later record is expected to change (a windowed
+        scan judges a turn only when the turns it reads are settled): those before the open
+        step (its next item joins it), the latest reply (a `turn_aborted` ends it) and the
+        first prompt not yet confirmed (its `user_message` event, or none, decides whether it
+        is injected context). Each is a few turns back in real rollouts; one farther back than
+        `MAX_WAIT` turns is not waited for (a scan holding every turn of a file that never
+        confirms its prompts): should a record still change it, `watch_merges` tells."""
+        count = len(self.session.turns)
+        floor = count - MAX_WAIT
+        first = self._unconfirmed[0] if self._unconfirmed else None
+        for turn in (self._open, self._last_assistant, first):
+            if turn is not None and floor <= turn.index < count:
+                count = turn.index
+        return count
+
+    def watch_merges(self, merged: Callable[[Turn], None] | None) -> None:
+        """Have `merged(turn)` called whenever a record changes what an earlier turn shows:
+        a step's next item (the step stays open across injected-context turns), a prompt
+        demoted to injected context, a `turn_aborted`, the fork notice's count. A windowed
+        scan checks that the turn was not judged yet (`corpus.scan`). May raise to stop the
+        feed. (A tool output or a token count changes nothing a scan reads: not told.)"""
+        self._merged = merged
 
     # -- the LineBuilder protocol -------------------------------------------------------
 
@@ -337,6 +368,8 @@ class CodexBuilder:
                 f"Forked from session {parent}: its {self._inherited:,} earlier records are "
                 "the parent's history, read with the parent and not repeated here.")
             self._changed(fork)
+            if self._merged is not None:
+                self._merged(fork)
         self.session.meta["inherited_records"] = str(self._inherited)
         return True
 
@@ -480,6 +513,8 @@ class CodexBuilder:
                                          text=reason if isinstance(reason, str) else ""))
                 self._add_span(target, span)
                 self._changed(target)
+                if self._merged is not None:
+                    self._merged(target)
             self._close()
         elif kind == "task_complete":
             self._close()
@@ -545,6 +580,8 @@ class CodexBuilder:
         turn = self._live(turn)
         demote(turn)
         self._changed(turn)
+        if self._merged is not None:
+            self._merged(turn)
 
     def _step(self, parts: list[Part], item: dict[str, Any], stamp: Any,
               span: tuple[int, int], lineno: int, *, closes: bool = False,
@@ -552,10 +589,13 @@ class CodexBuilder:
         """Add an assistant-side item to the open step, opening one when needed."""
         if settles:
             self._settle_unconfirmed()
+        joins = self._open is not None
         if self._open is None:
             self._open = self._new_turn("assistant", lineno, stamp, item.get("id"))
             self._open.model = self._model
         turn = self._live(self._open)
+        if joins and self._merged is not None:
+            self._merged(turn)
         first = len(turn.parts)
         self._extend(turn, parts, span)
         for number, part in enumerate(parts, first):

@@ -1,0 +1,84 @@
+"""The fuzz's value mutations (`tools/fuzz_mutants.py`) share one reading of the file
+(`parse`, `Parsed`): the records of a JSONL file or one document, written back as they were
+read, with what JSON cannot hold put where a marker was."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _fuzz() -> Any:
+    spec = importlib.util.spec_from_file_location("fuzz_mutants", REPO / "tools" /
+                                                  "fuzz_mutants.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+LINES = b'{"type":"user","text":"hello there","n":1}\n\n{"type":"assistant","parts":[{}]}\n'
+
+
+def test_a_file_is_read_as_its_lines_or_one_document_and_written_back() -> None:
+    fuzz = _fuzz()
+    lines = fuzz.parse(LINES)
+    assert lines.lines and len(lines.values) == 2
+    assert lines.dump() == b"".join(json.dumps(json.loads(line)).encode() + b"\n"
+                                    for line in LINES.splitlines() if line)
+    document = fuzz.parse(b'{"a": ["x", {"b": "y"}]}')
+    assert not document.lines and document.dump() == b'{"a": ["x", {"b": "y"}]}'
+    assert [key for _, key in document.strings()] == [0, "b"]
+    assert len(document.dicts()) == 2 and len(lines.dicts(empty=False)) == 2
+    assert fuzz.parse(b"not json\n") is None
+
+
+def test_marked_strings_take_bytes_json_cannot_hold() -> None:
+    fuzz = _fuzz()
+    marked = fuzz._marked(random.Random(3), LINES, "MARK", [1], lambda text: text + "MARK")
+    out = marked.dump("MARK", b"\xff")
+    assert out.count(b"\xff") == 1 and b"MARK" not in out
+    assert fuzz._marked(random.Random(3), b'{"n": 1}', "MARK", [1], str) is None
+
+
+def test_the_string_mutations_change_a_string_of_a_record() -> None:
+    fuzz = _fuzz()
+    for seed in range(5):
+        assert b"\\ud" in fuzz.lone_surrogate(random.Random(seed), LINES)
+        out = fuzz.nul_in_string(random.Random(seed), LINES)
+        assert b"\\u0000" in out or b"\x00" in out
+    assert fuzz.invalid_utf8_in_string(random.Random(1), b'{"n": 1}') is None
+
+
+def test_a_watch_deaf_to_its_ctrl_c_is_told_where_it_is(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    # (Two `watch` trials of the r7 fuzz ran to the 600 s limit: the trial now says where the
+    # command was and presses Ctrl-C again, instead of a bare "hang".)
+    import signal
+
+    import pytest
+
+    import replay.cli
+
+    fuzz = _fuzz()
+    monkeypatch.setattr(fuzz, "WATCH_SECONDS", 0.05)
+    monkeypatch.setattr(fuzz, "DEAF_SECONDS", 0.3)
+    heard: list[int] = []
+
+    def deaf_watch(_argv: list[str]) -> int:
+        signal.signal(signal.SIGINT, lambda *_: heard.append(1))
+        while len(heard) < 2:
+            signal.pause()
+        return 0
+
+    monkeypatch.setattr(replay.cli, "main", deaf_watch)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINES)
+    with pytest.raises(fuzz.Mismatch, match=r"watch: still running 0.3 s after Ctrl-C, at "
+                                            r"test_fuzz_mutations.py:\d+ deaf_watch"):
+        fuzz._in_child(lambda: fuzz._cli(path, ("watch", "--from-start")))
