@@ -29,6 +29,7 @@ from replay.core.readers import (
     ReaderError,
     detect_reader,
     get_reader,
+    huge_strings,
     load_sessions,
     read_entry,
 )
@@ -164,6 +165,8 @@ class ReplayApp(TypedAhead, RereadRewritten, App[None]):
     def __init__(self, options: LaunchOptions, settings: Settings | None = None,
                  suggester: Suggester | None = None) -> None:
         super().__init__()
+        # Huge messages stay in their file, read a piece at a time as they are drawn.
+        huge_strings.enable()
         self.options = options
         """What to open and how."""
         self.settings = settings or Settings()

@@ -12,6 +12,7 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
+from replay.core.readers import huge_strings
 from replay.core.readers.json_stream import NotStreamable, stream_document
 from replay.core.session.model import Part, Session
 from replay.core.session.text import shorten
@@ -203,7 +204,7 @@ _BLANK = b" \t\n\r\x0b\x0c"
 
 def iter_lines(
     handle: BinaryIO, start: int = 0, lineno: int = 0, *, final: bool = True,
-    views: bool = False,
+    views: bool = False, lift: bool = False,
 ) -> Iterator[tuple[bytes, int, int]]:
     """Yield (record, offset, lineno) for each line from byte `start`, line end removed.
 
@@ -219,9 +220,12 @@ def iter_lines(
     objects cost more than finding the line ends). A view is valid only until the next line
     is asked for. A file with a byte-order mark or a carriage return is read the copying way
     from there on.
+
+    With `lift`, a line longer than `huge_strings.HUGE_LINE_BYTES` is yielded as its
+    skeleton, its huge strings left in the file (`huge_strings.lift_line`).
     """
     if views:
-        yield from _iter_views(handle, start, lineno, final)
+        yield from _iter_views(handle, start, lineno, final, lift)
         return
     handle.seek(start)
     offset = start
@@ -231,6 +235,16 @@ def iter_lines(
     # big chunks.
     size = FIRST_CHUNK_BYTES
     while True:
+        if lift and len(pending) > huge_strings.HUGE_LINE_BYTES:
+            done = huge_strings.lift_at(handle, offset)
+            if done is not None:
+                skeleton, end, ended = done
+                if not ended and not final:
+                    return  # held back, as an unfinished line is
+                lineno += 1
+                yield skeleton, offset, lineno
+                offset, pending = end + 1, b""
+                handle.seek(offset)
         chunk = handle.read(size)
         size = min(size * 2, CHUNK_BYTES)
         if not chunk:
@@ -274,11 +288,11 @@ def iter_lines(
 
 
 def _iter_views(handle: BinaryIO, start: int, lineno: int,
-                final: bool) -> Iterator[tuple[bytes, int, int]]:
+                final: bool, lift: bool = False) -> Iterator[tuple[bytes, int, int]]:
     """`iter_lines(views=True)`: LF-ended lines as views into one buffer, read into."""
     handle.seek(start)
     if start == 0 and BOM.startswith(handle.read(len(BOM)) or b"-"):
-        yield from iter_lines(handle, 0, lineno, final=final)  # a BOM, or a file that short
+        yield from iter_lines(handle, 0, lineno, final=final, lift=lift)  # a BOM, or short
         return
     handle.seek(start)
     offset = start
@@ -287,6 +301,17 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
     filled = 0
     """Bytes at the buffer's start carried over: the beginning of a line not ended yet."""
     while True:
+        if lift and filled > huge_strings.HUGE_LINE_BYTES:
+            done = huge_strings.lift_at(handle, offset)
+            if done is not None:
+                skeleton, end, ended = done
+                if not ended and not final:
+                    return  # held back, as an unfinished line is
+                lineno += 1
+                yield skeleton, offset, lineno
+                offset, filled = end + 1, 0
+                handle.seek(offset)
+                buffer = bytearray(FIRST_CHUNK_BYTES)  # the long line's room let go
         if filled == len(buffer) or len(buffer) < CHUNK_BYTES:
             # Bigger reads as the file goes on, and room for a line longer than the buffer
             # (a new buffer: views into the old one may still be held, so it is not resized).
@@ -301,7 +326,7 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
         find = buffer.find
         if find(b"\r", 0, end) >= 0:
             # Carriage returns: line ends of another kind, read the copying way from here.
-            yield from iter_lines(handle, offset, lineno, final=final)
+            yield from iter_lines(handle, offset, lineno, final=final, lift=lift)
             return
         done = 0
         while (stop := find(b"\n", done, end)) >= 0:
@@ -326,7 +351,8 @@ def lines_for(builder: object, handle: BinaryIO) -> Iterator[tuple[bytes, int, i
     (`keeps_no_line`), else a copy of each line. The copies of a 4 MiB chunk (its lines as
     bytes objects, the chunk joined to the last one's tail) were 10-14 MB of the app's peak
     on a file of small records."""
-    return iter_lines(handle, views=getattr(builder, "keeps_no_line", False))
+    return iter_lines(handle, views=getattr(builder, "keeps_no_line", False),
+                      lift=huge_strings.enabled())
 
 
 def feed_lines(handle: BinaryIO, take: Callable[[bytes, int, int], None],
@@ -435,7 +461,8 @@ def read_spans(path: str, spans: tuple[tuple[int, int], ...]) -> list[bytes]:
     """Read the byte spans of a file back (for full parts of shortened turns)."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        return [os.pread(fd, length, offset) for offset, length in spans]
+        return [huge_strings.read_back(path, offset, length) or os.pread(fd, length, offset)
+                for offset, length in spans]
     finally:
         os.close(fd)
 
