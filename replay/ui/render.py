@@ -178,20 +178,12 @@ class LongText:
         self._text = text
         self.moved: str | None = None
         """Why the text can no longer be read from its file (None while it can)."""
-        # Where each line starts (4 bytes a line when the text allows), not a string each:
-        # a 50 MB message split into 600,000 lines was 85 MB more.
-        starts = array("I" if len(text) < 2**32 - 2 else "q", [0])
-        as_is = narrow = True
-        # A text left in its file is read a piece at a time (never whole).
-        for base, piece in ([(0, text)] if isinstance(text, str) else text.pieces()):
-            find, at = piece.find, piece.find("\n")
-            while at >= 0:
-                starts.append(base + at + 1)
-                at = find("\n", at + 1)
-            # Shown as it is, or cleaned row by row (then the cleaned lines' lengths are kept).
-            as_is = as_is and "\t" not in piece and not has_controls(piece)
-            narrow = narrow and _narrow(piece, raw=True)
-        starts.append(len(text) + 1)  # where a line after the last would start
+        try:
+            starts, as_is, narrow = self._scan(text)
+        except OSError as error:  # its file changed: one row says so
+            self.moved = str(error)
+            text = self._text = ""
+            starts, as_is, narrow = self._scan(text)
         self._starts = starts
         self._as_is = as_is
         self._lengths: array[int] | None = None
@@ -206,6 +198,25 @@ class LongText:
         self._every_line_fits = False
         self._line_of: array[int] = array("I")
         self._start_of: array[int] = array("I")
+
+    @staticmethod
+    def _scan(text: str | Rope) -> tuple[array[int], bool, bool]:
+        """Where each line starts (4 bytes a line when the text allows), not a string each:
+        a 50 MB message split into 600,000 lines was 85 MB more. Whether it is shown as it
+        is (else cleaned row by row, and the cleaned lines' lengths are kept), and whether
+        every character is one cell wide. A text left in its file is read a piece at a
+        time (never whole)."""
+        starts = array("I" if len(text) < 2**32 - 2 else "q", [0])
+        as_is = narrow = True
+        for base, piece in ([(0, text)] if isinstance(text, str) else text.pieces()):
+            find, at = piece.find, piece.find("\n")
+            while at >= 0:
+                starts.append(base + at + 1)
+                at = find("\n", at + 1)
+            as_is = as_is and "\t" not in piece and not has_controls(piece)
+            narrow = narrow and _narrow(piece, raw=True)
+        starts.append(len(text) + 1)  # where a line after the last would start
+        return starts, as_is, narrow
 
     def _slice(self, start: int, end: int) -> str:
         """Characters `start` to `end` of the text as given. A text whose file changed under

@@ -126,10 +126,10 @@ def _string(buffer: _Buffer, quote: int, path: str,
         match = _BODY.match(buffer.data, at)
         assert match is not None
         end = match.end()
+        if end - quote - 1 > LIFT_BYTES:
+            return _lift(buffer, quote, path, stamp)
         if end < len(buffer.data) and buffer.data[end] == 0x22:
             return buffer.data[quote:end + 1], end + 1  # a string of its own size
-        if end - quote > LIFT_BYTES:
-            return _lift(buffer, quote, path, stamp)
         if end + 12 < len(buffer.data) or not buffer.more():
             return None  # a raw line end, a bad escape, or the file ends in the string
         at = quote + 1  # matched again from the start: the buffer is immutable bytes
@@ -155,12 +155,11 @@ def _lift(buffer: _Buffer, quote: int, path: str,
         if not closed:
             if end == at:
                 return None  # a raw line end, a bad escape, or the end of the file
-            if end == limit:
-                while end > at and end < len(buffer.data) and buffer.data[end] & 0xC0 == 0x80:
-                    end -= 1  # not inside a character
-                high = _HIGH.search(buffer.data, max(at, end - 6), end)
-                if high is not None and _escapes(buffer.data, high.start(), at):
-                    end = high.start()  # a surrogate pair stays in one piece
+            while end > at and end < len(buffer.data) and buffer.data[end] & 0xC0 == 0x80:
+                end -= 1  # not inside a character
+            high = _HIGH.search(buffer.data, max(at, end - 6), end)
+            if high is not None and _escapes(buffer.data, high.start(), at):
+                end = high.start()  # a surrogate pair stays in one piece
         raw = buffer.data[at:end]
         try:
             text = lifted.decode_piece(raw)

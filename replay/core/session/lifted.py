@@ -41,6 +41,7 @@ _TEXTS: dict[int, FileText] = {}
 """Every `FileText` made in this process, by number (each a few kilobytes however long its
 text: they are kept, as the placeholders naming them may be anywhere)."""
 _CHECK_BYTES = 1 << 20
+_KEPT_CHARS = 1 << 18
 
 
 class TextMoved(OSError):
@@ -57,8 +58,8 @@ class FileText:
     checksum of the string's bytes, to tell a file that changed under it.
     """
 
-    __slots__ = ("_at_chars", "_at_bytes", "chars", "crc", "end", "lines", "path", "stamp",
-                 "start")
+    __slots__ = ("_at_chars", "_at_bytes", "_kept", "chars", "crc", "end", "lines", "path",
+                 "stamp", "start")
 
     def __init__(self, path: str, stamp: tuple[int, int, int], start: int, end: int,
                  at_bytes: array[int], at_chars: array[int], chars: int, lines: int,
@@ -66,6 +67,9 @@ class FileText:
         self.path, self.stamp, self.start, self.end = path, stamp, start, end
         self._at_bytes, self._at_chars = at_bytes, at_chars
         self.chars, self.lines, self.crc = chars, lines, crc
+        self._kept: tuple[int, str] = (0, "")
+        """The run last decoded (its first character's index, its text): what is drawn or
+        measured next is mostly in it."""
 
     def __len__(self) -> int:
         return self.chars
@@ -98,20 +102,31 @@ class FileText:
         start = max(0, start)
         if start >= end:
             return ""
+        kept_at, kept = self._kept
+        if kept_at <= start and end <= kept_at + len(kept):
+            self._check()
+            return kept[start - kept_at:end - kept_at]
         self._check()
         first = bisect_right(self._at_chars, start) - 1
-        last = bisect_left(self._at_chars, end, first + 1)
+        # A run of a quarter of a million characters is decoded and kept, so that the next
+        # reads nearby (rows drawn, lines measured one after the other) decode nothing.
+        last = bisect_left(self._at_chars, max(end, start + _KEPT_CHARS), first + 1)
         begin = self._at_bytes[first]
         stop = self._at_bytes[last] if last < len(self._at_bytes) else self.end
+        # Read between two quotes, so that the run is decoded as it was read (no copy).
+        quoted = bytearray(stop - begin + 2)
+        quoted[0] = quoted[-1] = 0x22
         fd = os.open(self.path, os.O_RDONLY)
         try:
-            raw = os.pread(fd, stop - begin, begin)
+            got = os.preadv(fd, [memoryview(quoted)[1:-1]], begin)
         finally:
             os.close(fd)
-        if len(raw) != stop - begin:
+        if got != stop - begin:
             raise TextMoved("the file was cut since it was read")
-        text = decode_piece(raw)
+        text = decode_quoted(quoted)
         skip = start - self._at_chars[first]
+        if len(text) <= 2 * _KEPT_CHARS:
+            self._kept = (self._at_chars[first], text)
         return text[skip:skip + end - start]
 
     def pieces(self, size: int = 1 << 20) -> Iterator[tuple[int, str]]:
@@ -126,14 +141,18 @@ def decode_piece(raw: bytes) -> str:
     """The characters of a run of a JSON string's bytes (whole escapes, whole characters).
 
     Raises ValueError when they are not a JSON string's."""
-    quoted = b'"' + raw + b'"'
+    return decode_quoted(b'"' + raw + b'"')
+
+
+def decode_quoted(quoted: bytes | bytearray) -> str:
+    """`decode_piece` of a run already between quotes."""
     try:
         return orjson.loads(quoted)  # type: ignore[no-any-return]
     except orjson.JSONDecodeError:
         import json
 
         # A lone surrogate escape, which orjson refuses and the standard library reads.
-        value = json.loads(quoted)
+        value = json.loads(bytes(quoted))
         if not isinstance(value, str):
             raise ValueError("not a string") from None
         return value
@@ -143,7 +162,7 @@ def register(text: FileText, head: str) -> str:
     """The placeholder standing for `text`, whose first characters are `head`."""
     number = next(_NUMBERS)
     _TEXTS[number] = text
-    return f"{OPEN}{_KEY}{number:x}{CLOSE}{head.replace(END, '')}{END}"
+    return f"{OPEN}{_KEY}{number:x}{CLOSE}{head.partition(END)[0]}{END}"
 
 
 class Rope:
@@ -168,6 +187,7 @@ class Rope:
     def read(self, start: int = 0, end: int | None = None) -> str:
         """Characters `start` to `end`."""
         end = len(self) if end is None else min(end, len(self))
+        start = max(0, start)
         if start >= end:
             return ""
         first = bisect_right(self._starts, start) - 1
@@ -178,9 +198,9 @@ class Rope:
             lo, hi = max(start - base, 0), min(end - base, len(item))
             out.append(item[lo:hi] if isinstance(item, str) else item.read(lo, hi))
             index += 1
-        return "".join(out)
+        return out[0] if len(out) == 1 else "".join(out)
 
-    def pieces(self, size: int = 1 << 20) -> Iterator[tuple[int, str]]:
+    def pieces(self, size: int = 1 << 18) -> Iterator[tuple[int, str]]:
         """(character index, text) of successive runs of `size` characters (the last
         shorter)."""
         at, total = 0, len(self)

@@ -151,10 +151,11 @@ def _long_in_file(rope: lifted.Rope, muted: Style) -> list[RenderableType]:
     """`_long_prose` of a text left in its file: its first lines, read from the file."""
     try:
         head = rope.read(0, CURRENT_TEXT_CHARS)
+        ends_a_line = rope.read(len(rope) - 1) == "\n"
     except OSError as error:
         return [_indent(Text(f"(not shown: {error})", style=muted))]
     shown, _ = fold(head, CURRENT_TEXT_LINES, CURRENT_TEXT_CHARS)
-    total = rope.lines + (0 if head and rope.read(len(rope) - 1) == "\n" else 1)
+    total = rope.lines + (0 if ends_a_line else 1)
     hidden = total - shown.count("\n") - 1
     more = (f"{hidden:,} more lines" if hidden > 0
             else f"{len(rope) - len(shown):,} more characters")

@@ -1,0 +1,113 @@
+"""Issue 27: the app holds a huge message of a JSON-lines file as a window on the file, not as
+text: opened, unfolded and scrolled to its end, it costs a fraction of the message (main held
+the line's bytes and its decoded text at once, 2-4x), and its rows are those of the text
+(a window onto a file rewritten since shows a line saying so, never other text)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tracemalloc
+from pathlib import Path
+
+from hypothesis import given, settings
+
+from replay.core.safe import has_controls
+from replay.ui.render import LongText
+from replay.ui.widgets.turn_view import TurnLines
+from tests.ui.conftest import build_app, ready
+from tests.ui.test_huge_message_formats import claude_code
+from tests.ui.test_huge_message_rows import OldLongText, _rows, hostile
+
+LINE = "The fox 🦊 [/] [link=x]click[/link] list[int] \x1b[2J jumps over the dog.\n"
+TEXT = LINE * (16_000_000 // len(LINE)) + "the last line [/] \x1b[1m\n"
+"""16 M characters (64 MB as a string: it has an emoji), with escapes and markup."""
+STRING_BYTES = 4 * len(TEXT)
+
+
+async def _unfolded_peak(path: Path) -> tuple[int, list[str]]:
+    """The traced peak from the app's start to the message unfolded and scrolled to its end,
+    and the rows then on screen."""
+    tracemalloc.start()
+    try:
+        app = build_app(path)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ready(pilot, app)
+            screen = app.replay_screen
+            assert screen is not None
+            screen.go(1)
+            await pilot.pause()
+            await pilot.press("o")
+            await pilot.pause()
+            current = screen.query_one("#current", TurnLines)
+            current.scroll_end(animate=False, immediate=True)
+            await pilot.pause()
+            height = current.scrollable_content_region.height
+            strips = [current.render_line(y) for y in range(height)]
+            peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    for strip in strips:
+        for segment in strip:
+            assert not has_controls(segment.text), segment
+    return peak, ["".join(segment.text for segment in strip).strip() for strip in strips]
+
+
+async def test_a_huge_message_is_read_and_unfolded_without_holding_it(tmp_path: Path) -> None:
+    for make in (claude_code,):
+        (tmp_path / make.__name__).mkdir()
+        (tmp_path / f"{make.__name__}-small").mkdir()
+        path = make(tmp_path / make.__name__, TEXT)
+        peak, shown = await _unfolded_peak(path)
+        small, _ = await _unfolded_peak(make(tmp_path / f"{make.__name__}-small", LINE * 20))
+        # main: the line (20 MB, in a buffer grown by doubling) and its text (64 MB) at once,
+        # 1.5x the text. Now: the line starts and lengths, a run of the text at a time, the
+        # start of the line while it is told to be long (0.3x, a few MB however long).
+        assert peak - small < 0.6 * STRING_BYTES, (make.__name__, peak, small)
+        assert "the last line [/] ␛[ESC][1m" in shown, shown
+
+
+async def test_a_message_whose_file_was_rewritten_is_not_shown_wrongly(tmp_path: Path) -> None:
+    path = claude_code(tmp_path, TEXT)
+    app = build_app(path)
+    if True:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ready(pilot, app)
+            screen = app.replay_screen
+            assert screen is not None
+            screen.go(1)
+            await pilot.pause()
+            # Rewritten in place, same size: the text it held is no longer there.
+            data = path.read_bytes().replace(b"jumps", b"JUMPS")
+            with open(path, "r+b") as handle:
+                handle.write(data)
+            os.utime(path, ns=(1, 1))
+            await pilot.press("o")
+            await pilot.pause()
+            current = screen.query_one("#current", TurnLines)
+            shown = current.plain_text
+            assert "JUMPS" not in shown and "jumps" not in shown, shown[:3000]
+            assert "not shown: the file was rewritten since it was read" in shown, shown[:3000]
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=hostile)
+def test_rows_drawn_from_the_file_are_those_of_the_text(tmp_path_factory: object,
+                                                         text: str) -> None:
+    from replay.core.readers import huge_strings
+    from replay.core.session import lifted
+    from tests.core.test_huge_strings import _loads, small_thresholds
+
+    text = text * 3 + "\n" + text
+    if not text.strip():
+        return
+    path = tmp_path_factory.mktemp("rows") / "s.jsonl"  # type: ignore[attr-defined]
+    path.write_bytes(json.dumps({"text": text}).encode() + b"\n")
+    with small_thresholds(), open(path, "rb") as handle:
+        found = huge_strings.lift_line(handle.fileno(), str(path), 0)
+    assert found is not None
+    rope = lifted.source(_loads(found[0])["text"])  # type: ignore[index]
+    if rope is None:
+        return  # too short to be lifted
+    for width in (5, 40, 81):
+        assert _rows(LongText(rope), width) == _rows(OldLongText(text), width)
