@@ -111,3 +111,32 @@ def test_rows_drawn_from_the_file_are_those_of_the_text(tmp_path_factory: object
         return  # too short to be lifted
     for width in (5, 40, 81):
         assert _rows(LongText(rope), width) == _rows(OldLongText(text), width)
+
+
+async def test_a_search_finds_and_shows_the_end_of_a_message_left_in_its_file(
+        tmp_path: Path) -> None:
+    from replay.ui.screens.search_prompt import SearchPrompt
+    from replay.ui.widgets.turn_view import MATCH_STYLE
+    from tests.ui.conftest import wait_until
+
+    path = claude_code(tmp_path, LINE * (6_000_000 // len(LINE)) + "the needle [/] \x1b[1m\n")
+    app = build_app(path, annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        await pilot.press("slash", *"needle")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchPrompt))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.searching.position() is not None)
+        await pilot.pause()
+        await pilot.pause()
+        current = screen.query_one("#current", TurnLines)
+        assert screen.index == 1 and current._long  # unfolded: the match is in it
+        height = current.scrollable_content_region.height
+        strips = [current.render_line(y) for y in range(height)]
+        marked = [segment.text for strip in strips for segment in strip
+                  if segment.style and segment.style.reverse]
+        assert MATCH_STYLE.reverse and marked == ["needle"], marked
+        shown = ["".join(segment.text for segment in strip) for strip in strips]
+        assert any("the needle [/] ␛[ESC][1m" in row for row in shown), shown

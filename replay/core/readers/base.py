@@ -265,6 +265,8 @@ def iter_lines(
             pending = lines.pop()
             for line in lines:
                 lineno += 1
+                if lift and len(line) > huge_strings.HUGE_LINE_BYTES:
+                    line = _lifted(handle, offset, line)
                 if line.strip():
                     yield line[:-1] if crlf_only and line.endswith(b"\r") else line, \
                         offset, lineno
@@ -334,7 +336,10 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
             # Not blank: a record starts with `{`; a line starting with white space is
             # looked at whole.
             if stop > done and (buffer[done] not in _BLANK or buffer[done:stop].strip()):
-                yield view[done:stop], offset + done, lineno  # type: ignore[misc]
+                if lift and stop - done > huge_strings.HUGE_LINE_BYTES:
+                    yield _lifted(handle, offset + done, view[done:stop]), offset + done, lineno
+                else:
+                    yield view[done:stop], offset + done, lineno  # type: ignore[misc]
             done = stop + 1
         # The unfinished line moves to the front (same size: allowed with views held).
         filled = end - done
@@ -343,6 +348,13 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
     rest = bytes(buffer[:filled])
     if final and rest.strip(b" \t\r\n\x0b\x0c"):
         yield rest, offset, lineno + 1
+
+
+def _lifted(handle: BinaryIO, offset: int, line: Any) -> Any:
+    """A whole huge line at `offset` as its skeleton (`huge_strings.lift_line`), or as it is
+    when it cannot be lifted."""
+    done = huge_strings.lift_at(handle, offset)
+    return done[0] if done is not None and done[2] else line
 
 
 def lines_for(builder: object, handle: BinaryIO) -> Iterator[tuple[bytes, int, int]]:

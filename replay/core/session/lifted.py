@@ -265,3 +265,15 @@ def materialise(text: str) -> str:
     character). Raises OSError (`TextMoved`) when the file no longer holds it."""
     rope = source(text)
     return visible(text) if rope is None else rope.read()
+
+
+def contains(text: str, needle: str) -> bool:
+    """True when the whole text `text` stands for holds `needle` (already casefolded), once
+    casefolded: a text left in its file is looked through a run at a time (runs overlap by
+    the needle's length, so a match across two is found). Raises OSError (`TextMoved`)."""
+    rope = source(text)
+    if rope is None:
+        return needle in text.casefold()
+    size, overlap = 1 << 18, len(needle)
+    return any(needle in rope.read(at, at + size + overlap).casefold()
+               for at in range(0, len(rope), size))
