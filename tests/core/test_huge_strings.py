@@ -168,3 +168,32 @@ def test_a_token_spelt_by_a_transcript_means_nothing() -> None:
     spoof = "\ue000" + "0" * 16 + "1\ue001head\ue002 and \ue002 stay"
     assert lifted.source(spoof) is None
     assert lifted.visible("a \ue002 b \ue000c") == "a \ue002 b \ue000c"
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=texts, indent=st.sampled_from([None, 1, 2]))
+def test_a_lifted_element_of_a_document_stands_for_exactly_the_element(
+        tmp_path_factory: pytest.TempPathFactory, text: str, indent: int | None) -> None:
+    from replay.core.readers.json_stream import stream_document
+
+    path = tmp_path_factory.mktemp("doc") / "d.json"
+    document = {"id": "d", "messages": [{"role": "user", "content": "hi"},
+                                        {"role": "assistant", "content": text}]}
+    path.write_bytes(json.dumps(document, indent=indent).encode("utf-8", "surrogatepass"))
+    try:
+        value, _, _ = stream_document(path)
+    except ValueError:
+        return  # (a lone surrogate: not streamed)
+    messages = value["messages"]
+    expected = [_loads(path.read_bytes())["messages"][i] for i in range(2)]  # type: ignore[index]
+    huge_strings.enable()
+    try:
+        with small_thresholds():
+            assert [_whole(message) for message in messages] == expected
+            assert [_whole(message) for message in messages[0:2]] == expected
+            assert _whole(messages[1]) == expected[1]
+            held = messages[1]["content"]
+            long = len(json.dumps(text).encode()) > 42 and not text.isspace()
+            assert (lifted.source(held) is not None) == long, (held, text)
+    finally:
+        huge_strings.enable(False)

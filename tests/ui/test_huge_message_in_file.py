@@ -16,7 +16,7 @@ from replay.core.safe import has_controls
 from replay.ui.render import LongText
 from replay.ui.widgets.turn_view import TurnLines
 from tests.ui.conftest import build_app, ready
-from tests.ui.test_huge_message_formats import claude_code
+from tests.ui.test_huge_message_formats import claude_code, opencode_export
 from tests.ui.test_huge_message_rows import OldLongText, _rows, hostile
 
 LINE = "The fox 🦊 [/] [link=x]click[/link] list[int] \x1b[2J jumps over the dog.\n"
@@ -54,7 +54,7 @@ async def _unfolded_peak(path: Path) -> tuple[int, list[str]]:
 
 
 async def test_a_huge_message_is_read_and_unfolded_without_holding_it(tmp_path: Path) -> None:
-    for make in (claude_code,):
+    for make in (claude_code, opencode_export):
         (tmp_path / make.__name__).mkdir()
         (tmp_path / f"{make.__name__}-small").mkdir()
         path = make(tmp_path / make.__name__, TEXT)

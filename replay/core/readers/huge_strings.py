@@ -34,6 +34,8 @@ _READ = 1 << 20
 
 _OUTSIDE = re.compile(rb'[^"\n]*+')
 """JSON outside strings, up to a string or the line's end."""
+_OUTSIDE_SPAN = re.compile(rb'[^"]*+')
+"""JSON outside strings, up to a string (a document's value may span lines)."""
 _BODY = re.compile(rb'(?:[^"\\\n]++|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}'
                    rb'|\\u[0-9a-fA-F]{4}|\\[^u\n])*+')
 """A JSON string's body, a whole escape at a time (a surrogate pair as one)."""
@@ -61,16 +63,19 @@ def _stamp(fd: int) -> tuple[int, int, int]:
 
 
 class _Buffer:
-    """The bytes of a file from `base` on, read as they are asked for."""
+    """The bytes of a file from `base` on (up to `limit`), read as they are asked for."""
 
-    def __init__(self, fd: int, base: int) -> None:
+    def __init__(self, fd: int, base: int, limit: int | None = None) -> None:
         self.fd, self.base, self.data, self.eof = fd, base, b"", False
+        self.limit = limit
 
     def more(self) -> bool:
-        """Read the next mebibyte; False at the end of the file."""
+        """Read the next mebibyte; False at the end of the file (or of the limit)."""
         if self.eof:
             return False
-        chunk = os.pread(self.fd, _READ, self.base + len(self.data))
+        at = self.base + len(self.data)
+        size = _READ if self.limit is None else min(_READ, self.limit - at)
+        chunk = os.pread(self.fd, size, at) if size > 0 else b""
         if not chunk:
             self.eof = True
             return False
@@ -88,13 +93,31 @@ def lift_line(fd: int, path: str, offset: int) -> tuple[bytes, int, bool] | None
     """The skeleton of the line that starts at byte `offset`, where it ends (the offset of
     its line end, or of the end of the file) and whether it has a line end; None when the
     line is not one of JSON strings this can read (then it is read as it is)."""
+    return _skeleton(fd, path, offset, None)
+
+
+def lift_span(fd: int, path: str, offset: int, length: int) -> bytes | None:
+    """The skeleton of the JSON value at bytes [offset, offset + length) of a file (an
+    element of a document's array), kept for the next time it is asked for while the file
+    is as it was; None when it is not one this can read."""
+    kept = _LINES.get((path, offset))
+    if kept is not None and kept[0] == _stamp(fd):
+        return kept[2]
+    found = _skeleton(fd, path, offset, offset + length)
+    return None if found is None else found[0]
+
+
+def _skeleton(fd: int, path: str, offset: int,
+              limit: int | None) -> tuple[bytes, int, bool] | None:
+    """`lift_line` (`limit` None: to the line's end) or `lift_span` (to `limit`)."""
     stamp = _stamp(fd)
-    buffer = _Buffer(fd, offset)
+    buffer = _Buffer(fd, offset, limit)
+    outside = _OUTSIDE if limit is None else _OUTSIDE_SPAN
     out = bytearray()
     at = 0
-    ended = False
+    ended = limit is not None
     while True:
-        match = _OUTSIDE.match(buffer.data, at)
+        match = outside.match(buffer.data, at)
         assert match is not None
         out += buffer.data[at:match.end()]
         at = match.end()
