@@ -140,3 +140,39 @@ async def test_a_search_finds_and_shows_the_end_of_a_message_left_in_its_file(
         assert MATCH_STYLE.reverse and marked == ["needle"], marked
         shown = ["".join(segment.text for segment in strip) for strip in strips]
         assert any("the needle [/] ␛[ESC][1m" in row for row in shown), shown
+
+
+async def test_a_huge_message_among_many_turns_reads_back_from_its_skeleton(
+        tmp_path: Path) -> None:
+    """A big session's turns are read back from their records (`TurnIndex`): the huge one's
+    record is its skeleton, read back as such (not the first bytes of the line)."""
+    path = claude_code(tmp_path, TEXT)
+    lines = path.read_text().splitlines(keepends=True)
+    filler = []
+    for number in range(600):
+        filler.append(json.dumps({
+            "type": "user", "sessionId": "5b0c1a52-0000-4000-8000-000000000001",
+            "uuid": f"f-{number}", "timestamp": "2026-01-01T00:00:09Z",
+            "message": {"role": "user", "content": f"filler {number}"}}) + "\n")
+    path.write_text("".join(filler[:300] + lines + filler[300:]))
+    app = build_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        big = next(index for index in range(len(screen.session.turns))
+                   if screen.session.turns[index].role == "assistant"
+                   and screen.session.turns[index].parts[0].text_length > 1_000_000)
+        assert screen.session.turns[big].parts[0].text_length == len(TEXT)
+        screen.go(big)
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.pause()
+        current = screen.query_one("#current", TurnLines)
+        current.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        height = current.scrollable_content_region.height
+        shown = ["".join(segment.text for segment in current.render_line(y)).strip()
+                 for y in range(height)]
+        assert "the last line [/] ␛[ESC][1m" in shown, shown
+        assert not any("could not be read back" in row for row in shown), shown

@@ -14,6 +14,7 @@ import orjson
 
 from replay.core.readers import huge_strings
 from replay.core.readers.json_stream import NotStreamable, stream_document
+from replay.core.session import lifted
 from replay.core.session.model import Part, Session
 from replay.core.session.text import shorten
 
@@ -473,7 +474,7 @@ def read_spans(path: str, spans: tuple[tuple[int, int], ...]) -> list[bytes]:
     """Read the byte spans of a file back (for full parts of shortened turns)."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        return [huge_strings.read_back(path, offset, length) or os.pread(fd, length, offset)
+        return [lifted.read_back(path, offset, length) or os.pread(fd, length, offset)
                 for offset, length in spans]
     finally:
         os.close(fd)

@@ -42,9 +42,6 @@ _BODY = re.compile(rb'(?:[^"\\\n]++|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F]
 _HIGH = re.compile(rb'\\u[dD][89abAB][0-9a-fA-F]{2}\Z')
 
 _ENABLED = [False]
-_LINES: dict[tuple[str, int], tuple[tuple[int, int, int], int, bytes]] = {}
-"""Lines lifted, by (path, offset): (file stamp, skeleton length, skeleton), so that reading
-the turn's record back (`read_back`) gives the same skeleton without reading the line."""
 
 
 def enable(on: bool = True) -> None:
@@ -100,9 +97,9 @@ def lift_span(fd: int, path: str, offset: int, length: int) -> bytes | None:
     """The skeleton of the JSON value at bytes [offset, offset + length) of a file (an
     element of a document's array), kept for the next time it is asked for while the file
     is as it was; None when it is not one this can read."""
-    kept = _LINES.get((path, offset))
+    kept = lifted.kept_record(path, offset)
     if kept is not None and kept[0] == _stamp(fd):
-        return kept[2]
+        return kept[1]
     found = _skeleton(fd, path, offset, offset + length)
     return None if found is None else found[0]
 
@@ -136,7 +133,7 @@ def _skeleton(fd: int, path: str, offset: int,
         out += piece
     end = buffer.base + at
     skeleton = bytes(out).rstrip(b"\r")
-    _LINES[(path, offset)] = (stamp, len(skeleton), skeleton)
+    lifted.keep_record(path, offset, stamp, skeleton)
     return skeleton, end, ended
 
 
@@ -224,21 +221,6 @@ def _dumps(value: str) -> bytes:
         import json
 
         return json.dumps(value).encode()  # a lone surrogate
-
-
-def read_back(path: str, offset: int, length: int) -> bytes | None:
-    """The skeleton of a lifted line when the record at (`offset`, `length`) is one and the
-    file is as it was (a turn read back shows the same placeholders); else None."""
-    kept = _LINES.get((os.path.abspath(path), offset))
-    if kept is None or kept[1] != length:
-        return None
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    if (status.st_ino, status.st_size, status.st_mtime_ns) != kept[0]:
-        return None
-    return kept[2]
 
 
 def lift_at(handle: Any, offset: int) -> tuple[bytes, int, bool] | None:

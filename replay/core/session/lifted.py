@@ -40,6 +40,10 @@ _NUMBERS = count(1)
 _TEXTS: dict[int, FileText] = {}
 """Every `FileText` made in this process, by number (each a few kilobytes however long its
 text: they are kept, as the placeholders naming them may be anywhere)."""
+_RECORDS: dict[tuple[str, int], tuple[tuple[int, int, int], bytes]] = {}
+"""Records (lines, elements) read as skeletons, by (path, offset): (the file's stamp then,
+the skeleton), so that reading a turn's record back gives the same skeleton (the same
+placeholders) without reading the record."""
 _CHECK_BYTES = 1 << 20
 _KEPT_CHARS = 1 << 18
 
@@ -277,3 +281,30 @@ def contains(text: str, needle: str) -> bool:
     size, overlap = 1 << 18, len(needle)
     return any(needle in rope.read(at, at + size + overlap).casefold()
                for at in range(0, len(rope), size))
+
+
+def keep_record(path: str, offset: int, stamp: tuple[int, int, int], skeleton: bytes) -> None:
+    """Remember the skeleton read for the record at `offset` of `path` (an absolute path)."""
+    _RECORDS[(path, offset)] = (stamp, skeleton)
+
+
+def kept_record(path: str, offset: int) -> tuple[tuple[int, int, int], bytes] | None:
+    """(file stamp, skeleton) kept for the record at `offset` of `path`, if any."""
+    return _RECORDS.get((path, offset))
+
+
+def read_back(path: str, offset: int, length: int) -> bytes | None:
+    """The skeleton of the record at (`offset`, `length`) when it was read as one (`length`
+    is the skeleton's) and the file is as it was then, or has only grown since (a session
+    being written: the record is still where it was); else None (read the bytes)."""
+    kept = _RECORDS.get((os.path.abspath(path), offset))
+    if kept is None or len(kept[1]) != length:
+        return None
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    inode, size, _ = kept[0]
+    if status.st_ino != inode or status.st_size < size:
+        return None
+    return kept[1]
