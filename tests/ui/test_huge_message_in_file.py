@@ -17,7 +17,7 @@ from replay.ui.render import LongText
 from replay.ui.widgets.turn_view import TurnLines
 from tests.ui.conftest import build_app, ready
 from tests.ui.test_huge_message_formats import claude_code, opencode_export
-from tests.ui.test_huge_message_rows import OldLongText, _rows, hostile
+from tests.ui.test_huge_message_rows import OldLongText, _rows, hostile, search_shows_the_needle
 
 LINE = "The fox 🦊 [/] [link=x]click[/link] list[int] \x1b[2J jumps over the dog.\n"
 TEXT = LINE * (16_000_000 // len(LINE)) + "the last line [/] \x1b[1m\n"
@@ -35,22 +35,28 @@ async def _unfolded_peak(path: Path) -> tuple[int, list[str]]:
             await ready(pilot, app)
             screen = app.replay_screen
             assert screen is not None
-            screen.go(1)
-            await pilot.pause()
-            await pilot.press("o")
-            await pilot.pause()
-            current = screen.query_one("#current", TurnLines)
-            current.scroll_end(animate=False, immediate=True)
-            await pilot.pause()
-            height = current.scrollable_content_region.height
-            strips = [current.render_line(y) for y in range(height)]
+            shown = await _unfolded_to_its_end(pilot, screen, 1)
             peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+    return peak, shown
+
+
+async def _unfolded_to_its_end(pilot: object, screen: object, index: int) -> list[str]:
+    """The rows on screen once turn `index` is shown, unfolded and scrolled to its end
+    (none passing a control character)."""
+    screen.go(index)  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+    await pilot.press("o")  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+    current = screen.query_one("#current", TurnLines)  # type: ignore[attr-defined]
+    current.scroll_end(animate=False, immediate=True)
+    await pilot.pause()  # type: ignore[attr-defined]
+    strips = [current.render_line(y) for y in range(current.scrollable_content_region.height)]
     for strip in strips:
         for segment in strip:
             assert not has_controls(segment.text), segment
-    return peak, ["".join(segment.text for segment in strip).strip() for strip in strips]
+    return ["".join(segment.text for segment in strip).strip() for strip in strips]
 
 
 async def test_a_huge_message_is_read_and_unfolded_without_holding_it(tmp_path: Path) -> None:
@@ -115,31 +121,8 @@ def test_rows_drawn_from_the_file_are_those_of_the_text(tmp_path_factory: object
 
 async def test_a_search_finds_and_shows_the_end_of_a_message_left_in_its_file(
         tmp_path: Path) -> None:
-    from replay.ui.screens.search_prompt import SearchPrompt
-    from replay.ui.widgets.turn_view import MATCH_STYLE
-    from tests.ui.conftest import wait_until
-
     path = claude_code(tmp_path, LINE * (6_000_000 // len(LINE)) + "the needle [/] \x1b[1m\n")
-    app = build_app(path, annotations=tmp_path / "j.jsonl")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(pilot, app)
-        screen = app.replay_screen
-        assert screen is not None
-        await pilot.press("slash", *"needle")
-        await wait_until(pilot, lambda: isinstance(app.screen, SearchPrompt))
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: screen.searching.position() is not None)
-        await pilot.pause()
-        await pilot.pause()
-        current = screen.query_one("#current", TurnLines)
-        assert screen.index == 1 and current._long  # unfolded: the match is in it
-        height = current.scrollable_content_region.height
-        strips = [current.render_line(y) for y in range(height)]
-        marked = [segment.text for strip in strips for segment in strip
-                  if segment.style and segment.style.reverse]
-        assert MATCH_STYLE.reverse and marked == ["needle"], marked
-        shown = ["".join(segment.text for segment in strip) for strip in strips]
-        assert any("the needle [/] ␛[ESC][1m" in row for row in shown), shown
+    await search_shows_the_needle(path, tmp_path)
 
 
 async def test_a_huge_message_among_many_turns_reads_back_from_its_skeleton(
@@ -164,15 +147,6 @@ async def test_a_huge_message_among_many_turns_reads_back_from_its_skeleton(
                    if screen.session.turns[index].role == "assistant"
                    and screen.session.turns[index].parts[0].text_length > 1_000_000)
         assert screen.session.turns[big].parts[0].text_length == len(TEXT)
-        screen.go(big)
-        await pilot.pause()
-        await pilot.press("o")
-        await pilot.pause()
-        current = screen.query_one("#current", TurnLines)
-        current.scroll_end(animate=False, immediate=True)
-        await pilot.pause()
-        height = current.scrollable_content_region.height
-        shown = ["".join(segment.text for segment in current.render_line(y)).strip()
-                 for y in range(height)]
+        shown = await _unfolded_to_its_end(pilot, screen, big)
         assert "the last line [/] ␛[ESC][1m" in shown, shown
         assert not any("could not be read back" in row for row in shown), shown

@@ -236,16 +236,13 @@ def iter_lines(
     # big chunks.
     size = FIRST_CHUNK_BYTES
     while True:
-        if lift and len(pending) > huge_strings.HUGE_LINE_BYTES:
-            done = huge_strings.lift_at(handle, offset)
-            if done is not None:
-                skeleton, end, ended = done
-                if not ended and not final:
-                    return  # held back, as an unfinished line is
-                lineno += 1
-                yield skeleton, offset, lineno
-                offset, pending = end + 1, b""
-                handle.seek(offset)
+        if lift and len(pending) > huge_strings.HUGE_LINE_BYTES and \
+                (done := _lifted_pending(handle, offset, final)) is not None:
+            if not done[0]:
+                return  # held back, as an unfinished line is
+            lineno += 1
+            yield done[0], offset, lineno
+            offset, pending = done[1], b""
         chunk = handle.read(size)
         size = min(size * 2, CHUNK_BYTES)
         if not chunk:
@@ -304,17 +301,13 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
     filled = 0
     """Bytes at the buffer's start carried over: the beginning of a line not ended yet."""
     while True:
-        if lift and filled > huge_strings.HUGE_LINE_BYTES:
-            done = huge_strings.lift_at(handle, offset)
-            if done is not None:
-                skeleton, end, ended = done
-                if not ended and not final:
-                    return  # held back, as an unfinished line is
-                lineno += 1
-                yield skeleton, offset, lineno
-                offset, filled = end + 1, 0
-                handle.seek(offset)
-                buffer = bytearray(FIRST_CHUNK_BYTES)  # the long line's room let go
+        if lift and filled > huge_strings.HUGE_LINE_BYTES and \
+                (done := _lifted_pending(handle, offset, final)) is not None:
+            if not done[0]:
+                return  # held back (unfinished)
+            yield done[0], offset, lineno + 1
+            lineno, offset, filled = lineno + 1, done[1], 0
+            buffer = bytearray(FIRST_CHUNK_BYTES)  # the long line's room let go
         if filled == len(buffer) or len(buffer) < CHUNK_BYTES:
             # Bigger reads as the file goes on, and room for a line longer than the buffer
             # (a new buffer: views into the old one may still be held, so it is not resized).
@@ -349,6 +342,20 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
     rest = bytes(buffer[:filled])
     if final and rest.strip(b" \t\r\n\x0b\x0c"):
         yield rest, offset, lineno + 1
+
+
+def _lifted_pending(handle: BinaryIO, offset: int, final: bool) -> tuple[bytes, int] | None:
+    """The huge line at `offset`, still being read, as (its skeleton, where the next line
+    starts), the file read on from there; (b"", -1) to hold it back (it has no line end yet
+    and `final` is False); None when it cannot be lifted (read it as it is)."""
+    done = huge_strings.lift_at(handle, offset)
+    if done is None:
+        return None
+    skeleton, end, ended = done
+    if not ended and not final:
+        return b"", -1
+    handle.seek(end + 1)
+    return skeleton, end + 1
 
 
 def _lifted(handle: BinaryIO, offset: int, line: Any) -> Any:
