@@ -165,8 +165,6 @@ class ReplayApp(TypedAhead, RereadRewritten, App[None]):
     def __init__(self, options: LaunchOptions, settings: Settings | None = None,
                  suggester: Suggester | None = None) -> None:
         super().__init__()
-        # Huge messages stay in their file, read a piece at a time as they are drawn.
-        huge_strings.enable()
         self.options = options
         """What to open and how."""
         self.settings = settings or Settings()
@@ -721,5 +719,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
     )
     from replay.ui.exit_line import unwrapped_exit
 
+    huge_strings.enable()  # huge messages stay in their file, read a piece at a time
     return unwrapped_exit(ReplayApp(options, settings,
                                     lazy_suggester(labels) if suggest else None))

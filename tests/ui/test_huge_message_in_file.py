@@ -121,7 +121,7 @@ def test_rows_drawn_from_the_file_are_those_of_the_text(tmp_path_factory: object
 
 async def test_a_search_finds_and_shows_the_end_of_a_message_left_in_its_file(
         tmp_path: Path) -> None:
-    path = claude_code(tmp_path, LINE * (6_000_000 // len(LINE)) + "the needle [/] \x1b[1m\n")
+    path = claude_code(tmp_path, LINE * (12_000_000 // len(LINE)) + "the needle [/] \x1b[1m\n")
     await search_shows_the_needle(path, tmp_path)
 
 

@@ -222,8 +222,9 @@ def iter_lines(
     is asked for. A file with a byte-order mark or a carriage return is read the copying way
     from there on.
 
-    With `lift`, a line longer than `huge_strings.HUGE_LINE_BYTES` is yielded as its
-    skeleton, its huge strings left in the file (`huge_strings.lift_line`).
+    With `lift`, a line still being read past `huge_strings.HUGE_LINE_BYTES` (or read whole
+    and longer than `huge_strings.WHOLE_BYTES`) is yielded as its skeleton, its huge strings
+    left in the file (`huge_strings.lift_line`).
     """
     if views:
         yield from _iter_views(handle, start, lineno, final, lift)
@@ -263,7 +264,7 @@ def iter_lines(
             pending = lines.pop()
             for line in lines:
                 lineno += 1
-                if lift and len(line) > huge_strings.HUGE_LINE_BYTES:
+                if lift and len(line) > huge_strings.WHOLE_BYTES:
                     line = _lifted(handle, offset, line)
                 if line.strip():
                     yield line[:-1] if crlf_only and line.endswith(b"\r") else line, \
@@ -330,7 +331,7 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
             # Not blank: a record starts with `{`; a line starting with white space is
             # looked at whole.
             if stop > done and (buffer[done] not in _BLANK or buffer[done:stop].strip()):
-                if lift and stop - done > huge_strings.HUGE_LINE_BYTES:
+                if lift and stop - done > huge_strings.WHOLE_BYTES:
                     yield _lifted(handle, offset + done, view[done:stop]), offset + done, lineno
                 else:
                     yield view[done:stop], offset + done, lineno  # type: ignore[misc]

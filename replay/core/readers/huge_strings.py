@@ -23,7 +23,11 @@ import orjson
 from replay.core.session import lifted
 
 HUGE_LINE_BYTES = 4 << 20
-"""Lines longer than this are read by `lift_line` (no transcript line of ordinary records is)."""
+"""A line still being read past this is read by `lift_line` (no transcript line of ordinary
+records is this long; stopping here keeps the line reader's buffer under 8 MiB)."""
+WHOLE_BYTES = 8 << 20
+"""A record whose whole length is known (a line read to its end, a document's element) is
+lifted past this; below, holding its text costs less than the pieces' decoding."""
 LIFT_BYTES = 1 << 20
 """JSON strings longer than this (in the file's bytes) are left in the file."""
 PIECE_BYTES = 1 << 16
@@ -133,7 +137,7 @@ def _skeleton(fd: int, path: str, offset: int,
         out += piece
     end = buffer.base + at
     skeleton = bytes(out).rstrip(b"\r")
-    lifted.keep_record(path, offset, stamp, skeleton)
+    lifted.keep_record(path, offset, stamp, skeleton, buffer.base + at - offset)
     return skeleton, end, ended
 
 

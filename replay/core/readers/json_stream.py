@@ -332,9 +332,9 @@ class Elements(Sequence[Any]):
 
 
 def _lifted(path: str, start: int, end: int) -> bytes | None:
-    """The skeleton of a huge element (over `huge_strings.HUGE_LINE_BYTES`) when the app
-    leaves huge strings in their file (`huge_strings.lift_span`), else None."""
-    if end - start <= huge_strings.HUGE_LINE_BYTES or not huge_strings.enabled():
+    """The skeleton of a huge element (over `huge_strings.WHOLE_BYTES`) when the app leaves
+    huge strings in their file (`huge_strings.lift_span`), else None."""
+    if end - start <= huge_strings.WHOLE_BYTES or not huge_strings.enabled():
         return None
     fd = os.open(path, os.O_RDONLY)
     try:

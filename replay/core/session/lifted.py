@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
@@ -33,7 +32,7 @@ import orjson
 
 OPEN, CLOSE, END = "\ue000", "\ue001", "\ue002"
 """Around a placeholder's token; after its head."""
-_KEY = secrets.token_hex(8)
+_KEY = os.urandom(8).hex()  # (not `secrets`: it imports hashlib, which a scan never needs)
 _TOKEN = re.compile(f"{OPEN}{_KEY}([0-9a-f]+){CLOSE}")
 _PLACEHOLDER = re.compile(f"{OPEN}{_KEY}([0-9a-f]+){CLOSE}([^{END}]*)({END}?)")
 _NUMBERS = count(1)
@@ -44,8 +43,10 @@ _RECORDS: dict[tuple[str, int], tuple[tuple[int, int, int], bytes]] = {}
 """Records (lines, elements) read as skeletons, by (path, offset): (the file's stamp then,
 the skeleton), so that reading a turn's record back gives the same skeleton (the same
 placeholders) without reading the record."""
+_LENGTHS: dict[tuple[str, int], int] = {}
+"""The file length of each record kept in `_RECORDS`."""
 _CHECK_BYTES = 1 << 20
-_KEPT_CHARS = 1 << 18
+_KEPT_CHARS = 1 << 15
 
 
 class TextMoved(OSError):
@@ -108,11 +109,13 @@ class FileText:
             return ""
         kept_at, kept = self._kept
         if kept_at <= start and end <= kept_at + len(kept):
-            self._check()
+            # As the file held it when it was decoded (checked then): a row a line, a stat
+            # each, cost more than the rows.
             return kept[start - kept_at:end - kept_at]
         self._check()
         first = bisect_right(self._at_chars, start) - 1
-        # A run of a quarter of a million characters is decoded and kept, so that the next
+        # A run of 32 K characters is decoded and kept (orjson's peak is ~13x the bytes it
+        # decodes: a bigger run costs megabytes), so that the next
         # reads nearby (rows drawn, lines measured one after the other) decode nothing.
         last = bisect_left(self._at_chars, max(end, start + _KEPT_CHARS), first + 1)
         begin = self._at_bytes[first]
@@ -204,7 +207,7 @@ class Rope:
             index += 1
         return out[0] if len(out) == 1 else "".join(out)
 
-    def pieces(self, size: int = 1 << 18) -> Iterator[tuple[int, str]]:
+    def pieces(self, size: int = 1 << 15) -> Iterator[tuple[int, str]]:
         """(character index, text) of successive runs of `size` characters (the last
         shorter)."""
         at, total = 0, len(self)
@@ -278,14 +281,31 @@ def contains(text: str, needle: str) -> bool:
     rope = source(text)
     if rope is None:
         return needle in text.casefold()
-    size, overlap = 1 << 18, len(needle)
+    size, overlap = 1 << 16, len(needle)
     return any(needle in rope.read(at, at + size + overlap).casefold()
                for at in range(0, len(rope), size))
 
 
-def keep_record(path: str, offset: int, stamp: tuple[int, int, int], skeleton: bytes) -> None:
-    """Remember the skeleton read for the record at `offset` of `path` (an absolute path)."""
+def keep_record(path: str, offset: int, stamp: tuple[int, int, int], skeleton: bytes,
+                length: int) -> None:
+    """Remember the skeleton read for the record of `length` bytes at `offset` of `path` (an
+    absolute path)."""
     _RECORDS[(path, offset)] = (stamp, skeleton)
+    _LENGTHS[(path, offset)] = length
+
+
+def file_spans(path: str, spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """The spans with each skeleton's length turned back into its record's in the file
+    (the raw record view pages through the file's bytes)."""
+    if not _RECORDS:
+        return spans
+    where = os.path.abspath(path)
+    out = []
+    for offset, length in spans:
+        kept = _RECORDS.get((where, offset))
+        out.append((offset, _LENGTHS[(where, offset)])
+                   if kept is not None and len(kept[1]) == length else (offset, length))
+    return tuple(out)
 
 
 def kept_record(path: str, offset: int) -> tuple[tuple[int, int, int], bytes] | None:
