@@ -46,7 +46,7 @@ placeholders) without reading the record."""
 _LENGTHS: dict[tuple[str, int], int] = {}
 """The file length of each record kept in `_RECORDS`."""
 _CHECK_BYTES = 1 << 20
-_KEPT_CHARS = 1 << 15
+_KEPT_CHARS = 1 << 18
 
 
 class TextMoved(OSError):
@@ -114,9 +114,9 @@ class FileText:
             return kept[start - kept_at:end - kept_at]
         self._check()
         first = bisect_right(self._at_chars, start) - 1
-        # A run of 32 K characters is decoded and kept (orjson's peak is ~13x the bytes it
-        # decodes: a bigger run costs megabytes), so that the next
-        # reads nearby (rows drawn, lines measured one after the other) decode nothing.
+        # A run of 256 K characters is decoded and kept, so that the next reads nearby
+        # (rows drawn, lines measured one after the other) decode nothing. (orjson peaks at
+        # ~13x the bytes it decodes: 8 MB for a run of CJK spelt `\uXXXX`.)
         last = bisect_left(self._at_chars, max(end, start + _KEPT_CHARS), first + 1)
         begin = self._at_bytes[first]
         stop = self._at_bytes[last] if last < len(self._at_bytes) else self.end
@@ -207,7 +207,7 @@ class Rope:
             index += 1
         return out[0] if len(out) == 1 else "".join(out)
 
-    def pieces(self, size: int = 1 << 15) -> Iterator[tuple[int, str]]:
+    def pieces(self, size: int = 1 << 18) -> Iterator[tuple[int, str]]:
         """(character index, text) of successive runs of `size` characters (the last
         shorter)."""
         at, total = 0, len(self)
