@@ -140,7 +140,7 @@ def _lifted_text(path: Path, text: str) -> lifted.Rope:
 
 def test_a_text_whose_file_was_rewritten_is_not_read_wrongly(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    text = "the first version of the message\n" * 3000  # more than a run kept decoded
+    text = "the first version of the message\n" * 12000  # more than a run kept decoded
     rope = _lifted_text(path, text)
     assert rope.read(0, 9) == "the first"
     # The session goes on (appended): the text is where it was.
