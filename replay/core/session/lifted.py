@@ -13,9 +13,10 @@ is just a character). `visible()` turns a placeholder back into the head it stan
 text any preview may show; `materialise()` into the whole text, for what must have it all
 (an export, a copy).
 
-A `FileText` re-checks the file before each read: a file that was rewritten since is a
-`TextMoved` error (the text it held is not shown wrongly); one that only grew (a session
-being written) is checked once by the checksum of the string's bytes.
+A `FileText` re-checks the file before each read from it: a file that was rewritten since
+is a `TextMoved` error (the text it held is not shown wrongly); one that only grew (a session
+being written) is checked once by the checksum of the string's bytes. The run it decoded
+last is kept (256 K characters) and served as it was read.
 """
 
 from __future__ import annotations
@@ -135,13 +136,6 @@ class FileText:
         if len(text) <= 2 * _KEPT_CHARS:
             self._kept = (self._at_chars[first], text)
         return text[skip:skip + end - start]
-
-    def pieces(self, size: int = 1 << 20) -> Iterator[tuple[int, str]]:
-        """(character index, text) of successive runs of about `size` characters."""
-        at = 0
-        while at < self.chars:
-            yield at, self.read(at, at + size)
-            at += size
 
 
 def decode_piece(raw: bytes) -> str:
