@@ -55,3 +55,13 @@ def realdata(relative: str) -> Path:
     if not REALDATA.is_dir():
         pytest.skip("../shared/realdata is not beside the repository")
     return path
+
+
+@pytest.fixture(autouse=True)
+def no_lifting_after_an_app() -> Iterator[None]:
+    """An app leaves huge strings in their file (`huge_strings.enable`) for the process: a
+    command tested after it reads them whole again, as the CLI does."""
+    yield
+    from replay.core.readers import huge_strings
+
+    huge_strings.enable(False)

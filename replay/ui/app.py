@@ -29,6 +29,7 @@ from replay.core.readers import (
     ReaderError,
     detect_reader,
     get_reader,
+    huge_strings,
     load_sessions,
     read_entry,
 )
@@ -718,5 +719,6 @@ def make_app(path: Path | str | None = None, *, settings: Settings | None = None
     )
     from replay.ui.exit_line import unwrapped_exit
 
+    huge_strings.enable()  # huge messages stay in their file, read a piece at a time
     return unwrapped_exit(ReplayApp(options, settings,
                                     lazy_suggester(labels) if suggest else None))

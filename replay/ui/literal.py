@@ -13,11 +13,13 @@ from __future__ import annotations
 from textual.content import Content
 
 from replay.core.safe import escape_controls
+from replay.core.session.lifted import visible
 
 
 def shown(text: str | None) -> str:
     """Untrusted text as it may be drawn: no control sequence, no invisible character."""
-    return escape_controls(text) if text else ""
+    # A text left in its file shows as the head its placeholder holds (`lifted.visible`).
+    return escape_controls(visible(text)) if text else ""
 
 
 def literal(text: str | None) -> Content:

@@ -19,6 +19,8 @@ from rich.text import Text
 
 from replay.core.detection.empty import format_duration
 from replay.core.safe import INVISIBLE, escaped_shape, has_controls
+from replay.core.session import lifted
+from replay.core.session.lifted import Rope
 from replay.core.session.model import Kind, Part, Turn
 from replay.ui.literal import shown
 
@@ -329,24 +331,23 @@ class LongText:
     _STEP = 1024
     """Characters of a long line between two of its kept places."""
 
-    def __init__(self, text: str, style: Style | None = None, indent: int = 1) -> None:
+    def __init__(self, text: str | Rope, style: Style | None = None, indent: int = 1) -> None:
         self._text = text
-        # Where each line starts (4 bytes a line when the text allows), not a string each:
-        # a 50 MB message split into 600,000 lines was 85 MB more.
-        starts = array("I" if len(text) < 2**32 - 2 else "q", [0])
-        find, at = text.find, text.find("\n")
-        while at >= 0:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        starts.append(len(text) + 1)  # where a line after the last would start
+        self.moved: str | None = None
+        """Why the text can no longer be read from its file (None while it can)."""
+        try:
+            starts, as_is, narrow = self._scan(text)
+        except OSError as error:  # its file changed: one row says so
+            self.moved = str(error)
+            text = self._text = ""
+            starts, as_is, narrow = self._scan(text)
         self._starts = starts
-        # Shown as it is, or cleaned row by row (then the cleaned lines' lengths are kept).
-        self._as_is = "\t" not in text and not has_controls(text)
+        self._as_is = as_is
         self._lengths: array[int] | None = None
         self._cells: tuple[array[int], bytes | None, bytes | None] | None = None
         self._places: dict[int, tuple[array[int], array[int]]] = {}
         """A long line's kept places: (offsets in the text's line, in the cleaned line)."""
-        self._narrow = _narrow(text, raw=True)
+        self._narrow = narrow
         self.style = style
         self.indent = indent
         self._width = -1
@@ -359,11 +360,42 @@ class LongText:
         self._walked_long: dict[int, Sequence[int]] = {}
         """The same of lines longer than `_STEP`, kept while the width stays."""
 
+    @staticmethod
+    def _scan(text: str | Rope) -> tuple[array[int], bool, bool]:
+        """Where each line starts (4 bytes a line when the text allows), not a string each:
+        a 50 MB message split into 600,000 lines was 85 MB more. Whether it is shown as it
+        is (else cleaned row by row, and the cleaned lines' lengths are kept), and whether
+        every character is one cell wide. A text left in its file is read a piece at a
+        time (never whole)."""
+        starts = array("I" if len(text) < 2**32 - 2 else "q", [0])
+        as_is = narrow = True
+        for base, piece in ([(0, text)] if isinstance(text, str) else text.pieces()):
+            find, at = piece.find, piece.find("\n")
+            while at >= 0:
+                starts.append(base + at + 1)
+                at = find("\n", at + 1)
+            as_is = as_is and "\t" not in piece and not has_controls(piece)
+            narrow = narrow and _narrow(piece, raw=True)
+        starts.append(len(text) + 1)  # where a line after the last would start
+        return starts, as_is, narrow
+
+    def _slice(self, start: int, end: int) -> str:
+        """Characters `start` to `end` of the text as given. A text whose file changed under
+        it reads as spaces (so rows keep their places) and says why (`moved`)."""
+        text = self._text
+        if isinstance(text, str):
+            return text[start:end]
+        try:
+            return text.read(start, end)
+        except OSError as error:
+            self.moved = str(error)
+            return " " * max(0, min(end, len(text)) - start)
+
     def _shown_lengths(self) -> array[int]:
         """The length of each line once cleaned (counted once, for every width)."""
         if self._lengths is not None:
             return self._lengths
-        text, starts, lines = self._text, self._starts, self.line_count
+        starts, lines = self._starts, self.line_count
         lengths = array(starts.typecode)
         number = 0
         while number < lines:
@@ -379,7 +411,7 @@ class LongText:
             last = bisect_right(starts, begin + (1 << 16), number + 1, lines + 1) - 1
             last = next((n for n in range(number + 1, last)
                          if starts[n + 1] - starts[n] - 1 > self._STEP), last)
-            shape = escaped_shape(text[begin:starts[last] - 1])
+            shape = escaped_shape(self._slice(begin, starts[last] - 1))
             if "\t" in shape:
                 shape = shape.expandtabs(8)
             _append_line_lengths(shape, last - number, lengths)
@@ -394,7 +426,7 @@ class LongText:
         in a row, or how many rows it fills, without being cut."""
         if self._cells is not None:
             return self._cells
-        text, starts, lines = self._text, self._starts, self.line_count
+        starts, lines = self._starts, self.line_count
         code = starts.typecode
         if self._as_is:
             ends = map(int.__sub__, starts[1:], repeat(1))
@@ -410,7 +442,7 @@ class LongText:
             begin = starts[number]
             last = max(number + 1, bisect_right(starts, begin + (1 << 16), number + 1,
                                                 lines + 1) - 1)
-            odd_characters, zero_characters = _not_one_cell(text[begin:starts[last] - 1])
+            odd_characters, zero_characters = _not_one_cell(self._slice(begin, starts[last] - 1))
             # Few characters left: their lines' lengths are those of the pieces of a split.
             odd.extend(map(len, odd_characters.split("\n")))
             if zero_characters is None:
@@ -431,13 +463,13 @@ class LongText:
 
     def _count_long(self, number: int) -> int:
         """Line `number` (longer than `_STEP`) cleaned: its length, and its kept places."""
-        text, begin, end = self._text, self._starts[number], self._starts[number + 1] - 1
+        begin, end = self._starts[number], self._starts[number + 1] - 1
         raw, shown = array("q"), array("q")
         length = 0
         for at in range(begin, end, self._STEP):
             raw.append(at - begin)
             shown.append(length)
-            shape = escaped_shape(text[at:min(at + self._STEP, end)])
+            shape = escaped_shape(self._slice(at, min(at + self._STEP, end)))
             if "\t" in shape:
                 lead = length % 8
                 shape = (" " * lead + shape).expandtabs(8)[lead:]
@@ -557,7 +589,7 @@ class LongText:
 
     def line(self, number: int) -> str:
         """Line `number` of the text as given (without its line end)."""
-        return self._text[self._starts[number]:self._starts[number + 1] - 1]
+        return self._slice(self._starts[number], self._starts[number + 1] - 1)
 
     def _shown_line(self, number: int) -> str:
         """Line `number` as shown (cleaned, tabs expanded), whole."""
@@ -569,7 +601,7 @@ class LongText:
         begin = self._starts[number]
         stop = self._starts[number + 1] - 1
         if self._as_is:
-            return self._text[begin + start:stop if end is None else begin + end]
+            return self._slice(begin + start, stop if end is None else begin + end)
         raw_at, shown_at = 0, 0
         places = self._places.get(number)
         if places is not None:
@@ -578,7 +610,7 @@ class LongText:
         # Every character is at least one once shown: `end - shown_at` of the text's are
         # enough (or the rest of the line).
         last = stop if end is None else min(stop, begin + raw_at + end - shown_at)
-        piece = shown_piece(self._text[begin + raw_at:last], shown_at)
+        piece = shown_piece(self._slice(begin + raw_at, last), shown_at)
         return piece[start - shown_at:None if end is None else end - shown_at]
 
     def first_row_holding(self, needle: str) -> int | None:
@@ -602,7 +634,7 @@ class LongText:
             last = bisect_right(starts, begin + (1 << 16), number + 1, lines + 1) - 1
             last = next((n for n in range(number + 1, last)
                          if starts[n + 1] - starts[n] - 1 > self._STEP), last)
-            chunk = self._text[begin:starts[last] - 1]
+            chunk = self._slice(begin, starts[last] - 1)
             shown = (chunk if self._as_is else shown_piece(chunk)).lower()
             at = shown.find(needle)
             while at >= 0:
@@ -635,13 +667,15 @@ class LongText:
             starts = self._line_starts(line)
             at = number - self._first_row[line]
             piece = self.shown(line, starts[at], starts[at + 1] if at + 1 < len(starts) else None)
+        if self.moved is not None:
+            piece = f"(not shown: {self.moved})"[:max(1, self._width - self.indent)]
         pad = max(0, self._width - self.indent - cell_len(piece))
         return [Segment(" " * self.indent), Segment(piece, self.style), Segment(" " * pad)]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Outside `TurnLines`: its first lines only (never the whole text)."""
         end = self._starts[min(FOLD_LINES, self.line_count)] - 1
-        yield Text(shown_piece(self._text[:end]), style=self.style or "")
+        yield Text(shown_piece(self._slice(0, end)), style=self.style or "")
 
 
 def tool_title(part: Part) -> str:
@@ -717,7 +751,22 @@ def fold_clean(text: str, lines: int = FOLD_LINES, chars: int = FOLD_CHARS) -> t
 
 def _append_folded(body: Text, raw: str, lines: int, needle: str, more: str) -> None:
     """The first `lines` lines of `raw` (cleaned), then the first hidden line holding
-    `needle` with two lines either side, then how many lines are left out."""
+    `needle` with two lines either side, then how many lines are left out. A text left in
+    its file (`lifted`) shows its first lines and how many are left out (not searched)."""
+    rope = lifted.source(raw)
+    if rope is not None:
+        try:
+            head = rope.read(0, FOLD_CHARS + 1)
+        except OSError as error:
+            body.append(f"(not shown: {error})", style="dim italic")
+            return
+        shown, hidden = fold_clean(head, lines)
+        body.append(shown)
+        if len(rope) > len(head):
+            hidden = max(1, hidden + rope.lines - head.count("\n"))
+        if hidden:
+            body.append(f"\n… {hidden:,} {more}", style="dim italic")
+        return
     shown, hidden = fold_clean(raw, lines)
     body.append(shown)
     if not hidden:

@@ -328,15 +328,21 @@ def test_the_first_row_holding_a_needle_is_the_one_a_row_by_row_search_finds(
 
 async def test_a_search_match_at_the_end_of_a_huge_message_is_scrolled_to_and_marked(
         tmp_path: Path) -> None:
-    from replay.ui.screens.search_prompt import SearchPrompt
-    from replay.ui.widgets.turn_view import MATCH_STYLE
-    from tests.ui.conftest import wait_until
-
     text = HOSTILE_LINE * (3_000_000 // len(HOSTILE_LINE)) + "the needle [/] \x1b[1m\n"
     path = tmp_path / "big.json"
     path.write_text(json.dumps({"id": "big", "messages": [
         {"role": "user", "content": "write it"}, {"role": "assistant", "content": text},
         {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "ok"}]}))
+    await search_shows_the_needle(path, tmp_path)
+
+
+async def search_shows_the_needle(path: Path, tmp_path: Path) -> None:
+    """`/needle`: the second turn (a huge message ending with `the needle [/] ESC[1m`) is
+    shown unfolded at its end, the one match marked."""
+    from replay.ui.screens.search_prompt import SearchPrompt
+    from replay.ui.widgets.turn_view import MATCH_STYLE
+    from tests.ui.conftest import wait_until
+
     app = build_app(path, annotations=tmp_path / "j.jsonl")
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot, app)

@@ -15,6 +15,7 @@ from replay.core.detection.empty import (
     is_empty,
     is_stop,
 )
+from replay.core.session import lifted
 from replay.core.session.harness import as_shown
 from replay.core.session.model import Kind, Part, Session, Turn, TurnColumns
 
@@ -30,6 +31,28 @@ def turn_search_text(turn: Turn) -> str:
     pieces = [turn.id, turn.role]
     pieces.extend(text for part in turn.parts if (text := part_search_text(part)))
     return "\n".join(pieces)
+
+
+def turn_holds(turn: Turn, needle: str) -> bool:
+    """True when the turn's search text holds `needle` (casefolded), its texts left in their
+    file (`lifted`) looked through a run at a time, not decoded whole."""
+    return (needle in turn_search_text(turn).casefold()
+            or any(_in_file_holds(part, needle) for part in turn.parts))
+
+
+def part_holds(part: Part, needle: str) -> bool:
+    """`turn_holds` of one part."""
+    return needle in part_search_text(part).casefold() or _in_file_holds(part, needle)
+
+
+def _in_file_holds(part: Part, needle: str) -> bool:
+    """True when a text of the part left in its file holds `needle` (False when the file no
+    longer holds it)."""
+    try:
+        return any(lifted.contains(value, needle)
+                   for value in (part.text, part.input, part.output) if lifted.holds(value))
+    except OSError:
+        return False
 
 
 _TAGGED = re.compile(r"\s*<")
@@ -192,12 +215,12 @@ class Navigator:
                 order = chain(reversed(candidates[:low]), reversed(candidates[cut:]))
             order = chain(order, [start] if low < cut else [])
             return next((index for index in order if not stop()
-                         and needle in turn_search_text(turns[index]).casefold()), None)
+                         and turn_holds(turns[index], needle)), None)
         for offset in range(1, total + 1):
             index = (start + direction * offset) % total
             if stop():
                 return None
-            if needle in turn_search_text(turns[index]).casefold():
+            if turn_holds(turns[index], needle):
                 return index
         return None
 
@@ -229,7 +252,7 @@ class Navigator:
         for index in range(len(turns)) if candidates is None else candidates:
             if stop():
                 return
-            if needle in turn_search_text(turns[index]).casefold():
+            if turn_holds(turns[index], needle):
                 yield index
 
     def delay_after(self, index: int, speed: float, idle_cap: float) -> float:

@@ -37,6 +37,7 @@ from replay.core.index.needle_bytes import (
     shown_lines_holding,
     shown_piece,
 )
+from replay.core.session import lifted
 from replay.core.session.harness import interrupt_of, is_harness_text
 from replay.core.session.model import Kind, Part, Source, Turn, TurnColumns
 from replay.core.session.text import empty_wrapper_names, is_blank
@@ -371,7 +372,9 @@ class TurnIndex(TurnColumns):
                 self._fd = os.open(self.path, os.O_RDONLY)
             fd = self._fd
         self._check_stamp(fd, spans)
-        records = [os.pread(fd, length, offset) for offset, length in spans]
+        # (A record read as its skeleton, its huge strings left in the file, is read back so.)
+        records = [lifted.read_back(self.path, offset, length) or os.pread(fd, length, offset)
+                   for offset, length in spans]
         if any(len(record) != length for record, (_, length) in zip(records, spans, strict=True)):
             raise ValueError("the file is shorter than when it was read")
         return records

@@ -12,7 +12,9 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
+from replay.core.readers import huge_strings
 from replay.core.readers.json_stream import NotStreamable, stream_document
+from replay.core.session import lifted
 from replay.core.session.model import Part, Session
 from replay.core.session.text import shorten
 
@@ -203,7 +205,7 @@ _BLANK = b" \t\n\r\x0b\x0c"
 
 def iter_lines(
     handle: BinaryIO, start: int = 0, lineno: int = 0, *, final: bool = True,
-    views: bool = False,
+    views: bool = False, lift: bool = False,
 ) -> Iterator[tuple[bytes, int, int]]:
     """Yield (record, offset, lineno) for each line from byte `start`, line end removed.
 
@@ -219,9 +221,13 @@ def iter_lines(
     objects cost more than finding the line ends). A view is valid only until the next line
     is asked for. A file with a byte-order mark or a carriage return is read the copying way
     from there on.
+
+    With `lift`, a line still being read past `huge_strings.HUGE_LINE_BYTES` (or read whole
+    and longer than `huge_strings.WHOLE_BYTES`) is yielded as its skeleton, its huge strings
+    left in the file (`huge_strings.lift_line`).
     """
     if views:
-        yield from _iter_views(handle, start, lineno, final)
+        yield from _iter_views(handle, start, lineno, final, lift)
         return
     handle.seek(start)
     offset = start
@@ -231,6 +237,13 @@ def iter_lines(
     # big chunks.
     size = FIRST_CHUNK_BYTES
     while True:
+        if lift and len(pending) > huge_strings.HUGE_LINE_BYTES and \
+                (done := _lifted_pending(handle, offset, final)) is not None:
+            if not done[0]:
+                return  # held back, as an unfinished line is
+            lineno += 1
+            yield done[0], offset, lineno
+            offset, pending = done[1], b""
         chunk = handle.read(size)
         size = min(size * 2, CHUNK_BYTES)
         if not chunk:
@@ -251,6 +264,8 @@ def iter_lines(
             pending = lines.pop()
             for line in lines:
                 lineno += 1
+                if lift and len(line) > huge_strings.WHOLE_BYTES:
+                    line = _lifted(handle, offset, line)
                 if line.strip():
                     yield line[:-1] if crlf_only and line.endswith(b"\r") else line, \
                         offset, lineno
@@ -274,11 +289,11 @@ def iter_lines(
 
 
 def _iter_views(handle: BinaryIO, start: int, lineno: int,
-                final: bool) -> Iterator[tuple[bytes, int, int]]:
+                final: bool, lift: bool = False) -> Iterator[tuple[bytes, int, int]]:
     """`iter_lines(views=True)`: LF-ended lines as views into one buffer, read into."""
     handle.seek(start)
     if start == 0 and BOM.startswith(handle.read(len(BOM)) or b"-"):
-        yield from iter_lines(handle, 0, lineno, final=final)  # a BOM, or a file that short
+        yield from iter_lines(handle, 0, lineno, final=final, lift=lift)  # a BOM, or short
         return
     handle.seek(start)
     offset = start
@@ -287,6 +302,13 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
     filled = 0
     """Bytes at the buffer's start carried over: the beginning of a line not ended yet."""
     while True:
+        if lift and filled > huge_strings.HUGE_LINE_BYTES and \
+                (done := _lifted_pending(handle, offset, final)) is not None:
+            if not done[0]:
+                return  # held back (unfinished)
+            yield done[0], offset, lineno + 1
+            lineno, offset, filled = lineno + 1, done[1], 0
+            buffer = bytearray(FIRST_CHUNK_BYTES)  # the long line's room let go
         if filled == len(buffer) or len(buffer) < CHUNK_BYTES:
             # Bigger reads as the file goes on, and room for a line longer than the buffer
             # (a new buffer: views into the old one may still be held, so it is not resized).
@@ -301,7 +323,7 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
         find = buffer.find
         if find(b"\r", 0, end) >= 0:
             # Carriage returns: line ends of another kind, read the copying way from here.
-            yield from iter_lines(handle, offset, lineno, final=final)
+            yield from iter_lines(handle, offset, lineno, final=final, lift=lift)
             return
         done = 0
         while (stop := find(b"\n", done, end)) >= 0:
@@ -309,7 +331,10 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
             # Not blank: a record starts with `{`; a line starting with white space is
             # looked at whole.
             if stop > done and (buffer[done] not in _BLANK or buffer[done:stop].strip()):
-                yield view[done:stop], offset + done, lineno  # type: ignore[misc]
+                if lift and stop - done > huge_strings.WHOLE_BYTES:
+                    yield _lifted(handle, offset + done, view[done:stop]), offset + done, lineno
+                else:
+                    yield view[done:stop], offset + done, lineno  # type: ignore[misc]
             done = stop + 1
         # The unfinished line moves to the front (same size: allowed with views held).
         filled = end - done
@@ -320,13 +345,35 @@ def _iter_views(handle: BinaryIO, start: int, lineno: int,
         yield rest, offset, lineno + 1
 
 
+def _lifted_pending(handle: BinaryIO, offset: int, final: bool) -> tuple[bytes, int] | None:
+    """The huge line at `offset`, still being read, as (its skeleton, where the next line
+    starts), the file read on from there; (b"", -1) to hold it back (it has no line end yet
+    and `final` is False); None when it cannot be lifted (read it as it is)."""
+    done = huge_strings.lift_at(handle, offset)
+    if done is None:
+        return None
+    skeleton, end, ended = done
+    if not ended and not final:
+        return b"", -1
+    handle.seek(end + 1)
+    return skeleton, end + 1
+
+
+def _lifted(handle: BinaryIO, offset: int, line: Any) -> Any:
+    """A whole huge line at `offset` as its skeleton (`huge_strings.lift_line`), or as it is
+    when it cannot be lifted."""
+    done = huge_strings.lift_at(handle, offset)
+    return done[0] if done is not None and done[2] else line
+
+
 def lines_for(builder: object, handle: BinaryIO) -> Iterator[tuple[bytes, int, int]]:
     """`iter_lines(handle)` for a builder's `feed` (the app reading a file): views into one
     read buffer when the builder says it keeps nothing of a line it is fed, not even a view
     (`keeps_no_line`), else a copy of each line. The copies of a 4 MiB chunk (its lines as
     bytes objects, the chunk joined to the last one's tail) were 10-14 MB of the app's peak
     on a file of small records."""
-    return iter_lines(handle, views=getattr(builder, "keeps_no_line", False))
+    return iter_lines(handle, views=getattr(builder, "keeps_no_line", False),
+                      lift=huge_strings.enabled())
 
 
 def feed_lines(handle: BinaryIO, take: Callable[[bytes, int, int], None],
@@ -435,7 +482,8 @@ def read_spans(path: str, spans: tuple[tuple[int, int], ...]) -> list[bytes]:
     """Read the byte spans of a file back (for full parts of shortened turns)."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        return [os.pread(fd, length, offset) for offset, length in spans]
+        return [lifted.read_back(path, offset, length) or os.pread(fd, length, offset)
+                for offset, length in spans]
     finally:
         os.close(fd)
 

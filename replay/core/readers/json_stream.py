@@ -25,6 +25,7 @@ space) to its last is streamed; anything else (text around it, cut off, invalid)
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from array import array
 from collections.abc import Iterator, Sequence
@@ -33,7 +34,7 @@ from typing import Any, overload
 
 import orjson
 
-from replay.core.readers import file_window
+from replay.core.readers import file_window, huge_strings
 from replay.core.readers.file_window import FileChanged, WindowFile
 
 _RUN = re.compile(rb'(?:[^"{}\[\]]++|"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|(?P<open>\\?\Z)))*+',
@@ -219,8 +220,9 @@ def _array_spans(scan: _Scan, pos: int) -> tuple[array[int], int]:
         data, base = scan.data, scan.base
         # Checked now, so a bad element makes the whole document unstreamable (it is then
         # read whole, and said to be invalid exactly as before); the value is let go.
+        # (A huge element as its skeleton, its huge strings checked a piece at a time.)
         loads(memoryview(data)[pos - base:end - base] if pos >= base
-              else scan.bytes_of(pos, end))
+              else _lifted(scan.file.path, pos, end) or scan.bytes_of(pos, end))
         append(pos)
         append(end)
         # White space, then ',' or ']': within the window but for the odd element.
@@ -275,6 +277,10 @@ class Elements(Sequence[Any]):
             fit = (bisect.bisect_right(spans, start + window, 2 * index, 2 * stop)
                    - 2 * index) // 2
             after = index + max(1, fit)
+            if not fit and (lifted := _lifted(self._file.path, start, spans[2 * index + 1])):
+                yield memoryview(lifted), start, index + 1  # its huge strings left in the file
+                index = after
+                continue
             view = memoryview(read(start, spans[2 * after - 1] - start))
             for number in range(index + 1, after + 1):
                 begin = spans[2 * number - 2]
@@ -298,7 +304,8 @@ class Elements(Sequence[Any]):
 
     def _parse(self, index: int) -> Any:
         start, end = self._spans[2 * index], self._spans[2 * index + 1]
-        return _loads(self._file.read(start, end - start), start)
+        lifted = _lifted(self._file.path, start, end)
+        return _loads(lifted or self._file.read(start, end - start), start)
 
     @overload
     def __getitem__(self, index: int) -> Any: ...
@@ -322,6 +329,18 @@ class Elements(Sequence[Any]):
     def __iter__(self) -> Iterator[Any]:
         for view, offset, _ in self._views(0, len(self)):
             yield _loads(view, offset)
+
+
+def _lifted(path: str, start: int, end: int) -> bytes | None:
+    """The skeleton of a huge element (over `huge_strings.WHOLE_BYTES`) when the app leaves
+    huge strings in their file (`huge_strings.lift_span`), else None."""
+    if end - start <= huge_strings.WHOLE_BYTES or not huge_strings.enabled():
+        return None
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return huge_strings.lift_span(fd, os.path.abspath(path), start, end - start)
+    finally:
+        os.close(fd)
 
 
 def _loads(data: Any, offset: int) -> Any:
@@ -425,5 +444,5 @@ def read_span(path: str | Path, offset: int, length: int) -> Any:
     with WindowFile(path) as file:
         if file.size < offset + length:
             raise FileChanged(f"{offset + length:,} bytes expected, {file.size:,} found")
-        data = file.read(offset, length)
+        data = _lifted(str(path), offset, offset + length) or file.read(offset, length)
     return orjson.loads(data)

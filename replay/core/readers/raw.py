@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from replay.core.readers.base import parse_document, read_spans
+from replay.core.session import lifted
 from replay.core.session.model import Source, Turn
 
 RAW_LIMIT = 200_000
@@ -145,7 +146,8 @@ def is_big(turn: Turn) -> bool:
     would cut them): the raw view then pages through their bytes as written."""
     source = turn.source
     return source is not None and bool(source.spans) and \
-        sum(length for _, length in source.spans) > RAW_LIMIT // 2
+        sum(length for _, length in lifted.file_spans(source.path, source.spans)) \
+        > RAW_LIMIT // 2
 
 
 class RecordBytes:
@@ -154,7 +156,8 @@ class RecordBytes:
 
     def __init__(self, path: str, spans: tuple[tuple[int, int], ...], line: int | None) -> None:
         self.path = path
-        self.spans = spans
+        self.spans = lifted.file_spans(path, spans)  # (a huge record's own length)
+        spans = self.spans
         self.line = line
         """The file's line number of the first record, when the reader kept it."""
         self._starts: list[int] = []

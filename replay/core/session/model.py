@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
+
+from replay.core.session import lifted
 
 
 class Kind:
@@ -96,7 +98,9 @@ class Part:
 
     @property
     def text_length(self) -> int:
-        """Length of the full text, whether or not it was shortened."""
+        """Length of the full text, whether or not it was shortened (or left in its file)."""
+        if lifted.holds(self.text):
+            return lifted.length(self.text)
         return self.length if self.length >= 0 else len(self.text)
 
 
@@ -326,14 +330,21 @@ class Session:
         elif len(self.warnings) == KEPT_WARNINGS:
             self.warnings.append(MORE_PROBLEMS)
 
-    def full_parts(self, turn: Turn) -> list[Part]:
-        """Parts of a turn with every shortened text read back from the source."""
-        if self.loader is None or not any(part.shortened for part in turn.parts):
-            return turn.parts
-        try:
-            return self.loader(turn)
-        except (OSError, ValueError):
-            return turn.parts
+    def full_parts(self, turn: Turn, *, in_file: bool = False) -> list[Part]:
+        """Parts of a turn with every shortened text read back from the source.
+
+        A text left in its file (`lifted`) is decoded whole, unless `in_file`: then it stays
+        a placeholder, for a view that reads it a piece at a time (`lifted.source`)."""
+        parts = turn.parts
+        if self.loader is not None and any(part.shortened for part in parts):
+            try:
+                parts = self.loader(turn)
+            except (OSError, ValueError):
+                pass
+        if in_file or not any(lifted.holds(part.text) or lifted.holds(part.input)
+                              or lifted.holds(part.output) for part in parts):
+            return parts
+        return [_decoded(part) for part in parts]
 
     @property
     def started(self) -> float | None:
@@ -359,6 +370,23 @@ class Session:
         if self.session_id:
             return self.session_id
         return self.path.rsplit("/", 1)[-1]
+
+
+def _decoded(part: Part) -> Part:
+    """A copy of the part with its texts left in the file decoded (as they were read, when
+    the file no longer holds them: their heads, marked as shortened)."""
+    part = replace(part)
+    for name in ("text", "input", "output"):
+        value = getattr(part, name)
+        if lifted.holds(value):
+            try:
+                setattr(part, name, lifted.materialise(value))
+                if name == "text":
+                    part.length = -1
+            except OSError:
+                setattr(part, name, lifted.visible(value))
+                part.shortened = True
+    return part
 
 
 PROMPT_TURNS = 500

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from replay.core.index.navigation import Navigator, turn_search_text
+from replay.core.index.navigation import Navigator, turn_holds
 from replay.core.session.model import TurnColumns
 from replay.ui.controls.routing import Concern
 from replay.ui.render import clean
@@ -159,8 +159,7 @@ class Search(Concern):
         query, host = self.query_text, self.host
         if not query or not 0 <= host.index < len(host.session.turns):
             return ""
-        shown = turn_search_text(host.session.turns[host.index]).casefold()
-        return query if query.casefold() in shown else ""
+        return query if turn_holds(host.session.turns[host.index], query.casefold()) else ""
 
     def action_search(self) -> None:
         from replay.ui.screens.search_prompt import SearchPrompt

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from replay.core.detection.empty import EmptyTurn
-from replay.core.index.navigation import Navigator, part_search_text
+from replay.core.index.navigation import Navigator, part_holds
 from replay.core.session.model import Session, Turn
 from replay.ui.repaint import update_static
 from replay.ui.widgets.turn_view import TurnLines
@@ -105,9 +105,8 @@ class CurrentTurn(Vertical):
         if not shown.highlight:
             return set()
         needle = shown.highlight.casefold()
-        parts = shown.session.full_parts(shown.turn)
-        return {at for at, part in enumerate(parts)
-                if needle in part_search_text(part).casefold()}
+        parts = shown.session.full_parts(shown.turn, in_file=True)
+        return {at for at, part in enumerate(parts) if part_holds(part, needle)}
 
     def _redraw(self) -> None:
         if self._shown is not None:
@@ -142,3 +141,4 @@ class CurrentTurn(Vertical):
         """Fold or unfold the one tool call, reasoning or attachment that was clicked."""
         self.unfolded ^= {event.key}
         self._redraw()
+

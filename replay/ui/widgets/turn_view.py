@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from replay.core.detection.empty import describe_reasoning, gap_before
+from replay.core.session import lifted
 from replay.core.session.harness import as_shown
 from replay.core.session.model import MARKER_KINDS, Kind, Part, Session, Turn
 from replay.ui.render import (
@@ -146,6 +147,22 @@ def _long_prose(text: str, muted: Style) -> list[RenderableType]:
             _indent(Text(f"… {more} (click or o shows it all)", style=muted))]
 
 
+def _long_in_file(rope: lifted.Rope, muted: Style) -> list[RenderableType]:
+    """`_long_prose` of a text left in its file: its first lines, read from the file."""
+    try:
+        head = rope.read(0, CURRENT_TEXT_CHARS)
+        ends_a_line = rope.read(len(rope) - 1) == "\n"
+    except OSError as error:
+        return [_indent(Text(f"(not shown: {error})", style=muted))]
+    shown, _ = fold(head, CURRENT_TEXT_LINES, CURRENT_TEXT_CHARS)
+    total = rope.lines + (0 if ends_a_line else 1)
+    hidden = total - shown.count("\n") - 1
+    more = (f"{hidden:,} more lines" if hidden > 0
+            else f"{len(rope) - len(shown):,} more characters")
+    return [_indent(prose(shown)),
+            _indent(Text(f"… {more} (click or o shows it all)", style=muted))]
+
+
 _TAG_FIRST = re.compile(r"\s*<")
 """A text whose first character but white space is `<`: only such can be a harness's
 command wrappers (`as_shown`, which strips a copy of the text to tell)."""
@@ -165,18 +182,19 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style,
         if part.synthetic and (compact or not expanded):
             label = f"◇ attachment · {part.text_length:,} chars (click or o opens)"
             return [_indent(Text(label, style=muted))]
+        rope = lifted.source(part.text)
         if not compact:
             if expanded:
-                if len(part.text) > LONG_TEXT_CHARS:
-                    return [LongText(part.text)]
+                if rope is not None or len(part.text) > LONG_TEXT_CHARS:
+                    return [LongText(rope or part.text)]
                 return [_indent(prose(part.text))]
-            return _long_prose(part.text, muted)
-        text, hidden = fold(part.text, COMPACT_TEXT_LINES)
+            return _long_prose(part.text, muted) if rope is None else _long_in_file(rope, muted)
+        text, hidden = fold(lifted.visible(part.text), COMPACT_TEXT_LINES)
         folded = [_indent(prose(text))]
         if hidden:
             folded.append(_indent(Text(f"… {hidden:,} more lines", style=muted)))
-        elif part.shortened:
-            more = part.text_length - len(part.text)
+        elif part.shortened or rope is not None:
+            more = part.text_length - len(text)
             folded.append(_indent(Text(f"… {more:,} more characters", style=muted)))
         return folded
     if part.kind == Kind.REASONING:
@@ -185,8 +203,9 @@ def _part(part: Part, *, compact: bool, expanded: bool, muted: Style,
         if compact or not expanded or not part.text:
             hint = "" if compact or not part.text else " (click or o opens)"
             return [_indent(Text(f"⋯ {title}{hint}", style=muted))]
-        body: RenderableType = (LongText(part.text, indent=3)
-                                if len(part.text) > LONG_TEXT_CHARS
+        rope = lifted.source(part.text)
+        body: RenderableType = (LongText(rope or part.text, indent=3)
+                                if rope is not None or len(part.text) > LONG_TEXT_CHARS
                                 else _indent(Text(clean(part.text)), 3))
         return [_indent(Text(f"▼ {title}", style=muted)), body]
     if part.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
@@ -278,7 +297,7 @@ class TurnLines(ScrollView, can_focus=False):
         blocks: list[Block] = []
         for index in indices:
             turn = session.turns[index]
-            parts = session.full_parts(turn) if full else turn.parts
+            parts = session.full_parts(turn, in_file=True) if full else turn.parts
             if blocks:
                 blocks.append((None, Text("")))
             blocks.extend(turn_blocks(session, turn, compact=compact, empty=is_empty(index),
