@@ -465,15 +465,17 @@ class LongText:
         """Line `number` (longer than `_STEP`) cleaned: its length, and its kept places."""
         begin, end = self._starts[number], self._starts[number + 1] - 1
         raw, shown = array("q"), array("q")
-        length = 0
-        for at in range(begin, end, self._STEP):
-            raw.append(at - begin)
-            shown.append(length)
-            shape = escaped_shape(self._slice(at, min(at + self._STEP, end)))
-            if "\t" in shape:
-                lead = length % 8
-                shape = (" " * lead + shape).expandtabs(8)[lead:]
-            length += len(shape)
+        length, run = 0, self._STEP << 6  # (a text left in its file is read a run at a time)
+        for first in range(begin, end, run):
+            chunk = self._slice(first, min(first + run, end))
+            for at in range(0, len(chunk), self._STEP):
+                raw.append(first + at - begin)
+                shown.append(length)
+                shape = escaped_shape(chunk[at:at + self._STEP])
+                if "\t" in shape:
+                    lead = length % 8
+                    shape = (" " * lead + shape).expandtabs(8)[lead:]
+                length += len(shape)
         self._places[number] = (raw, shown)
         return length
 
