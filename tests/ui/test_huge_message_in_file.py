@@ -12,9 +12,12 @@ from pathlib import Path
 
 from hypothesis import given, settings
 
+from replay.core.readers import huge_strings
 from replay.core.safe import has_controls
+from replay.core.session import lifted
 from replay.ui.render import LongText
 from replay.ui.widgets.turn_view import TurnLines
+from tests.core.test_huge_strings import _loads, small_thresholds
 from tests.ui.conftest import build_app, ready
 from tests.ui.test_huge_message_formats import claude_code, opencode_export
 from tests.ui.test_huge_message_rows import OldLongText, _rows, hostile, search_shows_the_needle
@@ -100,10 +103,6 @@ async def test_a_message_whose_file_was_rewritten_is_not_shown_wrongly(tmp_path:
 @given(text=hostile)
 def test_rows_drawn_from_the_file_are_those_of_the_text(tmp_path_factory: object,
                                                          text: str) -> None:
-    from replay.core.readers import huge_strings
-    from replay.core.session import lifted
-    from tests.core.test_huge_strings import _loads, small_thresholds
-
     text = text * 3 + "\n" + text
     if not text.strip():
         return
