@@ -123,3 +123,48 @@ def test_the_stops_of_a_session_are_held_in_four_bytes_each(tmp_path: Path) -> N
         return held
     grown = _per_turn(tmp_path, held)
     assert grown < 5, grown  # a stop every other turn: 20 before
+
+
+def test_a_search_holds_a_few_small_chunks_of_the_file_at_most(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """A needle in no record: what is left of the peak is the chunks of the file read (four
+    copies of a 1 MiB chunk, 4.5 MB measured; now of 256 KiB)."""
+    monkeypatch.undo()  # the module's own chunk size
+    _, index = _indexed(tmp_path / "rare.jsonl", 60_000)  # 5.5 MB
+    candidates, _, peak = _traced(lambda: index.lines_with("nowhere"))
+    assert list(candidates) == list(range(60_000 - 4, 60_000))  # the tail: whole turns
+    assert peak < 2_000_000, peak
+
+
+def test_two_searches_at_once_read_the_file_once(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prompt's count and `n`'s find ask for the same needle at once: the second waits
+    for the first's answer instead of reading the file beside it (twice the memory)."""
+    import threading
+
+    from replay.core.index import turn_index
+
+    _, index = _indexed(tmp_path / "uuids.jsonl", SMALL)
+    reads: list[str] = []
+    second = threading.Event()
+    real = turn_index.lines_holding
+
+    def reading(path: str, piece: str) -> object:
+        reads.append(piece)
+        if len(reads) == 1:
+            second.wait(2)  # long enough for the other thread to start reading too
+        else:
+            second.set()
+        return real(path, piece)
+
+    monkeypatch.setattr(turn_index, "lines_holding", reading)
+    answers: list[object] = []
+    threads = [threading.Thread(target=lambda: answers.append(index.lines_with("m12")))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert reads == ["m12"]
+    assert answers[0] == answers[1] and answers[0]
