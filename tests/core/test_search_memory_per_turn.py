@@ -19,9 +19,10 @@ import pytest
 from replay.core.index.navigation import Navigator
 from replay.core.index.turn_index import TurnIndex
 from replay.core.readers import mini_swe_agent
-from replay.core.readers.base import iter_lines
+from replay.core.readers.base import read_line_session
 from replay.core.readers.gemini import GeminiBuilder, index_turns
 from replay.core.session.model import Session
+from tests.core.test_traj_memory import _steady
 
 SMALL, BIG = 10_000, 40_000
 """Turns of the two files: what grows is the difference over the 30,000 turns between them
@@ -38,11 +39,7 @@ def _indexed(path: Path, count: int, empty_every: int = 0) -> tuple[Session, Tur
                                      "content": text}) + "\n")
     builder = GeminiBuilder(str(path))
     index = index_turns(builder, tail=4, cache=4)
-    with open(path, "rb") as handle:
-        for line, offset, lineno in iter_lines(handle):
-            builder.feed(line, offset, lineno)
-    builder.finish()
-    return builder.session, index
+    return read_line_session(path, builder), index
 
 
 def _traced(work: object) -> tuple[object, int, int]:
@@ -70,28 +67,16 @@ def _per_turn(tmp_path: Path, measure: object) -> float:
     return (big - small) / (BIG - SMALL)
 
 
-def _trajectory(path: Path, steps: int) -> Path:
-    """A mini-swe-agent run (a JSON document: `DocumentTurnIndex` in the app) whose every
-    record holds `e`."""
-    messages: list[dict[str, str]] = [{"role": "system", "content": "s"},
-                                      {"role": "user", "content": "the task"}]
-    for number in range(steps):
-        messages += [{"role": "assistant", "content": f"THOUGHT: step {number}"},
-                     {"role": "user", "content": "<returncode>0</returncode>"}]
-    path.write_text(json.dumps({"info": {"exit_status": "Submitted", "submission": "x"},
-                                "messages": messages, "trajectory_format": "mini-swe-agent-1"},
-                               indent=1))
-    return path
-
-
 def test_the_candidates_of_a_needle_in_every_turn_of_a_document_cost_a_few_bytes_a_turn(
         tmp_path: Path) -> None:
     """A document's candidates were a list, a set and a sorted list of ints, and every line
-    end read was kept in a dict (118 bytes a turn at the peak, measured); now the holding
+    end read was kept in a dict (70 bytes a turn at the peak, measured); now the holding
     lines' offsets (8 bytes each, two lines a turn here), a byte a turn and the answer's
-    four, as for a JSON-lines file (18, measured)."""
+    four, as for a JSON-lines file (19, measured)."""
     def peak(count: int) -> int:
-        path = _trajectory(tmp_path / f"run-{count}.traj.json", count // 2)
+        # A mini-swe-agent run: a JSON document (`DocumentTurnIndex` in the app), `e` in
+        # every record.
+        path = _steady(tmp_path / f"run-{count}.traj.json", count // 2)
         [session] = mini_swe_agent.read_indexed(path, tail=4, cache=4)
         turns = session.turns
         assert isinstance(turns, TurnIndex)

@@ -404,9 +404,7 @@ class ExchangeTurns(TurnColumns):
         return found[:limit] if limit is not None else found
 
     def lines_with(self, needle: str) -> Sequence[int] | None:
-        """`_lines_with`, one search at a time: the prompt's count and `n`'s find ask the
-        same in a row, often at once, and the second then reads the kept answer rather than
-        the file beside the first (twice the memory: 81 -> 96 MB on 417,000 records)."""
+        """`_lines_with`, one at a time (as `TurnIndex.lines_with`)."""
         with self._searching:
             return self._lines_with(needle)
 
