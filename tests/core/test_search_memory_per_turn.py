@@ -153,3 +153,31 @@ def test_two_searches_at_once_read_the_file_once(tmp_path: Path,
         thread.join()
     assert reads == ["m12"]
     assert answers[0] == answers[1] and answers[0]
+
+
+def test_a_search_while_the_file_is_still_read_answers_for_the_turns_it_began_with(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reviewer searches while the app still reads the file: turns added meanwhile (the
+    loader's thread) are not marked past the end of the search's one byte a turn."""
+    from replay.core.index import turn_index
+    from replay.core.readers.base import iter_lines
+
+    path = tmp_path / "growing.jsonl"
+    _indexed(path, SMALL)  # the file
+    builder = GeminiBuilder(str(path))
+    index = index_turns(builder, tail=4, cache=4)
+    lines = list(iter_lines(open(path, "rb")))  # noqa: SIM115 - read whole, closed by gc
+    for line, offset, lineno in lines[:SMALL // 2]:
+        builder.feed(line, offset, lineno)
+    before = len(index)
+    real = turn_index.lines_holding
+
+    def reading(path: str, piece: str) -> object:
+        for line, offset, lineno in lines[SMALL // 2:]:  # the loader goes on meanwhile
+            builder.feed(line, offset, lineno)
+        return real(path, piece)
+
+    monkeypatch.setattr(turn_index, "lines_holding", reading)
+    candidates = index.lines_with("e")
+    assert candidates is not None and len(index) > before
+    assert list(candidates) == sorted(set(candidates)) and candidates[-1] < before

@@ -35,4 +35,5 @@ class DocumentTurnIndex(TurnIndex):
             if piece in word:
                 bit = KIND_BITS[kind]
                 kinds = self._kinds
-                mark(found, (index for index in range(self._base) if kinds[index] & bit))
+                mark(found, (index for index in range(min(self._base, len(found)))
+                             if kinds[index] & bit))

@@ -616,7 +616,9 @@ class TurnIndex(TurnColumns):
         # One byte a turn, the candidates marked in it as they are found: a one-letter
         # needle is in nearly every turn, and every list of them (the holding lines' turns,
         # the ids, the roles) was a million ints, 8 MB, at the prompt's every key.
-        found = bytearray(len(self))
+        # (The turns as they are now: the file may still be read in another thread.)
+        total = len(self)
+        found = bytearray(total)
         try:
             starts = lines_holding(self.path, piece)
             shown_starts = shown_lines_holding(self.path, needle) if self.SHOWS_HARNESS \
@@ -628,13 +630,14 @@ class TurnIndex(TurnColumns):
         except (OSError, ValueError):
             return None
         del starts
-        mark(found, (*self._kept, *self._tail))  # whole already: looked at as they are
+        # whole already: looked at as they are
+        mark(found, (index for index in (*self._kept, *self._tail) if index < total))
         # What a search looks through that a record may not hold as such: the id (made up
         # for a record without one) and the role (`system` for a line of orphan results).
-        mark(found, self._ids_holding(piece))
+        mark(found, (index for index in self._ids_holding(piece) if index < total))
         for code, role in enumerate(ROLES):
             if piece in role:
-                mark_where(found, self._role[:self._base].tobytes(), code)
+                mark_where(found, self._role[:min(self._base, total)].tobytes(), code)
         self._mark_made_up(found, piece)
         result = marked(found)
         self._found = (start.key, result)
@@ -647,14 +650,14 @@ class TurnIndex(TurnColumns):
         kept, moved = self._kept, self._moved
         within = _Overlaps(self.path, starts)
         try:
-            for index in range(self._base):
+            for index in range(min(self._base, len(found))):
                 if index in kept or index in moved:
                     continue
                 for span in range(span_at[index], span_at[index + 1]):
                     if holds(starts, offsets[span]) or within(offsets[span], lengths[span]):
                         found[index] = 1
                         break
-            for index in list(moved):
+            for index in [index for index in list(moved) if index < len(found)]:
                 if any(holds(starts, offset) or within(offset, length)
                        for offset, length in self.spans_at(index)):
                     found[index] = 1
