@@ -245,6 +245,8 @@ def opencode_db(size: int, out: Path) -> None:
 
     exports = [json.loads(path.read_bytes()) for path in sorted((REALDATA / "opencode").glob(
         "*.json"))]
+    if not exports:  # else the loop below never ends
+        raise SystemExit(f"no opencode exports in {REALDATA / 'opencode'}")
     connection = sqlite3.connect(out)
     connection.executescript(SCHEMA)
     written, number = 0, 0
@@ -469,6 +471,10 @@ def child_app(path: Path, phases: bool = True) -> None:
     run_headless(ReplayApp, pilot_run, [str(path)])
 
 
+LIST_FILTER = "10:20"
+"""What the list's filter phase types (the time an Aider history's chats started at)."""
+
+
 async def _list_phases(pilot: Any, picker: Any, phase: Any) -> None:
     """The session list's phases: every count in, scrolled, sorted, filtered, one opened."""
     app = pilot.app
@@ -483,9 +489,16 @@ async def _list_phases(pilot: Any, picker: Any, phase: Any) -> None:
     await pilot.press("s")
     await pilot.pause()
     phase("sort")
-    await pilot.press("slash", *"10:20", "enter")
+    await pilot.press("slash", *LIST_FILTER, "enter")
     await pilot.pause()
     phase("filter")
+    table = picker.query_one("#picker-table")
+    print(f"filtered {table.row_count}", flush=True)
+    if not table.row_count:
+        # No row holds the filter (an opencode.db's titles): cleared, so that enter opens
+        # a session (it opened none, and the run waited for it for ever).
+        await pilot.press("escape")
+        await pilot.pause()
     await pilot.press("enter")  # the session under the cursor
     while app.replay_screen is None or app.replay_screen.indexing:
         await pilot.pause(0.05)

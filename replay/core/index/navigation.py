@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -15,6 +15,7 @@ from replay.core.detection.empty import (
     is_empty,
     is_stop,
 )
+from replay.core.index.turn_marks import Indices
 from replay.core.session import lifted
 from replay.core.session.harness import as_shown
 from replay.core.session.model import Kind, Part, Session, Turn, TurnColumns
@@ -88,7 +89,7 @@ class Navigator:
     live: bool = False
     """The session is followed as it grows: a request waits for its reply until a notice or
     the next request says none is coming (see `missing_reply`)."""
-    empty_indices: list[int] = field(init=False, default_factory=list)
+    empty_indices: Indices = field(init=False, default_factory=Indices)
     """Sorted indices of the stops among the turns indexed so far: empty turns, and requests
     whose missing reply is a stop (the stop is the placeholder after the request)."""
     placeholders: set[int] = field(init=False, default_factory=set)
@@ -103,7 +104,8 @@ class Navigator:
         """Number of turns."""
         return len(self.session.turns)
 
-    def refresh(self, changed_from: int | None = None, upto: int | None = None) -> list[int]:
+    def refresh(self, changed_from: int | None = None,
+                upto: int | None = None) -> Sequence[int]:
         """Index turns added (or changed from `changed_from`) since the last call.
 
         `upto` leaves the turns from that index on unindexed (a live turn still being
@@ -124,6 +126,7 @@ class Navigator:
             self.placeholders = {i for i in self.placeholders if i < start}
         turns = self.session.turns
         end = len(turns) if upto is None else max(0, min(upto, len(turns)))
+        found: Sequence[int]
         if isinstance(turns, TurnColumns):
             found = turns.stops(start, end, self.rules, live=self.live)
         else:
@@ -137,7 +140,7 @@ class Navigator:
                 (lambda at, rules: is_empty(turns[at], rules))
             self.placeholders.update(i for i in found if not empty_at(i, self.rules))
         self._indexed = max(start, end)
-        return [i for i in found if i not in known]
+        return found if not known else [i for i in found if i not in known]
 
     def is_empty_at(self, index: int) -> bool:
         """True when the turn at `index` is empty."""
@@ -205,15 +208,12 @@ class Navigator:
         candidates = turns.lines_with(query) if isinstance(turns, TurnColumns) else None
         if candidates is not None:
             # Only turns whose records hold the words can match: read those back, in order.
-            # (Sorted: split where `start` falls, not copied into lists: a one-letter needle
-            # has nearly every turn of a 417,000-turn session as a candidate.)
+            # (Sorted: split where `start` falls, read in place, not sliced: a one-letter
+            # needle has nearly every turn of a 417,000-turn session as a candidate.)
             low, cut = bisect_left(candidates, start), bisect_right(candidates, start)
-            order: Iterable[int]
-            if forward:
-                order = chain(candidates[cut:], candidates[:low])
-            else:
-                order = chain(reversed(candidates[:low]), reversed(candidates[cut:]))
-            order = chain(order, [start] if low < cut else [])
+            positions = chain(range(cut, len(candidates)), range(low)) if forward else \
+                chain(range(low - 1, -1, -1), range(len(candidates) - 1, cut - 1, -1))
+            order = chain(map(candidates.__getitem__, positions), [start] if low < cut else [])
             return next((index for index in order if not stop()
                          and turn_holds(turns[index], needle)), None)
         for offset in range(1, total + 1):
@@ -225,7 +225,7 @@ class Navigator:
         return None
 
     @staticmethod
-    def next_hit(hits: list[int], start: int, forward: bool = True) -> int | None:
+    def next_hit(hits: Sequence[int], start: int, forward: bool = True) -> int | None:
         """The hit after `start` in `hits` (sorted; before it when not `forward`), wrapping,
         `start` itself last: what `search` finds, from a `matches` list already at hand."""
         if not hits:
@@ -234,9 +234,10 @@ class Navigator:
             return hits[bisect_right(hits, start) % len(hits)]
         return hits[bisect_left(hits, start) - 1]
 
-    def matches(self, query: str) -> list[int]:
-        """Every turn whose text contains `query`, case-insensitively, in order."""
-        return list(self.iter_matches(query))
+    def matches(self, query: str, cancelled: Callable[[], bool] | None = None) -> Indices:
+        """Every turn whose text contains `query`, case-insensitively, in order (four bytes
+        a match: `e` is in most of a million turns), as far as `cancelled` lets it go."""
+        return Indices(self.iter_matches(query, cancelled))
 
     def iter_matches(self, query: str,
                      cancelled: Callable[[], bool] | None = None) -> Iterator[int]:

@@ -15,7 +15,7 @@ every turn use the column queries instead (`stops`, `role_at`, `id_at`, `time_at
 from __future__ import annotations
 
 import bisect
-import itertools
+import heapq
 import math
 import os
 import threading
@@ -37,6 +37,7 @@ from replay.core.index.needle_bytes import (
     shown_lines_holding,
     shown_piece,
 )
+from replay.core.index.turn_marks import Indices, mark, mark_where, marked
 from replay.core.session import lifted
 from replay.core.session.harness import interrupt_of, is_harness_text
 from replay.core.session.model import Kind, Part, Source, Turn, TurnColumns
@@ -119,6 +120,8 @@ class TurnIndex(TurnColumns):
         self._keep: set[int] = set()
         self._cache: OrderedDict[int, Turn] = OrderedDict()
         self._lock = threading.Lock()
+        self._searching = threading.Lock()
+        """Held by `lines_with`: one search at a time."""
         self._fd: int | None = None
         """The file, open while turns are read back (an open per turn costs more than the
         read); its records stay readable if the file is replaced."""
@@ -512,32 +515,34 @@ class TurnIndex(TurnColumns):
         return notices or not live
 
     def stops(self, start: int, end: int, rules: DetectionRules, *,
-              live: bool = False) -> list[int]:
+              live: bool = False) -> Indices:
         """Indices of the empty turns (stops) among [start, end)."""
         if rules.missing_replies:
-            return [index for index in range(start, end)
-                    if self.stop_at(index, rules, live=live)]
+            return Indices(index for index in range(start, end)
+                           if self.stop_at(index, rules, live=live))
         # The columns straight, for the 789,000 turns of a big session (`stop_at` per turn
         # is four times slower); whole turns (kept, or still in the tail) one by one.
         limit = min(end, self._base)
-        whole = set(self._kept) | set(self._tail)
+        kept = self._kept
         mask = self._mask(rules.visible_kinds)
         roles = {code for code, role in enumerate(ROLES) if role in rules.roles}
         tool_only = rules.tool_only_is_empty
         shown_of, role_of = self._shown, self._role
-        found = []
+        found = Indices()
         for index in range(start, limit):
             role = role_of[index]
             if role in roles:
                 shown = shown_of[index] & mask
                 if (not shown or (tool_only and role == 1 and not shown & ~_TOOLS)) \
-                        and index not in whole:
+                        and index not in kept:
                     found.append(index)
-        found.extend(index for index in whole if start <= index < limit
-                     and self.stop_at(index, rules))
+        whole = sorted(index for index in list(kept) if start <= index < limit
+                       and self.stop_at(index, rules))
+        if whole:
+            found = Indices(heapq.merge(found, whole))
         found.extend(index for index in range(max(start, limit), end)
                      if self.stop_at(index, rules))
-        return sorted(found)
+        return found
 
     def tally(self, add: Callable[[float | None, bool, bool, int], None]) -> None:
         """Feed every turn's (time, assistant, completed, text size) to `add`, in order
@@ -587,60 +592,84 @@ class TurnIndex(TurnColumns):
         found.sort()
         return found[:limit] if limit is not None else found
 
+    SHOWS_HARNESS = True
+    """The turns may hold harness commands, searched as the screen shows them
+    (`shown_lines_holding`): a line-based agent's records."""
+
     def lines_with(self, needle: str) -> Sequence[int] | None:
+        """`_lines_with`, one search at a time: the prompt's count and `n`'s find ask the
+        same in a row, often at once, and the second then reads the kept answer rather than
+        the file beside the first (twice the memory: 81 -> 96 MB on 417,000 records)."""
+        with self._searching:
+            return self._lines_with(needle)
+
+    def _lines_with(self, needle: str) -> Sequence[int] | None:
         """Indices of the turns that may hold `needle` (as `Navigator.search` matches it), in
         order: every turn whose search text holds it is among them. None when raw bytes
         cannot tell (the needle is only separators or a piece of the made-up `[block]`)."""
         # the shown piece: a harness command's glue, as the screen shows it
-        start = search_start(self.path, needle, self._found, shown_piece(needle), len(self))
+        shape = (shown_piece(needle),) if self.SHOWS_HARNESS else ()
+        start = search_start(self.path, needle, self._found, *shape, len(self))
         if start is None:
             return None
         if start.kept is not None:
             return start.kept
+        self._found = None  # another needle's answer: let it go before this one is found
         piece = start.piece
+        # One byte a turn, the candidates marked in it as they are found: a one-letter
+        # needle is in nearly every turn, and every list of them (the holding lines' turns,
+        # the ids, the roles) was a million ints, 8 MB, at the prompt's every key.
+        # (The turns as they are now: the file may still be read in another thread.)
+        total = len(self)
+        found = bytearray(total)
         try:
             starts = lines_holding(self.path, piece)
-            shown_starts = shown_lines_holding(self.path, needle)
+            shown_starts = shown_lines_holding(self.path, needle) if self.SHOWS_HARNESS \
+                else None
             if shown_starts:  # rare (a harness command's name): merged into the sorted array
                 starts = array("q", sorted(shown_starts.union(starts)))
+            if starts:
+                self._mark_overlapping(found, starts)
         except (OSError, ValueError):
             return None
-        found_turns: array[int] = array("l")
+        del starts
+        # whole already: looked at as they are
+        mark(found, (index for index in (*self._kept, *self._tail) if index < total))
+        # What a search looks through that a record may not hold as such: the id (made up
+        # for a record without one) and the role (`system` for a line of orphan results).
+        mark(found, (index for index in self._ids_holding(piece) if index < total))
+        for code, role in enumerate(ROLES):
+            if piece in role:
+                mark_where(found, self._role[:min(self._base, total)].tobytes(), code)
+        self._mark_made_up(found, piece)
+        result = marked(found)
+        self._found = (start.key, result)
+        return result
+
+    def _mark_overlapping(self, found: bytearray, starts: array[int]) -> None:
+        """Mark the columned turns one of whose records shares a line with one of the lines
+        starting at `starts` (sorted)."""
         offsets, lengths, span_at = self._offsets, self._lengths, self._span_at
+        kept, moved = self._kept, self._moved
         within = _Overlaps(self.path, starts)
         try:
-            for index in range(self._base):
-                if index in self._kept or index in self._moved:
+            for index in range(min(self._base, len(found))):
+                if index in kept or index in moved:
                     continue
                 for span in range(span_at[index], span_at[index + 1]):
                     if holds(starts, offsets[span]) or within(offsets[span], lengths[span]):
-                        found_turns.append(index)
+                        found[index] = 1
                         break
-            for index in self._moved:
+            for index in [index for index in list(moved) if index < len(found)]:
                 if any(holds(starts, offset) or within(offset, length)
                        for offset, length in self.spans_at(index)):
-                    found_turns.append(index)
-        except OSError:
-            return None
+                    found[index] = 1
         finally:
             within.close()
-        found_turns.extend((*self._kept, *self._tail))  # whole already: looked at as they are
-        # What a search looks through that a record may not hold as such: the id (made up
-        # for a record without one) and the role (`system` for a line of orphan results).
-        found_turns.extend(self._ids_holding(piece))
-        for code, role in enumerate(ROLES):
-            if piece in role:
-                found_turns.extend(index for index in range(self._base)
-                                   if self._role[index] == code)
-        # In order, once each, as a byte a turn and an array: a one-letter needle is in
-        # nearly every turn (a set and a list of 417,000 ints were 35 MB at each key).
-        marked = bytearray(len(self))
-        for index in found_turns:
-            marked[index] = 1
-        del found_turns
-        result = array("l", itertools.compress(range(len(marked)), marked))
-        self._found = (start.key, result)
-        return result
+
+    def _mark_made_up(self, found: bytearray, piece: str) -> None:
+        """Mark the turns whose search text holds words the reader made up that hold `piece`
+        (none here; `DocumentTurnIndex` names some)."""
 
     def _ids_holding(self, piece: str) -> Sequence[int]:
         """Indices of the columned turns whose id, casefolded, holds `piece`."""

@@ -23,7 +23,7 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain, compress
+from itertools import chain
 from typing import Protocol, overload
 
 from replay.core.detection.empty import REPLY_WINDOW, DetectionRules
@@ -42,6 +42,7 @@ from replay.core.index.turn_index import (
     TurnIndex,
     TurnSlice,
 )
+from replay.core.index.turn_marks import Indices, mark, mark_range, mark_where, marked
 from replay.core.readers.file_window import WindowFile
 from replay.core.session.model import Kind, Part, Turn, TurnColumns
 
@@ -99,6 +100,8 @@ class ExchangeTurns(TurnColumns):
         self._cache: OrderedDict[int, Turn] = OrderedDict()
         self._cached_chars = 0
         self._lock = threading.Lock()
+        self._searching = threading.Lock()
+        """Held by `lines_with`: one search at a time."""
         self._masks: dict[frozenset[str], int] = {}
         self._found: Found | None = None
         self._cr: tuple[tuple[int, int], bool] | None = None
@@ -348,18 +351,18 @@ class ExchangeTurns(TurnColumns):
         return rules.missing_replies and self.unanswered_at(index, live=live)
 
     def stops(self, start: int, end: int, rules: DetectionRules, *,
-              live: bool = False) -> list[int]:
+              live: bool = False) -> Indices:
         """Indices of the empty turns (stops) among [start, end)."""
         end = min(end, len(self))
         if rules.missing_replies:
-            return [index for index in range(start, end)
-                    if self.stop_at(index, rules, live=live)]
+            return Indices(index for index in range(start, end)
+                           if self.stop_at(index, rules, live=live))
         limit = max(start, min(end, self._base))
         mask = self._mask(rules.visible_kinds)
         roles = {code for code, role in enumerate(ROLES) if role in rules.roles}
         tool_only = rules.tool_only_is_empty
         shown_of, role_of = self._shown, self._role
-        found = []
+        found = Indices()
         for index in range(start, limit):  # the columns straight: a million turns
             role = role_of[index]
             if role in roles:
@@ -400,7 +403,12 @@ class ExchangeTurns(TurnColumns):
             found = list(range(len(self)))
         return found[:limit] if limit is not None else found
 
-    def lines_with(self, needle: str) -> list[int] | None:
+    def lines_with(self, needle: str) -> Sequence[int] | None:
+        """`_lines_with`, one at a time (as `TurnIndex.lines_with`)."""
+        with self._searching:
+            return self._lines_with(needle)
+
+    def _lines_with(self, needle: str) -> Sequence[int] | None:
         """Indices of the turns that may hold `needle` (as `Navigator.search` matches it):
         every turn of each exchange one of whose lines holds it, in order. None when the
         file's bytes cannot tell."""
@@ -409,6 +417,7 @@ class ExchangeTurns(TurnColumns):
             return None
         if start.kept is not None:
             return start.kept
+        self._found = None  # another needle's answer: let it go before this one is found
         piece = start.piece
         marks, total = self._marks, len(self)
         # One byte a turn, not a set of a million ints, and the holding lines a chunk at a
@@ -422,23 +431,21 @@ class ExchangeTurns(TurnColumns):
                     first = marks.firsts[exchange] if exchange >= 0 else 0
                     after = min(marks.firsts[exchange + 1] if exchange + 1 < len(marks)
                                 else total, total)
-                    found[first:after] = _ONES[:after - first] \
-                        if after - first <= len(_ONES) else b"\x01" * (after - first)
+                    mark_range(found, first, after)
         except (OSError, ValueError):
             return None
-        for index in (*self._tail, *self._ids_holding(piece)):
-            if index < total:
-                found[index] = 1
+        mark(found, (index for index in (*self._tail, *self._ids_holding(piece))
+                     if index < total))
         base = min(self._base, total)
         for code, role in enumerate(ROLES):
             if piece in role:
-                _add(found, bytes(self._role[:base]), bytes([code]))
+                mark_where(found, self._role[:base].tobytes(), code)
         if any(piece in word for word in MADE_UP):
             shown = self._shown[:base]
-            _add(found, bytes(1 if value & _ERROR else 0 for value in shown), b"\x01")
-        result = array("q", compress(range(total), found))
+            mark_where(found, bytes(1 if value & _ERROR else 0 for value in shown), 1)
+        result = marked(found)
         self._found = (start.key, result)
-        return result  # a sequence of ints, 8 bytes each
+        return result
 
     def _ids_holding(self, piece: str) -> Iterator[int]:
         """Indices of the turns whose id (`{chat}-{n + 1}`) holds `piece`."""
@@ -505,17 +512,8 @@ class ExchangeTurns(TurnColumns):
         return sum(column.itemsize * len(column) for column in columns)
 
 
-_ONES = b"\x01" * 4096
 _NEVER = 1 << 62
 """An offset past any file's end."""
-
-
-def _add(found: bytearray, column: bytes, value: bytes) -> None:
-    """Mark in `found` every turn whose byte in `column` is `value`."""
-    at = column.find(value)
-    while at >= 0:
-        found[at] = 1
-        at = column.find(value, at + 1)
 
 
 def _chars(turn: Turn) -> int:

@@ -242,7 +242,7 @@ class TurnColumns(Sequence[Turn]):
         raise NotImplementedError
 
     @abstractmethod
-    def stops(self, start: int, end: int, rules: Any, *, live: bool = False) -> list[int]:
+    def stops(self, start: int, end: int, rules: Any, *, live: bool = False) -> Sequence[int]:
         """Indices of the stops among [start, end)."""
         raise NotImplementedError
 
@@ -257,7 +257,7 @@ class TurnColumns(Sequence[Turn]):
         raise NotImplementedError
 
     @abstractmethod
-    def lines_with(self, needle: str) -> list[int] | None:
+    def lines_with(self, needle: str) -> Sequence[int] | None:
         """Turns whose records hold `needle` in their raw bytes (None: cannot tell)."""
         raise NotImplementedError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from textual import work
 from textual.binding import Binding
@@ -39,7 +39,7 @@ Key = tuple[str, int, int]
 class HitsCounted(Message):
     """A worker counted every match of a query (for the session as it was then)."""
 
-    def __init__(self, key: Key, hits: list[int]) -> None:
+    def __init__(self, key: Key, hits: Sequence[int]) -> None:
         super().__init__()
         self.key = key
         self.hits = hits
@@ -71,7 +71,7 @@ class Search(Concern):
         self.query_text = ""
         """The last search."""
         self._key: Key = ("", 0, 0)
-        self._hits: list[int] | None = None
+        self._hits: Sequence[int] | None = None
         """Every match for `_key`, once known."""
         self._counting: Key | None = None
         """The key a worker is counting the matches of."""
@@ -95,7 +95,7 @@ class Search(Concern):
         except (OSError, TypeError, ValueError):
             return True  # no file of its own to judge by: by its turns alone
 
-    def hits(self, query: str | None = None) -> list[int]:
+    def hits(self, query: str | None = None) -> Sequence[int]:
         """The turns matching the search (or `query`), found now, once per query and
         session state (the count, `n` and the header share it)."""
         query = self.query_text if query is None else query
@@ -104,7 +104,7 @@ class Search(Concern):
             self._key, self._hits = key, self.host.navigator.matches(query)
         return self._hits
 
-    def known_hits(self) -> list[int] | None:
+    def known_hits(self) -> Sequence[int] | None:
         """The search's matches when known for the session as it is; on a big session,
         None until a worker (started here) has counted them."""
         key = self._key_of(self.query_text)
@@ -117,7 +117,7 @@ class Search(Concern):
             self._count(key, self.host.navigator)
         return None
 
-    def remember(self, query: str, hits: list[int]) -> None:
+    def remember(self, query: str, hits: Sequence[int]) -> None:
         """Keep matches counted elsewhere (the prompt, while the reviewer typed)."""
         self._key, self._hits = self._key_of(query), hits
 
@@ -129,7 +129,7 @@ class Search(Concern):
           description="Counting search matches")
     def _count(self, key: Key, navigator: Navigator) -> None:
         worker = get_current_worker()
-        found = list(navigator.iter_matches(key[0], lambda: worker.is_cancelled))
+        found = navigator.matches(key[0], lambda: worker.is_cancelled)
         if not worker.is_cancelled:
             self.post_message(HitsCounted(key, found))
 

@@ -8,7 +8,7 @@ found so far, and enter goes to the next match without waiting for the count.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,6 +19,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Label
 from textual.worker import get_current_worker
 
+from replay.core.index.turn_marks import Indices
 from replay.ui.screens.prompt import PromptScreen
 
 PAUSE_SECONDS = 0.25
@@ -33,7 +34,7 @@ Matches = Callable[[str, Callable[[], bool]], Iterator[int]]
 class CountProgress(Message):
     """How many turns match `query` so far (`done`: all of them, listed in `hits`)."""
 
-    def __init__(self, query: str, found: int, hits: list[int] | None = None) -> None:
+    def __init__(self, query: str, found: int, hits: Sequence[int] | None = None) -> None:
         super().__init__()
         self.query = query
         self.found = found
@@ -57,7 +58,7 @@ class SearchPrompt(PromptScreen):
     """
 
     def __init__(self, value: str, matches: Matches,
-                 counted: Callable[[str, list[int]], None] | None = None, *,
+                 counted: Callable[[str, Sequence[int]], None] | None = None, *,
                  quick: bool = True) -> None:
         """`matches` finds a query's matches; `counted` is told of every complete count;
         `quick`: count at every key, in the UI thread (a small session)."""
@@ -101,7 +102,7 @@ class SearchPrompt(PromptScreen):
           description="Counting search matches")
     def _count(self, query: str) -> None:
         worker = get_current_worker()
-        hits: list[int] = []
+        hits = Indices()  # four bytes a match (`e` is in most of a million turns)
         said = time.monotonic()
         for index in self.matches(query, lambda: worker.is_cancelled):
             hits.append(index)
