@@ -23,6 +23,7 @@ from replay.ui import render
 from replay.ui.render import FOLD_LINES, LongText, clean
 from replay.ui.widgets.turn_view import TurnLines
 from tests.ui.conftest import build_app, ready
+from tests.ui.test_huge_message_formats import chat_json
 
 cell_len = render.cell_len
 
@@ -329,11 +330,7 @@ def test_the_first_row_holding_a_needle_is_the_one_a_row_by_row_search_finds(
 async def test_a_search_match_at_the_end_of_a_huge_message_is_scrolled_to_and_marked(
         tmp_path: Path) -> None:
     text = HOSTILE_LINE * (3_000_000 // len(HOSTILE_LINE)) + "the needle [/] \x1b[1m\n"
-    path = tmp_path / "big.json"
-    path.write_text(json.dumps({"id": "big", "messages": [
-        {"role": "user", "content": "write it"}, {"role": "assistant", "content": text},
-        {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "ok"}]}))
-    await search_shows_the_needle(path, tmp_path)
+    await search_shows_the_needle(chat_json(tmp_path, text), tmp_path)
 
 
 async def search_shows_the_needle(path: Path, tmp_path: Path) -> None:

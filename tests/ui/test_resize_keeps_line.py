@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from replay.ui.render import LongText
 from replay.ui.widgets.turn_view import TurnLines
 from tests.ui.conftest import build_app, ready
+from tests.ui.test_huge_message_formats import chat_json
 
 LINE = "row {n:05d} [/] [link=x]list[int][/link] \x1b[31m red 漢字 and some more words to wrap"
 
@@ -27,11 +27,7 @@ def test_row_of_finds_the_row_holding_a_line_and_column() -> None:
 
 async def test_a_resize_keeps_the_line_on_top_of_an_unfolded_message(tmp_path: Path) -> None:
     text = "\n".join(LINE.format(n=n) for n in range(20_000))
-    path = tmp_path / "big.json"
-    path.write_text(json.dumps({"id": "big", "messages": [
-        {"role": "user", "content": "write it"}, {"role": "assistant", "content": text},
-        {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "ok"}]}))
-    app = build_app(path)
+    app = build_app(chat_json(tmp_path, text))
     async with app.run_test(size=(160, 40)) as pilot:
         await ready(pilot, app)
         screen = app.replay_screen

@@ -14,16 +14,13 @@ from replay.ui.app import ReplayApp
 from replay.ui.widgets.annotation_bar import NoteInput
 from replay.ui.widgets.turn_view import TurnLines
 from tests.ui.conftest import build_app, ready, wait_until
+from tests.ui.test_huge_message_formats import chat_json
 
 LINE = "line {n:05d} [/] [link=https://x]click[/link] list[int] 日本語のテキスト"
 
 
-def _long_chat(path: Path, lines: int = 4000) -> Path:
-    text = "\n".join(LINE.format(n=n) for n in range(lines))  # > 100,000 characters
-    path.write_text(json.dumps({"id": "big", "messages": [
-        {"role": "user", "content": "write it"}, {"role": "assistant", "content": text},
-        {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "ok"}]}))
-    return path
+def _long_chat(folder: Path, lines: int = 4000) -> Path:
+    return chat_json(folder, "\n".join(LINE.format(n=n) for n in range(lines)))  # > 100,000 chars
 
 
 async def _at_the_long_message(pilot: Pilot[None], app: ReplayApp) -> TurnLines:
@@ -44,7 +41,7 @@ def _shown(pane: TurnLines) -> list[str]:
 
 async def test_keys_scroll_an_unfolded_huge_message_to_its_end_and_back(
         tmp_path: Path) -> None:
-    app = build_app(_long_chat(tmp_path / "big.json"))
+    app = build_app(_long_chat(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         pane = await _at_the_long_message(pilot, app)
         await pilot.press("o")  # the whole message, a screen at a time
@@ -80,7 +77,7 @@ async def test_keys_scroll_an_unfolded_huge_message_to_its_end_and_back(
 async def test_the_scrolling_keys_are_remapped_by_id(tmp_path: Path) -> None:
     settings = Settings(animations=False, keymap={"page-turn-down": "f6",
                                                   "turn-text-end": "f7"})
-    app = build_app(_long_chat(tmp_path / "big.json"), settings=settings)
+    app = build_app(_long_chat(tmp_path), settings=settings)
     async with app.run_test(size=(80, 24)) as pilot:
         pane = await _at_the_long_message(pilot, app)
         await pilot.press("pagedown", "ctrl+end")  # the keymap took these ids elsewhere
