@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
+from replay.core.readers import huge_lines, huge_strings
 from replay.core.readers.base import (
     BOM,
     EMPTY_FILE,
@@ -55,7 +56,6 @@ from replay.core.readers.base import (
     Reader,
     UnreadablePath,
 )
-from replay.core.readers import huge_lines, huge_strings
 from replay.core.readers.file_window import FileChanged, WindowFile
 from replay.core.readers.huge_lines import LineRun
 from replay.core.session import lifted

@@ -3,8 +3,8 @@
 Aider writes a reply as it is, one line of the file a line of the reply, and a prompt as
 `#### ` lines: a huge message is a huge run of lines, not a JSON string. The history reader
 (`aider._SessionBuilder`) reads it a line at a time as ever; with lifting on (the app,
-`huge_strings.enable()`) a block whose text passes `LIFT_CHARS` stops keeping its lines and
-keeps a `LineRun` instead: where it starts in the file, where its pieces start (a line
+`huge_strings.enable()`) a block whose text passes `LIFT_CHARS` (a mebibyte) stops keeping
+its lines and keeps a `LineRun` instead: where it starts in the file, where its pieces start (a line
 start about every `PIECE_BYTES`, with the character its text has there), its length in
 characters and lines, and its first characters. When the block becomes a turn, its text is
 a placeholder (`lifted.register`) for a `FileLines`: a `lifted.FileText` whose runs are
@@ -28,7 +28,7 @@ from bisect import bisect_left, bisect_right
 from replay.core.readers import huge_strings
 from replay.core.session import lifted
 
-LIFT_CHARS = 4 << 20
+LIFT_CHARS = 1 << 20
 """A block's text held past this many characters is left in its file."""
 PIECE_BYTES = 1 << 16
 """Bytes of the file between two of a run's marks (at least: marks are at line starts)."""
