@@ -333,9 +333,9 @@ async def test_a_search_match_at_the_end_of_a_huge_message_is_scrolled_to_and_ma
     await search_shows_the_needle(chat_json(tmp_path, text), tmp_path)
 
 
-async def search_shows_the_needle(path: Path, tmp_path: Path) -> None:
-    """`/needle`: the second turn (a huge message ending with `the needle [/] ESC[1m`) is
-    shown unfolded at its end, the one match marked."""
+async def search_shows_the_needle(path: Path, tmp_path: Path, index: int = 1) -> None:
+    """`/needle`: turn `index` (the second by default: a huge message ending with `the
+    needle [/] ESC[1m`) is shown unfolded at its end, the one match marked."""
     from replay.ui.screens.search_prompt import SearchPrompt
     from replay.ui.widgets.turn_view import MATCH_STYLE
     from tests.ui.conftest import wait_until
@@ -352,7 +352,7 @@ async def search_shows_the_needle(path: Path, tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.pause()
         current = screen.query_one("#current", TurnLines)
-        assert screen.index == 1 and current._long  # unfolded: the match is in it
+        assert screen.index == index and current._long  # unfolded: the match is in it
         height = current.scrollable_content_region.height
         strips = [current.render_line(y) for y in range(height)]
         marked = [segment.text for strip in strips for segment in strip

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
+from replay.core.readers import huge_lines, huge_strings
 from replay.core.readers.base import (
     BOM,
     EMPTY_FILE,
@@ -56,6 +57,8 @@ from replay.core.readers.base import (
     UnreadablePath,
 )
 from replay.core.readers.file_window import FileChanged, WindowFile
+from replay.core.readers.huge_lines import LineRun
+from replay.core.session import lifted
 from replay.core.session.model import (
     NOT_SENT,
     Kind,
@@ -141,8 +144,16 @@ class _Block:
     joined: list[str] | None = None
     """Earlier lines, JOIN_LINES at a time joined by line ends (a 50 MB reply as 600,000
     strings was 85 MB before the text was made)."""
+    run: LineRun | None = None
+    """With lifting on (the app): the block's lines counted and marked, its text left in
+    the file once past `huge_lines.LIFT_CHARS` (the lines are then no longer kept)."""
 
-    def add(self, text: str) -> None:
+    def add(self, text: str, offset: int | None = None) -> None:
+        run = self.run
+        if run is not None:
+            run.line(text, offset)
+            if not run.held:
+                return
         lines = self.lines
         lines.append(text)
         if len(lines) >= JOIN_LINES:
@@ -159,6 +170,8 @@ class _Block:
 
     def has_words(self) -> bool:
         """Some line is more than white space."""
+        if self.run is not None and not self.run.held:
+            return not self.run.blank
         return any(line.strip() for line in (*(self.joined or ()), *self.lines))
 
 
@@ -246,6 +259,8 @@ class _SessionBuilder:
     """Where each exchange starts, when asked for (a chat read back by exchanges)."""
     keep: bool = True
     """False: the turns before an exchange are let go when it starts (only counted)."""
+    lifts: bool = False
+    """A huge prompt or reply is left in its file (`huge_lines`: the app reading a file)."""
 
     def _new_turn(self, role: str, parts: list[Part], lineno: int, start: int, end: int) -> Turn:
         self.turn_count += 1
@@ -270,20 +285,20 @@ class _SessionBuilder:
         if block is None:
             return
         if block.role == "user":
-            text = block.text()
+            text = self._text(block)
             if text.strip() == BLANK_PROMPT:
                 text = ""
             turn = self._new_turn("user", [Part(Kind.TEXT, text)], block.lineno, block.start,
                                   block.end)
             if not text.strip():
                 turn.note = NOT_SENT
-            self.expects_reply = prompt_expects_reply(text)
+            self.expects_reply = prompt_expects_reply(lifted.visible(text))
             self.reply = None
             self.ended = False
             self.aborted = None
             self.cut_at_prompt = None
             return
-        text = block.text().strip("\n")
+        text = self._text(block).strip("\n")
         if block.role == "system":
             if not text.strip():
                 return
@@ -309,20 +324,34 @@ class _SessionBuilder:
             self.reply.parts.append(Part(Kind.ERROR, self.cut_at_prompt, name="KeyboardInterrupt"))
             self.cut_at_prompt = None
 
+    def _text(self, block: _Block) -> str:
+        """The block's text: its lines joined, or the placeholder of its run left in the
+        file."""
+        run = block.run
+        if run is None or run.held:
+            return block.text()
+        return run.text(self.session.path, block.end, block.role)
+
     def _append(self, role: str, text: str, lineno: int, offset: int, end: int) -> None:
         block = self.block
         if block is not None and block.role != role:
             self.flush()
             block = None
         if block is None:
-            self.block = _Block(role, [text], lineno, offset, end)
+            block = self.block = _Block(role, [text], lineno, offset, end)
+            if self.lifts and role in huge_lines.ROLES:
+                block.run = LineRun(offset)
+                block.run.line(text, offset)
             return
         if role == "assistant" and self.pending_blank:
             for _ in range(self.pending_blank):
                 block.add("")
         self.pending_blank = 0
-        block.add(text)
+        block.add(text, offset)
         block.end = end
+        run = block.run
+        if run is not None and run.let_go(self.session.path):
+            block.lines, block.joined = [], None  # read back from the file from now on
 
     def user_line(self, text: str, lineno: int, offset: int, end: int) -> None:
         """A `####` line: part of the prompt being read."""
@@ -550,6 +579,8 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
     headers = 0 if one is None else max(one.number - 1, 0)
     offset = 0
     lines: Iterator[tuple[bytes, int, int]]
+    lifts = False
+    """Huge blocks left in the file: only the app's, and only of a file (not of bytes)."""
     if isinstance(data, bytes):
         if has_header is None:
             has_header = _HEADER_AT_LINE_START.search(data) is not None
@@ -562,6 +593,7 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
         if has_header is None:
             has_header = _file_has_header(data)
         bom = data.read(0, len(BOM)) == BOM
+        lifts = huge_strings.enabled()
         lines = (_file_lines(data) if one is None or stop is None
                  else _file_lines(data, one.start, abs(stop), last=stop < 0))
     for lineno, (raw_bytes, offset, end) in enumerate(
@@ -584,7 +616,8 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
             session.title = f"aider chat {started}" if started else None
             if started:
                 session.meta["started_at"] = started
-            builder = _SessionBuilder(session, number, started=started or None, keep=keep)
+            builder = _SessionBuilder(session, number, started=started or None, keep=keep,
+                                      lifts=lifts)
             if marks is not None:
                 builder.marks = _Marks()
                 marks.append(builder.marks)
@@ -604,7 +637,7 @@ def history_stream(data: Any, path: str, chats: list[_Chat] | None = None,
             else:
                 session.meta["header"] = "none: a pasted history"
             seen_ids.add("#0")
-            builder = _SessionBuilder(session, 0, keep=keep)
+            builder = _SessionBuilder(session, 0, keep=keep, lifts=lifts)
             if marks is not None:
                 builder.marks = _Marks()
                 marks.append(builder.marks)
@@ -816,7 +849,8 @@ class _ChatSource:
         marks = self.marks
         first = marks.firsts[mark]
         builder = _SessionBuilder(Session(path=self.path, format=NAME), self.chat.number,
-                                  model=marks.model(mark), turn_count=first)
+                                  model=marks.model(mark), turn_count=first,
+                                  lifts=huge_strings.enabled())
         session = builder.session
         # Small windows: an exchange is usually a few hundred bytes.
         lines = _file_lines(file, marks.offsets[mark], abs(stop), last=stop < 0,

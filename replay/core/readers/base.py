@@ -467,6 +467,8 @@ def read_line_session(
         for line, offset, lineno in lines_for(builder, handle):
             fed = True
             builder.feed(line, offset, lineno)
+            if getattr(builder, "reads_itself", False):
+                break  # the builder reads the file its own way in `finish` (a document)
             if progress is not None and offset >= next_report:
                 progress(offset, total)
                 next_report = offset + CHUNK_BYTES

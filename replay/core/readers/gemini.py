@@ -231,6 +231,9 @@ class GeminiBuilder:
         self._document_failed = False
         self._mode: str | None = None
         self._count = 0
+        self.reads_itself = False
+        """True once the first line shows a JSON document: `read_line_session` feeds no
+        more lines (`finish` reads the document)."""
 
     def _turn_id(self, index: int) -> str:
         """The id of the turn at `index` (from the index's columns when it has them)."""
@@ -243,7 +246,10 @@ class GeminiBuilder:
         if self._mode is None:
             self._mode = "lines" if _complete_object(line) else "document"
         if self._mode == "document":
-            # The CLI rewrites a document whole; `finish` reads it back in one piece.
+            # The CLI rewrites a document whole; `finish` reads it back in one piece, so
+            # the lines after this one are not read (a message of 50 MB is one line of a
+            # pretty-printed document: read as a line, it was held, or decoded, for nothing).
+            self.reads_itself = True
             return
         record = json_object_line(self.session, line, lineno)
         if record is None:

@@ -309,13 +309,15 @@ def kept_record(path: str, offset: int) -> tuple[tuple[int, int, int], bytes] | 
 
 def read_back(path: str, offset: int, length: int) -> bytes | None:
     """The skeleton of the record at (`offset`, `length`) when it was read as one (`length`
-    is the skeleton's) and the file is as it was then, or has only grown since (a session
-    being written: the record is still where it was); else None (read the bytes)."""
+    is the skeleton's, or the record's own in the file) and the file is as it was then, or
+    has only grown since (a session being written: the record is still where it was); else
+    None (read the bytes)."""
     if not _RECORDS:
         return None  # (the common case: asked for every record read back)
-    kept = _RECORDS.get((os.path.abspath(path), offset))
-    if kept is None or len(kept[1]) != length:
-        return None
+    key = (os.path.abspath(path), offset)
+    kept = _RECORDS.get(key)
+    if kept is None or (len(kept[1]) != length and _LENGTHS[key] != length):
+        return None  # (a streamed document's element is named by its length in the file)
     try:
         status = os.stat(path)
     except OSError:
