@@ -391,7 +391,7 @@ def child_app(path: Path, phases: bool = True) -> None:
 
     from replay.ui.app import ReplayApp
 
-    begun = time.perf_counter()
+    begun, cpu_begun = time.perf_counter(), time.process_time()
     sampler = _Sampler()
 
     async def pilot_run(pilot: Any) -> None:
@@ -409,12 +409,15 @@ def child_app(path: Path, phases: bool = True) -> None:
             await pilot.pause(0.1)
         except WaitForScreenTimeout:
             pass  # a list of 100,000 sessions is still being laid out: it is on screen
-        clock = [begun]
+        clock = [begun, cpu_begun]
 
         def phase(name: str) -> None:
-            now = time.perf_counter()
-            print(f"phase {name} {now - clock[0]:.3f} {sampler.take()}", flush=True)
-            clock[0] = now
+            # Wall seconds, peak RSS and CPU seconds of the whole process (every thread):
+            # on a shared machine the wall is mostly waiting for a core, the CPU is not.
+            now, cpu = time.perf_counter(), time.process_time()
+            print(f"phase {name} {now - clock[0]:.3f} {sampler.take()} {cpu - clock[1]:.3f}",
+                  flush=True)
+            clock[0], clock[1] = now, cpu
 
         phase("first-screen")
         screen = app.replay_screen
@@ -506,14 +509,16 @@ async def _list_phases(pilot: Any, picker: Any, phase: Any) -> None:
     phase("open")
 
 
-def _phases(out: str) -> tuple[dict[str, tuple[float, int]], int | None]:
-    """The child app's phases (seconds, peak RSS) by name, and its turn count."""
-    phases: dict[str, tuple[float, int]] = {}
+def _phases(out: str) -> tuple[dict[str, tuple[float, int, float]], int | None]:
+    """The child app's phases (seconds, peak RSS, CPU seconds: NaN when not said) by name,
+    and its turn count."""
+    phases: dict[str, tuple[float, int, float]] = {}
     turns = None
     for line in out.splitlines():
         words = line.split()
-        if len(words) == 4 and words[0] == "phase":
-            phases[words[1]] = (float(words[2]), int(words[3]))
+        if len(words) in (4, 5) and words[0] == "phase":
+            phases[words[1]] = (float(words[2]), int(words[3]),
+                                float(words[4]) if len(words) == 5 else math.nan)
         elif len(words) == 2 and words[0] == "turns":
             turns = int(words[1])
     return phases, turns
@@ -577,11 +582,11 @@ def main() -> int:
                          f"{scan[0]:7.1f} {scan[4]:6.1f} {scan[1] / size:7.2f}x")
             app_text = ""
             if app is not None:
-                first = phases.get("first-screen", (math.nan, 0))
+                first = phases.get("first-screen", (math.nan, 0, math.nan))
                 app_text = (f"{app[0]:7.1f} {app[1] / size:7.2f}x {first[0]:7.1f} "
                             f"{first[1] / size:7.2f}x  " + " ".join(
                                 f"{phase} {seconds:.1f} {peak / size:.2f}x"
-                                for phase, (seconds, peak) in phases.items()
+                                for phase, (seconds, peak, _) in phases.items()
                                 if phase != "first-screen")
                             + ("" if app[2] == 0 else f" exit {app[2]}"))
             print(f"{name:<16} {size / 1e6:6.1f} {turns if turns is not None else '':>8} "
@@ -603,7 +608,8 @@ def main() -> int:
             ratios.append(f"app time x{app2[0] / app1[0]:.2f} (CPU x{app2[4] / app1[4]:.2f})"
                           f" RSS x{app2[1] / app1[1]:.2f}")
             if first1 and first2:
-                ratios.append(f"first screen x{first2[0] / first1[0]:.2f}")
+                ratios.append(f"first screen x{first2[0] / first1[0]:.2f} "
+                              f"(CPU x{first2[2] / first1[2]:.2f})")
         print(f"{'':<16} doubled ({grow:.2f}x the bytes): {'; '.join(ratios)}", flush=True)
         if not args.keep:
             for factor in (1, 2):

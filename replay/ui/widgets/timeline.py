@@ -20,6 +20,10 @@ from replay.core.session.model import Kind, Session, TurnColumns
 
 BARS = "▁▂▃▄▅▆▇"
 
+BLOCK = 256
+"""Turns per kept running total of the sizes: a bucket's sum is two totals and at most two
+partial blocks, whatever the session's length."""
+
 
 @dataclass
 class TimelineJump(Message):
@@ -41,6 +45,8 @@ class Timeline(Widget):
         """Session drawn."""
         self.sizes = array("I")
         """Text length of each turn indexed so far."""
+        self._totals = array("Q", [0])
+        """`_totals[k]`: the sum of the first `k * BLOCK` sizes (one per full block)."""
         self.empty: list[int] = []
         """Sorted indices of empty turns."""
         self.annotated: set[int] = set()
@@ -80,7 +86,22 @@ class Timeline(Widget):
     def forget_from(self, index: int) -> None:
         """Forget cached sizes of turns that changed."""
         del self.sizes[index:]
+        del self._totals[index // BLOCK + 1:]
         self._cached_key = (-1, -1)
+
+    def _sum(self, start: int, end: int) -> int:
+        """The sum of `sizes[start:end]` from the block totals: at most two partial blocks
+        are read, never every turn (each redraw while a big file was read summed all of
+        them, the first screen of 834,000 turns growing as their square)."""
+        totals, sizes = self._totals, self.sizes
+        for block in range(len(totals), len(sizes) // BLOCK + 1):  # blocks filled since
+            totals.append(totals[-1] + sum(sizes[(block - 1) * BLOCK:block * BLOCK]))
+        return self._prefix(end) - self._prefix(start)
+
+    def _prefix(self, index: int) -> int:
+        """The sum of the first `index` sizes."""
+        block = index // BLOCK
+        return self._totals[block] + sum(self.sizes[block * BLOCK:index])
 
     def _bucket(self, width: int, x: int) -> tuple[int, int, bool]:
         """Turns [start, end) under column x, and whether x is the first column showing them.
@@ -101,7 +122,7 @@ class Timeline(Widget):
         if self._cached_key != key:
             buckets = [self._bucket(width, x) for x in range(width)]
             # Log scale: one 40,000-character summary must not flatten every other turn.
-            weights = [math.log1p(sum(self.sizes[start:end]) / (end - start))
+            weights = [math.log1p(self._sum(start, end) / (end - start))
                        for start, end, _ in buckets]
             peak = max(weights) or 1.0
             bars = [BARS[int(weight / peak * (len(BARS) - 1))] for weight in weights]
