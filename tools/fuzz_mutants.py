@@ -681,6 +681,13 @@ class ChildError(Exception):
 CUT_STATS: collections.Counter[str] = collections.Counter()
 """Cut trials: how many cut the file while it was read, and how many of those said so."""
 
+CUT_MISSED: list[str] = []
+"""Cut trials whose scan did not say the file changed: the trial, what the scan had read
+of the file when it was cut and after, and what the scan said (for the summary)."""
+
+CURRENT_TRIAL = {"name": ""}
+"""The trial running now (source file, mutation, trial), for CUT_MISSED."""
+
 
 def _in_child(call: Callable[[], str]) -> None:
     """Run `call` in a forked child, so that a signal kills the child, not the fuzz: its
@@ -720,7 +727,10 @@ def _in_child(call: Callable[[], str]) -> None:
         raise Mismatch(said)
     if code == 3:
         raise ChildError(said)
-    CUT_STATS.update(said.split())
+    outcome, _, detail = said.partition("|")
+    CUT_STATS.update(outcome.split())
+    if "cut" in outcome.split() and "said" not in outcome.split():
+        CUT_MISSED.append(f"{CURRENT_TRIAL['name']}: {detail}")
 
 
 def _cut_trial(path: Path, when: str) -> None:
@@ -732,11 +742,20 @@ def _cut_trial(path: Path, when: str) -> None:
         path.write_bytes(backup)
 
 
+def _plain_reports(reports: Any) -> list[str]:
+    """A scan's reports as JSON text, whether kept in memory or spilled to disk."""
+    return [json.dumps(report, sort_keys=True, default=str) for report in (reports or [])]
+
+
 def _cut_while_read(path: Path, when: str) -> str:
     """(In a child.) The file is cut to a third once the first window of a streamed document
     is read (`scanned`) or its first record fed (`fed`); then `scan_task` and the app's
     indexed read. Returns "cut" when the file was cut, "said" when the scan said it changed."""
     cut: list[bool] = []
+    # What the scan had read when the file was cut, and what it read after: bytes read
+    # through the windows (`scanned`) or records fed (`fed`). A scan that read nothing after
+    # the cut had the whole file already and has nothing to say.
+    seen = {"before": 0, "after": 0, "size": path.stat().st_size}
 
     def truncate() -> None:
         if not cut:
@@ -760,6 +779,7 @@ def _cut_while_read(path: Path, when: str) -> str:
 
         def hooked_read(self: Any, offset: int, length: int) -> bytes:
             data = read(self, offset, length)
+            seen["after" if cut else "before"] += len(data)
             truncate()
             return data
         file_window.WindowFile.read = hooked_read  # type: ignore[method-assign]
@@ -770,6 +790,7 @@ def _cut_while_read(path: Path, when: str) -> str:
 
         def hooked_records(self: Any) -> Iterator[Any]:
             for item in records(self):
+                seen["after" if cut else "before"] += 1
                 yield item
                 truncate()
         json_stream.Elements.records = hooked_records  # type: ignore[method-assign]
@@ -780,14 +801,25 @@ def _cut_while_read(path: Path, when: str) -> str:
     outcome = ["cut"] if cut else []
     if cut and result.error is not None and "file changed while it was read" in result.error:
         outcome.append("said")
+    unit = "bytes" if when == "scanned" else "records"
+    detail = (f"{seen['size']} bytes; {seen['before']} {unit} read before the cut, "
+              f"{seen['after']} after; scan: "
+              + (f"error {result.error!r}" if result.error is not None else
+                 f"{len(_plain_reports(result.reports))} report(s)"))
     path.write_bytes(backup)
     cut.clear()
+    if "cut" in outcome and "said" not in outcome:
+        # Did the scan report the whole file anyway? Then it read all of it before the cut.
+        whole = scan_task(SessionTask(str(path)))
+        same = (whole.error == result.error
+                and _plain_reports(whole.reports) == _plain_reports(result.reports))
+        detail += "; the same as the uncut file's scan" if same else "; NOT the uncut file's scan"
     try:
         _consume(load_sessions(path, indexed=True))
     except ReaderError as error:
         if "\n" in str(error):
             raise Mismatch("a load error of more than one line") from None
-    return " ".join(outcome)
+    return " ".join(outcome) + "|" + detail
 
 
 # --- the commands and the app, as a user runs them ---------------------------------------------
@@ -1015,6 +1047,7 @@ def main() -> int:
                 path.write_bytes(mutant)
                 for name, call in trials(path, good):
                     runs += 1
+                    CURRENT_TRIAL["name"] = f"{source.name} {mutate.__name__} {name}"
                     _limit(True)
                     try:
                         call()
@@ -1043,6 +1076,8 @@ def main() -> int:
           f"{time.monotonic() - started:.0f} s: {total} failures")
     print(f"  cut while read: {CUT_STATS['cut']} reads cut the file, {CUT_STATS['said']} "
           "scans of them said 'file changed while it was read'")
+    for missed in CUT_MISSED:
+        print(f"    did not say so: {missed}")
     for kind, where in sorted(failures.items(), key=lambda item: -len(item[1])):
         print(f"  {len(where):5d}  {kind}")
         for example in where[:args.show]:
