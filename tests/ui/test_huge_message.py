@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from replay.core.safe import _CONTROL
 from replay.ui.render import LongText, fold
 from replay.ui.widgets.turn_view import TurnLines
-from tests.ui.conftest import build_app, ready
+from tests.ui.conftest import build_app, wait_until
 
 LINE = "word " * 12 + "\n"
 BIG = LINE * (50_000_000 // len(LINE))
@@ -26,13 +27,31 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def _plain_passes(text: str) -> float:
+    """Seconds, best of two, of three passes of the library over `text` (encode it, replace
+    its controls, split its lines once tabs are expanded): what this machine does now in the
+    time an unfold must take at most a few of."""
+    best = float("inf")
+    for _ in range(2):
+        started = time.perf_counter()
+        text.encode("utf-8")
+        _CONTROL.sub(".", text)
+        text.expandtabs(8).split("\n")
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
 @pytest.mark.parametrize("text", [BIG, "x" * 50_000_000, ("é" * 99 + "\t") * 500_000],
                          ids=["many-lines", "one-line", "wide-and-tabs"])
 async def test_a_fifty_megabyte_message_opens_and_unfolds_within_two_seconds(
         tmp_path: Path, text: str) -> None:
     app = build_app(_write(tmp_path / "big.json", text))
     async with app.run_test(size=(120, 36)) as pilot:
-        await ready(pilot, app)
+        # Indexing the file (300 MB for the escaped text) is not what is timed here: it may
+        # take over `ready`'s 10 s on a loaded machine, so it gets a minute.
+        await wait_until(pilot, lambda: app.replay_screen is not None
+                         and not app.replay_screen.indexing, rounds=3000)
+        await pilot.pause()
         screen = app.replay_screen
         assert screen is not None
         started = time.perf_counter()
@@ -45,8 +64,12 @@ async def test_a_fifty_megabyte_message_opens_and_unfolds_within_two_seconds(
         await pilot.press("o")
         await pilot.pause()
         unfolded = time.perf_counter() - started
-        # 2 s on an idle machine (0.5 s measured); a loaded one stretches every step alike.
-        limit = 2.0 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+        # 2 s on an idle machine (0.5 s measured); a loaded one stretches every step alike,
+        # and so does a virtual machine whose host takes its CPU (steal time, which the load
+        # average does not show): then the bound is six plain passes over the text, timed
+        # here (an unfold 4 s where those passes took 1 s was seen at a steal of 10-40%).
+        limit = max(2.0 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)),
+                    6 * _plain_passes(text))
         assert opened < limit and unfolded < limit, (opened, unfolded, limit)
         # All of it is there: as many rows as the text needs, each drawn on demand.
         (start, _, long), = current._long
