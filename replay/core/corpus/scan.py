@@ -38,6 +38,7 @@ from replay.core.readers.base import (
     feed_records,
     iter_lines,
 )
+from replay.core.readers import huge_strings
 from replay.core.readers.file_window import FileChanged
 from replay.core.safe import json_path
 from replay.core.session.model import (
@@ -459,7 +460,8 @@ def _scan_one_file(reader: Reader, path: Path, rules: DetectionRules, suggest: b
                      tick: Callable[[int, int], None]) -> bool:
                 return feed_lines(handle, take, tick, _BATCH_MASK)
         else:
-            pump = partial(feed_records, iter_lines(handle), mask=_BATCH_MASK)
+            pump = partial(feed_records, iter_lines(handle, lift=huge_strings.enabled()),
+                           mask=_BATCH_MASK)
         return _scan_fed(builder, pump, take, total, EMPTY_FILE, rules, suggest, progress,
                          completed if complete is not None else None, again, True)
 
