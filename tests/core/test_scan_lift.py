@@ -5,6 +5,7 @@ and the report is the one the message decoded whole gives."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import replay
 from replay import cli
 from replay.core.readers import huge_strings
 from replay.core.session import lifted
@@ -79,8 +81,10 @@ def test_one_huge_message_is_scanned_in_less_than_the_file(tmp_path: Path, name:
     line's read buffer, the line, the decoded text), about 0.1x with it left in the file."""
     path = MAKERS[name](tmp_path, _one_message(LINE * (20_000_000 // len(LINE))))
     size = path.stat().st_size
+    # The child runs the `replay` this test imported (not whichever is installed).
+    env = dict(os.environ, PYTHONPATH=str(Path(replay.__file__).resolve().parents[1]))
     done = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True,
-                          text=True, timeout=600, check=False)
+                          text=True, timeout=600, check=False, env=env)
     status, grown = done.stderr.split()[-2:]
     assert status == "0", done.stderr
     assert int(grown) < 0.75 * size, (int(grown) / size, done.stderr)
