@@ -1,6 +1,6 @@
 """Issue 27: `scan` (and `report`) leave a huge message in its file, as the app does
-(`readers.huge_strings`): a message of megabytes is left in its file (`bench/README.md`, round 8, for the memory), and
-the report is the one the message decoded whole gives."""
+(`readers.huge_strings`; the memory is in `bench/README.md`, round 8), and the report is the
+one the message decoded whole gives."""
 
 from __future__ import annotations
 
