@@ -26,6 +26,7 @@ from replay.core.detection.empty import (
     missing_reply,
 )
 from replay.core.detection.packed import PackedEmpties, PackedList
+from replay.core.readers import huge_strings
 from replay.core.readers.base import (
     EMPTY_FILE,
     LineBuilder,
@@ -38,7 +39,6 @@ from replay.core.readers.base import (
     feed_records,
     iter_lines,
 )
-from replay.core.readers import huge_strings
 from replay.core.readers.file_window import FileChanged
 from replay.core.safe import json_path
 from replay.core.session.model import (
