@@ -21,7 +21,7 @@ from replay.core.corpus.pool import (
     run_tasks,
 )
 from replay.core.corpus.tasks import SessionTask, TaskResult, is_url, plan
-from replay.core.readers import ReaderError
+from replay.core.readers import ReaderError, huge_strings
 from replay.core.readers.base import Mapper
 from replay.core.readers.folder import SKIPPED, is_skipped_file
 from replay.core.readers.spool import named, spooled
@@ -69,6 +69,10 @@ class CorpusScan:
         a scan kept them are not read again (`replay.core.corpus.cache`).
         """
         jobs = jobs or default_jobs()
+        # A scan reads no message whole (counts, lengths, the words its suggestions look
+        # at are read back from the file): a message of megabytes stays in its file, as
+        # in the app (before the pool, whose forked workers inherit it).
+        huge_strings.enable()
         # More than one session likely: the workers start before the listing, which hands
         # them its look at each file (one file alone is read in this process).
         many = len(paths) > 1 or any(is_url(path) or os.path.isdir(path) for path in paths)

@@ -26,6 +26,7 @@ from replay.core.detection.empty import (
     missing_reply,
 )
 from replay.core.detection.packed import PackedEmpties, PackedList
+from replay.core.readers import huge_strings
 from replay.core.readers.base import (
     EMPTY_FILE,
     LineBuilder,
@@ -459,7 +460,8 @@ def _scan_one_file(reader: Reader, path: Path, rules: DetectionRules, suggest: b
                      tick: Callable[[int, int], None]) -> bool:
                 return feed_lines(handle, take, tick, _BATCH_MASK)
         else:
-            pump = partial(feed_records, iter_lines(handle), mask=_BATCH_MASK)
+            pump = partial(feed_records, iter_lines(handle, lift=huge_strings.enabled()),
+                           mask=_BATCH_MASK)
         return _scan_fed(builder, pump, take, total, EMPTY_FILE, rules, suggest, progress,
                          completed if complete is not None else None, again, True)
 

@@ -394,7 +394,8 @@ def feed_lines(handle: BinaryIO, take: Callable[[bytes, int, int], None],
     """
     handle.seek(0)
     if BOM.startswith(handle.read(len(BOM)) or b"-"):
-        return feed_records(iter_lines(handle, 0, 0), take, tick, mask)
+        return feed_records(iter_lines(handle, 0, 0, lift=huge_strings.enabled()), take,
+                            tick, mask)
     handle.seek(0)
     offset = 0
     """File offset of the buffer's first byte."""
@@ -404,6 +405,11 @@ def feed_lines(handle: BinaryIO, take: Callable[[bytes, int, int], None],
     filled = 0
     """Bytes at the buffer's start carried over: the beginning of a line not ended yet."""
     while True:
+        if filled > huge_strings.HUGE_LINE_BYTES and huge_strings.enabled():
+            # A line of megabytes (one huge message): read the rest the lifting way, its
+            # huge strings left in the file (`iter_lines(lift=True)`), not held whole.
+            return feed_records(iter_lines(handle, offset, lineno, lift=True), take, tick,
+                                mask) or taken
         if filled == len(buffer) or len(buffer) < CHUNK_BYTES:
             bigger = bytearray(max(min(len(buffer) * 2, CHUNK_BYTES), 2 * filled))
             bigger[:filled] = buffer[:filled]
@@ -416,7 +422,8 @@ def feed_lines(handle: BinaryIO, take: Callable[[bytes, int, int], None],
         find = buffer.find
         if find(b"\r", 0, end) >= 0:
             # Carriage returns: line ends of another kind, read the copying way from here.
-            return feed_records(iter_lines(handle, offset, lineno), take, tick, mask) or taken
+            return feed_records(iter_lines(handle, offset, lineno, lift=huge_strings.enabled()),
+                                take, tick, mask) or taken
         done = 0
         while (stop := find(b"\n", done, end)) >= 0:
             lineno += 1

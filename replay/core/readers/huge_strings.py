@@ -204,7 +204,9 @@ def _lift(buffer: _Buffer, quote: int, path: str,
             at = buffer.drop(at)
     stop = buffer.base + at
     if blank:
-        return b'""', at + 1  # white space only: as blank as it was
+        # White space only: its first characters, as blank as it was and not empty (a
+        # reader may drop an empty part where it kept a blank one: the turn's reason).
+        return _dumps(head), at + 1
     text = lifted.FileText(path, stamp, start, stop, at_bytes, at_chars, chars, lines, crc)
     return _dumps(lifted.register(text, head)), at + 1
 

@@ -28,6 +28,7 @@ from replay.core.detection.empty import (
     missing_reply,
 )
 from replay.core.detection.empty import gap_before as _detect_gap_before
+from replay.core.session import lifted
 from replay.core.session.harness import is_harness_text, wrapper_of
 from replay.core.session.model import MARKER_KINDS, Kind, Session, Turn, TurnColumns
 from replay.core.session.text import empty_wrapper_names, strip_empty_wrappers
@@ -118,7 +119,7 @@ class StatsTally:
             chars = 0
             for part in turn.parts:  # `_text_chars`, inline: this runs once per turn
                 if part.kind == Kind.TEXT:
-                    chars += part.length if part.length >= 0 else len(part.text)
+                    chars += part.text_length
             if chars:
                 self._lengths.append(chars)
 
@@ -184,14 +185,20 @@ def _harness(turn: Turn, text: str) -> bool:
     return turn.role == "user" and is_harness_text(text)
 
 
+def _whole(text: str) -> str:
+    """The whole text: one left in its file (`lifted`, a scan's huge message) is read back,
+    so that what a signal finds in a turn's words is what it found with the text decoded."""
+    return lifted.materialise(text) if lifted.holds(text) else text
+
+
 def _words_of(session: Session, turn: Turn, *, full: bool, harness: bool = False) -> str:
     """What the person or model wrote in a turn: typed text only, empty wrappers removed, and
     (unless `harness`) without the harness's own lines (interrupts, command output)."""
     parts = session.full_parts(turn) if full else turn.parts
     texts = [
-        part.text for part in parts
-        if part.kind == Kind.TEXT and not part.synthetic and part.text
-        and (harness or not _harness(turn, part.text))
+        text for text in (_whole(part.text) for part in parts
+                          if part.kind == Kind.TEXT and not part.synthetic and part.text)
+        if harness or not _harness(turn, text)
     ]
     return strip_empty_wrappers("\n".join(texts)).strip()
 
