@@ -23,7 +23,6 @@ import os
 import re
 import zlib
 from array import array
-from bisect import bisect_left, bisect_right
 
 from replay.core.readers import huge_strings
 from replay.core.session import lifted
@@ -35,7 +34,6 @@ PIECE_BYTES = 1 << 16
 HEAD_CHARS = huge_strings.HEAD_CHARS
 """Characters of a run's text its placeholder holds."""
 _CHECK_BYTES = 1 << 20
-_KEPT_CHARS = 1 << 18
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 ROLES = frozenset({"assistant", "user"})
@@ -148,20 +146,8 @@ class FileLines(lifted.FileText):
         super().__init__(path, stamp, start, end, at_bytes, at_chars, chars, lines, crc)
         self.role = role
 
-    def read(self, start: int = 0, end: int | None = None) -> str:
-        """Characters `start` to `end` of the text."""
-        end = self.chars if end is None else min(end, self.chars)
-        start = max(0, start)
-        if start >= end:
-            return ""
-        kept_at, kept = self._kept
-        if kept_at <= start and end <= kept_at + len(kept):
-            return kept[start - kept_at:end - kept_at]
-        self._check()
-        first = bisect_right(self._at_chars, start) - 1
-        last = bisect_left(self._at_chars, max(end, start + _KEPT_CHARS), first + 1)
-        begin = self._at_bytes[first]
-        stop = self._at_bytes[last] if last < len(self._at_bytes) else self.end
+    def _decode(self, begin: int, stop: int) -> str:
+        """The text of the file's lines `begin` to `stop`, as the reader makes it."""
         fd = os.open(self.path, os.O_RDONLY)
         try:
             data = os.pread(fd, stop - begin, begin)
@@ -169,8 +155,4 @@ class FileLines(lifted.FileText):
             os.close(fd)
         if len(data) != stop - begin:
             raise lifted.TextMoved("the file was cut since it was read")
-        text = shown_lines(data, self.role)
-        if len(text) <= 2 * _KEPT_CHARS:
-            self._kept = (self._at_chars[first], text)
-        skip = start - self._at_chars[first]
-        return text[skip:skip + end - start]
+        return shown_lines(data, self.role)

@@ -120,7 +120,15 @@ class FileText:
         # ~13x the bytes it decodes: 8 MB for a run of CJK spelt `\uXXXX`.)
         last = bisect_left(self._at_chars, max(end, start + _KEPT_CHARS), first + 1)
         begin = self._at_bytes[first]
-        stop = self._at_bytes[last] if last < len(self._at_bytes) else self.end
+        text = self._decode(begin, self._at_bytes[last] if last < len(self._at_bytes)
+                            else self.end)
+        skip = start - self._at_chars[first]
+        if len(text) <= 2 * _KEPT_CHARS:
+            self._kept = (self._at_chars[first], text)
+        return text[skip:skip + end - start]
+
+    def _decode(self, begin: int, stop: int) -> str:
+        """The characters of the file's bytes `begin` to `stop`, a run of the string."""
         # Read between two quotes, so that the run is decoded as it was read (no copy).
         quoted = bytearray(stop - begin + 2)
         quoted[0] = quoted[-1] = 0x22
@@ -131,11 +139,7 @@ class FileText:
             os.close(fd)
         if got != stop - begin:
             raise TextMoved("the file was cut since it was read")
-        text = decode_quoted(quoted)
-        skip = start - self._at_chars[first]
-        if len(text) <= 2 * _KEPT_CHARS:
-            self._kept = (self._at_chars[first], text)
-        return text[skip:skip + end - start]
+        return decode_quoted(quoted)
 
 
 def decode_piece(raw: bytes) -> str:
