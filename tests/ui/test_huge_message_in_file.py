@@ -6,7 +6,6 @@ the line's bytes and its decoded text at once, 2-4x), and its rows are those of 
 from __future__ import annotations
 
 import json
-import os
 import tracemalloc
 from pathlib import Path
 
@@ -20,7 +19,13 @@ from replay.ui.widgets.turn_view import TurnLines
 from tests.core.test_huge_strings import _loads, small_thresholds
 from tests.ui.conftest import build_app, ready
 from tests.ui.test_huge_message_formats import claude_code, opencode_export
-from tests.ui.test_huge_message_rows import OldLongText, _rows, hostile, search_shows_the_needle
+from tests.ui.test_huge_message_rows import (
+    OldLongText,
+    _rows,
+    hostile,
+    rewrite_shows_a_notice,
+    search_shows_the_needle,
+)
 
 LINE = "The fox 🦊 [/] [link=x]click[/link] list[int] \x1b[2J jumps over the dog.\n"
 TEXT = LINE * (16_000_000 // len(LINE)) + "the last line [/] \x1b[1m\n"
@@ -77,26 +82,7 @@ async def test_a_huge_message_is_read_and_unfolded_without_holding_it(tmp_path: 
 
 
 async def test_a_message_whose_file_was_rewritten_is_not_shown_wrongly(tmp_path: Path) -> None:
-    path = claude_code(tmp_path, TEXT)
-    app = build_app(path)
-    if True:
-        async with app.run_test(size=(120, 36)) as pilot:
-            await ready(pilot, app)
-            screen = app.replay_screen
-            assert screen is not None
-            screen.go(1)
-            await pilot.pause()
-            # Rewritten in place, same size: the text it held is no longer there.
-            data = path.read_bytes().replace(b"jumps", b"JUMPS")
-            with open(path, "r+b") as handle:
-                handle.write(data)
-            os.utime(path, ns=(1, 1))
-            await pilot.press("o")
-            await pilot.pause()
-            current = screen.query_one("#current", TurnLines)
-            shown = current.plain_text
-            assert "JUMPS" not in shown and "jumps" not in shown, shown[:3000]
-            assert "not shown: the file was rewritten since it was read" in shown, shown[:3000]
+    await rewrite_shows_a_notice(claude_code(tmp_path, TEXT), 1)
 
 
 @settings(max_examples=80, deadline=None)

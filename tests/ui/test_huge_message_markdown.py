@@ -7,16 +7,14 @@ line saying so, never other text."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.ui.conftest import build_app, ready
 from tests.ui.test_huge_message_formats import aider, gemini_json
 from tests.ui.test_huge_message_in_file import LINE
-from tests.ui.test_huge_message_rows import search_shows_the_needle
+from tests.ui.test_huge_message_rows import rewrite_shows_a_notice, search_shows_the_needle
 
 TEXT = LINE * (8_000_000 // len(LINE)) + "the last line [/] \x1b[1m\n"
 """8 M characters (32 MB as a string: it has an emoji), past `huge_lines.LIFT_CHARS` and
@@ -29,26 +27,7 @@ IDS = ["aider", "gemini-json"]
 @pytest.mark.parametrize(("make", "index"), MAKERS, ids=IDS)
 async def test_a_message_whose_file_was_rewritten_is_not_shown_wrongly(
         tmp_path: Path, make: Callable[[Path, str], Path], index: int) -> None:
-    path = make(tmp_path, TEXT)
-    app = build_app(path)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await ready(pilot, app)
-        screen = app.replay_screen
-        assert screen is not None
-        screen.go(index)
-        await pilot.pause()
-        # Rewritten in place, same size: the text it held is no longer there.
-        data = path.read_bytes().replace(b"jumps", b"JUMPS")
-        with open(path, "r+b") as handle:
-            handle.write(data)
-        os.utime(path, ns=(1, 1))
-        await pilot.press("o")
-        await pilot.pause()
-        from replay.ui.widgets.turn_view import TurnLines
-
-        shown = screen.query_one("#current", TurnLines).plain_text
-        assert "JUMPS" not in shown and "jumps" not in shown, shown[:3000]
-        assert "not shown: the file was rewritten since it was read" in shown, shown[:3000]
+    await rewrite_shows_a_notice(make(tmp_path, TEXT), index)
 
 
 @pytest.mark.parametrize(("make", "index"), MAKERS, ids=IDS)

@@ -6,6 +6,7 @@ markup-looking text stays literal, and the last row of a 50 MB message is its la
 from __future__ import annotations
 
 import json
+import os
 import tracemalloc
 from array import array
 from pathlib import Path
@@ -360,3 +361,25 @@ async def search_shows_the_needle(path: Path, tmp_path: Path, index: int = 1) ->
         assert MATCH_STYLE.reverse and marked == ["needle"], marked
         shown = ["".join(segment.text for segment in strip) for strip in strips]
         assert any("the needle [/] ␛[ESC][1m" in row for row in shown), shown
+
+
+async def rewrite_shows_a_notice(path: Path, index: int) -> None:
+    """Turn `index` holds a huge message with "jumps" in it, left in its file. The file is
+    rewritten in place (same size, "JUMPS"), then `o`: the turn shows neither text, only a
+    line saying the file was rewritten since it was read."""
+    app = build_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        screen.go(index)
+        await pilot.pause()
+        data = path.read_bytes().replace(b"jumps", b"JUMPS")
+        with open(path, "r+b") as handle:
+            handle.write(data)
+        os.utime(path, ns=(1, 1))
+        await pilot.press("o")
+        await pilot.pause()
+        shown = screen.query_one("#current", TurnLines).plain_text
+        assert "JUMPS" not in shown and "jumps" not in shown, shown[:3000]
+        assert "not shown: the file was rewritten since it was read" in shown, shown[:3000]
