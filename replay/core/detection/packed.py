@@ -141,13 +141,20 @@ class PackedList:
         return tuple(_rich(value) for value in entry)
 
     def drain(self) -> Iterator[tuple[Any, ...]]:
-        """Every entry in order, as new objects; the list is empty afterwards."""
-        self._close()
-        batches, self._batches, self._count = self._batches, [], 0
+        """Every entry in order, as new objects; the list is empty afterwards.
+
+        The open batch is read as it is, not compressed to be decompressed at once: a
+        history of many short chats drains once per chat, each holding fewer than `BATCH`
+        entries (24,085 needless zlib calls on a 25 MB Aider history)."""
+        batches, opened = self._batches, self._open
+        self._batches, self._open, self._count = [], [], 0
         batches.reverse()
         while batches:
             for entry in marshal.loads(zlib.decompress(batches.pop())):
                 yield tuple(_rich(value) for value in entry)
+        opened.reverse()
+        while opened:
+            yield tuple(_rich(value) for value in opened.pop())
 
 
 _ROLES_AND_REASONS = {name: name for name in ("user", "assistant", "system", *REASON_BY_CODE)}
