@@ -724,6 +724,9 @@ def _in_child(call: Callable[[], str]) -> None:
     if code == 5:
         raise Hang
     if code == 4:
+        if said.startswith(CUT_NEITHER):
+            CUT_STATS["cut"] += 1
+            CUT_MISSED.append(f"{CURRENT_TRIAL['name']}: {said}")
         raise Mismatch(said)
     if code == 3:
         raise ChildError(said)
@@ -736,6 +739,7 @@ def _in_child(call: Callable[[], str]) -> None:
 def _cut_trial(path: Path, when: str) -> None:
     """`_cut_while_read` in a child; the file is put back whatever became of the child."""
     backup = path.read_bytes()
+    CUT_STATS["trials"] += 1
     try:
         _in_child(lambda: _cut_while_read(path, when))
     finally:
@@ -747,20 +751,41 @@ def _plain_reports(reports: Any) -> list[str]:
     return [json.dumps(report, sort_keys=True, default=str) for report in (reports or [])]
 
 
+CUT_NEITHER = ("a scan of a file cut while it was read said nothing and gave neither the "
+               "uncut nor the cut file's result")
+"""The start of the `Mismatch` of a silent cut scan that read something no file held."""
+
+
+def _outcome(result: Any) -> tuple[str | None, list[str]]:
+    """What a scan gave, to compare: its error and its reports as JSON text."""
+    return result.error, _plain_reports(result.reports)
+
+
 def _cut_while_read(path: Path, when: str) -> str:
     """(In a child.) The file is cut to a third once the first window of a streamed document
     is read (`scanned`) or its first record fed (`fed`); then `scan_task` and the app's
-    indexed read. Returns "cut" when the file was cut, "said" when the scan said it changed."""
-    cut: list[bool] = []
+    indexed read. Returns "cut" when the file was cut, "said" when the scan said it changed.
+
+    A scan that cut the file and did not say so is then compared with scans of the uncut
+    and of the cut file, made with the hook off (a hook left on cuts those too, and the
+    comparison would be of two cut scans): one that gives neither is a `Mismatch`."""
+    cut: list[int] = []
+    """The size the file was cut to, once it was."""
+    armed = [True]
+    """False while the comparison scans run: no cut, nothing counted."""
     # What the scan had read when the file was cut, and what it read after: bytes read
     # through the windows (`scanned`) or records fed (`fed`). A scan that read nothing after
     # the cut had the whole file already and has nothing to say.
     seen = {"before": 0, "after": 0, "size": path.stat().st_size}
 
     def truncate() -> None:
-        if not cut:
-            cut.append(True)
-            os.truncate(path, path.stat().st_size // 3)
+        if armed[0] and not cut:
+            cut.append(path.stat().st_size // 3)
+            os.truncate(path, cut[0])
+
+    def count(amount: int) -> None:
+        if armed[0]:
+            seen["after" if cut else "before"] += amount
 
     if file_window is None and when == "scanned":  # a tree from before the windows
         import orjson  # noqa: PLC0415
@@ -779,7 +804,7 @@ def _cut_while_read(path: Path, when: str) -> str:
 
         def hooked_read(self: Any, offset: int, length: int) -> bytes:
             data = read(self, offset, length)
-            seen["after" if cut else "before"] += len(data)
+            count(len(data))
             truncate()
             return data
         file_window.WindowFile.read = hooked_read  # type: ignore[method-assign]
@@ -790,7 +815,7 @@ def _cut_while_read(path: Path, when: str) -> str:
 
         def hooked_records(self: Any) -> Iterator[Any]:
             for item in records(self):
-                seen["after" if cut else "before"] += 1
+                count(1)
                 yield item
                 truncate()
         json_stream.Elements.records = hooked_records  # type: ignore[method-assign]
@@ -807,13 +832,25 @@ def _cut_while_read(path: Path, when: str) -> str:
               + (f"error {result.error!r}" if result.error is not None else
                  f"{len(_plain_reports(result.reports))} report(s)"))
     path.write_bytes(backup)
-    cut.clear()
     if "cut" in outcome and "said" not in outcome:
-        # Did the scan report the whole file anyway? Then it read all of it before the cut.
-        whole = scan_task(SessionTask(str(path)))
-        same = (whole.error == result.error
-                and _plain_reports(whole.reports) == _plain_reports(result.reports))
-        detail += "; the same as the uncut file's scan" if same else "; NOT the uncut file's scan"
+        # Did the scan report the whole file anyway (it read all of it before the cut), or
+        # the file as cut (it read only what was left)? Anything else it made up.
+        armed[0] = False
+        try:
+            whole = _outcome(scan_task(SessionTask(str(path))))
+            os.truncate(path, cut[0])
+            short = _outcome(scan_task(SessionTask(str(path))))
+        finally:
+            path.write_bytes(backup)
+            armed[0] = True
+        silent = _outcome(result)
+        if silent == whole:
+            detail += "; the same as the uncut file's scan"
+        elif silent == short:
+            detail += "; the same as the cut file's scan"
+        else:
+            raise Mismatch(f"{CUT_NEITHER}: {detail}")
+    cut.clear()  # the app's indexed read is cut while it reads in turn
     try:
         _consume(load_sessions(path, indexed=True))
     except ReaderError as error:
@@ -1074,8 +1111,8 @@ def main() -> int:
     total = sum(len(v) for v in failures.values())
     print(f"{len(files)} files x {args.per_file} mutations = {mutants} mutants, {runs} reads, "
           f"{time.monotonic() - started:.0f} s: {total} failures")
-    print(f"  cut while read: {CUT_STATS['cut']} reads cut the file, {CUT_STATS['said']} "
-          "scans of them said 'file changed while it was read'")
+    print(f"  cut while read: {CUT_STATS['trials']} trials, {CUT_STATS['cut']} reads cut the "
+          f"file, {CUT_STATS['said']} scans of them said 'file changed while it was read'")
     for missed in CUT_MISSED:
         print(f"    did not say so: {missed}")
     for kind, where in sorted(failures.items(), key=lambda item: -len(item[1])):

@@ -10,6 +10,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -82,3 +84,71 @@ def test_a_watch_deaf_to_its_ctrl_c_is_told_where_it_is(
     with pytest.raises(fuzz.Mismatch, match=r"watch: still running 0.3 s after Ctrl-C, at "
                                             r"test_fuzz_mutations.py:\d+ deaf_watch"):
         fuzz._in_child(lambda: fuzz._cli(path, ("watch", "--from-start")))
+
+
+def _silent_scan(gives: str) -> Any:
+    """A `scan_task` that reads the file's first window through `WindowFile` (where the cut
+    trial cuts the file), says nothing of a change, and reports what `gives` names: the
+    file as it was (`uncut`: read whole before the window hook returns), as it is now
+    (`cut`), or its size when opened beside its size now (`neither`: no file held that)."""
+    import os
+
+    from replay.core.corpus.tasks import TaskResult
+    from replay.core.readers import file_window
+
+    def scan(task: Any) -> Any:
+        with file_window.WindowFile(task.source) as window:
+            if gives == "uncut":
+                whole = len(window.read(0, window.size))
+                return TaskResult(reports=[{"size": whole}])
+            window.read(0, 512)
+            now = os.stat(task.source).st_size
+            report = {"size": now} if gives == "cut" else {"opened": window.size, "now": now}
+            return TaskResult(reports=[report])
+    return scan
+
+
+@pytest.mark.parametrize(("gives", "said"), [
+    ("uncut", "the same as the uncut file's scan"),
+    ("cut", "the same as the cut file's scan"),
+])
+def test_a_silent_cut_scan_is_compared_with_scans_made_with_the_hook_off(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gives: str, said: str) -> None:
+    # (Until round 10 the hook was left on for the comparison, so "the same as the uncut
+    # file's scan" compared two cut scans: a scan of what was left passed as a whole one.)
+    fuzz = _fuzz()
+    monkeypatch.setattr(fuzz, "scan_task", _silent_scan(gives))
+    monkeypatch.setattr(fuzz, "load_sessions", lambda path, indexed: [])
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINES * 40)
+    fuzz._cut_trial(path, "scanned")
+    assert path.read_bytes() == LINES * 40  # put back
+    assert fuzz.CUT_STATS["trials"] == 1 and fuzz.CUT_STATS["cut"] == 1
+    assert fuzz.CUT_STATS["said"] == 0
+    assert len(fuzz.CUT_MISSED) == 1 and fuzz.CUT_MISSED[0].endswith(said), fuzz.CUT_MISSED
+
+
+def test_a_silent_cut_scan_that_no_file_gives_is_a_failure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fuzz = _fuzz()
+    monkeypatch.setattr(fuzz, "scan_task", _silent_scan("neither"))
+    monkeypatch.setattr(fuzz, "load_sessions", lambda path, indexed: [])
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINES * 40)
+    with pytest.raises(fuzz.Mismatch, match="said nothing and gave neither the uncut nor the cut"):
+        fuzz._cut_trial(path, "scanned")
+    assert path.read_bytes() == LINES * 40
+    assert fuzz.CUT_STATS["cut"] == 1 and len(fuzz.CUT_MISSED) == 1
+
+
+def test_a_scan_that_says_the_file_changed_is_not_compared(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real scan of a JSON document cut after its first window: it says so.
+    fuzz = _fuzz()
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([{"role": "user" if n % 2 == 0 else "assistant",
+                                 "content": f"message {n} " * 20} for n in range(40)]),
+                    encoding="utf-8")
+    fuzz._cut_trial(path, "scanned")
+    assert fuzz.CUT_STATS["cut"] == 1 and fuzz.CUT_STATS["said"] == 1, fuzz.CUT_MISSED
+    assert fuzz.CUT_MISSED == []
