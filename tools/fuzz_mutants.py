@@ -844,7 +844,9 @@ def _cut_while_read(path: Path, when: str) -> str:
             path.write_bytes(backup)
             armed[0] = True
         silent = _outcome(result)
-        if silent == whole:
+        if silent == whole == short:
+            detail += "; the same as the uncut file's scan, which the cut file's is too"
+        elif silent == whole:
             detail += "; the same as the uncut file's scan"
         elif silent == short:
             detail += "; the same as the cut file's scan"

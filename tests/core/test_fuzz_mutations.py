@@ -90,7 +90,8 @@ def _silent_scan(gives: str) -> Any:
     """A `scan_task` that reads the file's first window through `WindowFile` (where the cut
     trial cuts the file), says nothing of a change, and reports what `gives` names: the
     file as it was (`uncut`: read whole before the window hook returns), as it is now
-    (`cut`), or its size when opened beside its size now (`neither`: no file held that)."""
+    (`cut`), what its head says (`either`: the same for both), or its size when opened
+    beside its size now (`neither`: no file held that)."""
     import os
 
     from replay.core.corpus.tasks import TaskResult
@@ -102,6 +103,8 @@ def _silent_scan(gives: str) -> Any:
                 whole = len(window.read(0, window.size))
                 return TaskResult(reports=[{"size": whole}])
             window.read(0, 512)
+            if gives == "either":  # what the file's head says: the same cut or not
+                return TaskResult(reports=[{"head": "read"}])
             now = os.stat(task.source).st_size
             report = {"size": now} if gives == "cut" else {"opened": window.size, "now": now}
             return TaskResult(reports=[report])
@@ -111,6 +114,7 @@ def _silent_scan(gives: str) -> Any:
 @pytest.mark.parametrize(("gives", "said"), [
     ("uncut", "the same as the uncut file's scan"),
     ("cut", "the same as the cut file's scan"),
+    ("either", "the same as the uncut file's scan, which the cut file's is too"),
 ])
 def test_a_silent_cut_scan_is_compared_with_scans_made_with_the_hook_off(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gives: str, said: str) -> None:
