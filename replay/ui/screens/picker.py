@@ -87,7 +87,8 @@ def _when(started: float | None) -> Text:
 
 
 def _folder(row: PickerRow, root: str, folders: dict[Path, str] | None = None) -> Text:
-    """Where the session lives under the listed folder (blank when directly in it).
+    """Where the session lives under the listed folder (blank when directly in it, or in
+    the listed file itself).
 
     `folders` keeps what each source gave: whether a source is a folder is a stat, and the
     cell is made each time its row is drawn, sorted or measured (every chat of a history
@@ -98,7 +99,10 @@ def _folder(row: PickerRow, root: str, folders: dict[Path, str] | None = None) -
         return Text("")
     text = folders.get(source) if folders is not None else None
     if text is None:
-        folder = os.path.relpath(source if source.is_dir() else source.parent, root)
+        # A listed file holding many sessions (an Aider history, `opencode.db`) is its own
+        # sessions' place: blank, not ".." (its parent relative to itself).
+        folder = "." if os.path.abspath(source) == os.path.abspath(root) else \
+            os.path.relpath(source if source.is_dir() else source.parent, root)
         text = "" if folder == "." else shown(folder)[-50:]
         if folders is not None:
             folders[source] = text
