@@ -54,6 +54,7 @@ from replay.core.readers.base import (
     shorten_part,
 )
 from replay.core.readers.top_members import LONG_LINE, line_spans, member_string, members
+from replay.core.session import lifted, whole_text
 from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 from replay.core.session.text import is_blank, shorten
 
@@ -150,6 +151,10 @@ def _plain(parts: Iterable[Part]) -> str:
 
 def _same_prompt(event_text: str, item_text: str) -> bool:
     """True when a `user_message` event and a role user item hold the same prompt."""
+    if lifted.holds(event_text) or lifted.holds(item_text):
+        # A prompt left in its file: compared on the whole texts, as when read whole.
+        if whole_text.same_or_within(event_text, item_text):
+            return True
     left, right = event_text.strip(), item_text.strip()
     if left == right or (left and left in right):
         return True

@@ -247,6 +247,16 @@ def source(text: str | None) -> Rope | None:
     return Rope(items)
 
 
+def is_cut(text: str | None) -> bool:
+    """True when the text holds a placeholder cut before its end mark (a reader kept only the
+    head of a text, as it shortens one held in memory)."""
+    if not holds(text):
+        return False
+    assert text is not None
+    return any(not match.group(3) and int(match.group(1), 16) in _TEXTS
+               for match in _PLACEHOLDER.finditer(text))
+
+
 def length(text: str) -> int:
     """The length of the whole text `text` stands for."""
     rope = source(text)

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from replay.core.detection.empty import is_visible
+from replay.core.session import whole_text
 from replay.core.session.harness import is_harness_text
 from replay.core.session.model import EXPORT_CUT, NOT_SENT, Kind, Session, Turn
 from replay.core.session.text import strip_empty_wrappers
@@ -48,8 +49,10 @@ def bare_continuation(text: str) -> str | None:
 
 def _typed(turn: Turn) -> str:
     """The person's own words in a user turn (no harness lines, no expanded attachments)."""
-    texts = [p.text for p in turn.parts
-             if p.kind == Kind.TEXT and not p.synthetic and p.text and not is_harness_text(p.text)]
+    texts = [whole_text.decoded(text) for text in
+             (whole_text.as_held(p.text) for p in turn.parts
+              if p.kind == Kind.TEXT and not p.synthetic and p.text)
+             if not is_harness_text(text)]
     return strip_empty_wrappers("\n".join(texts)).strip()
 
 

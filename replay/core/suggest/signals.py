@@ -28,7 +28,7 @@ from replay.core.detection.empty import (
     missing_reply,
 )
 from replay.core.detection.empty import gap_before as _detect_gap_before
-from replay.core.session import lifted
+from replay.core.session import whole_text
 from replay.core.session.harness import is_harness_text, wrapper_of
 from replay.core.session.model import MARKER_KINDS, Kind, Session, Turn, TurnColumns
 from replay.core.session.text import empty_wrapper_names, strip_empty_wrappers
@@ -185,19 +185,19 @@ def _harness(turn: Turn, text: str) -> bool:
     return turn.role == "user" and is_harness_text(text)
 
 
-def _whole(text: str) -> str:
-    """The whole text: one left in its file (`lifted`, a scan's huge message) is read back,
-    so that what a signal finds in a turn's words is what it found with the text decoded."""
-    return lifted.materialise(text) if lifted.holds(text) else text
-
-
 def _words_of(session: Session, turn: Turn, *, full: bool, harness: bool = False) -> str:
     """What the person or model wrote in a turn: typed text only, empty wrappers removed, and
-    (unless `harness`) without the harness's own lines (interrupts, command output)."""
+    (unless `harness`) without the harness's own lines (interrupts, command output).
+
+    A text left in its file (`lifted`) gives what it would give held in memory: the head a reader
+    keeps of a text it shortened (`whole_text.as_held`: with `full` False a pasted text's
+    words past its head are not the turn's), the whole text (read a run at a time) of one it
+    keeps whole."""
     parts = session.full_parts(turn) if full else turn.parts
     texts = [
-        text for text in (_whole(part.text) for part in parts
-                          if part.kind == Kind.TEXT and not part.synthetic and part.text)
+        whole_text.decoded(text) for text in (whole_text.as_held(part.text) for part in parts
+                                              if part.kind == Kind.TEXT and not part.synthetic
+                                              and part.text)
         if harness or not _harness(turn, text)
     ]
     return strip_empty_wrappers("\n".join(texts)).strip()
