@@ -1,0 +1,221 @@
+"""Where a needle is in a text as the screen shows it, without making the whole shown text.
+
+The screen shows a transcript's text cleaned: each control or invisible character spelt as
+an escape (`␛[ESC]`, `[BEL]`, `\\x00`, `<U+202E>`: `replay.core.safe.escape_controls`), tabs
+expanded to the next multiple of 8 columns (`shown_line`). A search of a 50 MB message
+for the row to scroll to cleaned the whole text (seconds, and twice its size).
+
+`find` looks first in the text as it is for an *anchor*: the longest run of the needle
+(casefolded) that every occurrence of the needle in the shown text holds as the text itself
+does, because no escape can have spelt any of it and no tab (`anchor`: no space, and no
+piece that could be an escape's, whole inside the needle or cut at one of its ends). Only
+the lines holding the anchor are cleaned, and the needle looked for in them. An ASCII anchor
+is looked for in the text's UTF-8 bytes lowered (ASCII only: a fraction of a casefold),
+unless the text holds a character whose casefold could spell part of it (ß for `ss`, the
+Kelvin sign for `k`): then in the casefolded text. Lines longer than `LONG_LINE` are cleaned
+a window at a time (never whole), their windows overlapping by the needle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from functools import cache
+
+from replay.core.index.needle_bytes import folds_into
+from replay.core.safe import escape_controls
+
+TAB = 8
+"""Columns between tab stops."""
+BLOCK = 1 << 18
+"""Characters of short lines looked through at a time."""
+LONG_LINE = 1 << 16
+"""A line longer than this is cleaned and looked through a window of this many at a time."""
+
+_ASCII_RUN = re.compile("[\\x00-\\x7f]+")
+_HEX = frozenset("0123456789abcdef")
+_NAMED = ("␛[esc]", "[bel]", "[csi]", "[osc]", "[cr]", "[nul]")
+
+
+@cache
+def _forms() -> tuple[tuple[frozenset[str], ...], ...]:
+    """Every escape `escape_controls` writes, casefolded, as the characters each of its
+    places may hold."""
+    forms = [tuple(frozenset(character) for character in name) for name in _NAMED]
+    forms.append((frozenset("\\"), frozenset("x"), _HEX, _HEX))
+    forms.append((frozenset("<"), frozenset("u"), frozenset("+"), _HEX, _HEX, _HEX, _HEX,
+                  frozenset(">")))
+    return tuple(forms)
+
+
+def shown_line(line: str, column: int = 0) -> str:
+    """A line (or a piece of one starting at shown column `column`) as the screen shows it:
+    escaped, tabs expanded."""
+    safe = escape_controls(line)
+    if "\t" not in safe:
+        return safe
+    lead = column % TAB
+    return (" " * lead + safe).expandtabs(TAB)[lead:] if lead else safe.expandtabs(TAB)
+
+
+def _fits(needle: str, at: int, form: tuple[frozenset[str], ...], start: int,
+          count: int) -> bool:
+    """`needle[at:at + count]` may be `form[start:start + count]`."""
+    return all(needle[at + offset] in form[start + offset] for offset in range(count))
+
+
+def _maybe_made(needle: str) -> list[bool]:
+    """For each character of `needle` (shown, casefolded), whether an occurrence of the
+    needle in a shown text may have it from an escape or a tab, not from the text as it is.
+    An escape overlapping an occurrence lies whole inside it, or holds its start (the
+    needle opens with the escape's end), or its end, or all of it."""
+    size = len(needle)
+    made = [character == " " for character in needle]
+
+    def mark(first: int, last: int) -> None:
+        made[first:last] = [True] * (last - first)
+
+    for form in _forms():
+        length = len(form)
+        for at in range(size - length + 1):
+            if _fits(needle, at, form, 0, length):
+                mark(at, at + length)
+        for count in range(1, min(length, size + 1)):
+            if _fits(needle, 0, form, length - count, count):
+                mark(0, count)
+            if _fits(needle, size - count, form, 0, count):
+                mark(size - count, size)
+        for start in range(length - size + 1):
+            if _fits(needle, 0, form, start, size):
+                mark(0, size)
+    return made
+
+
+def anchor(needle: str) -> str:
+    """The run of `needle` (shown, casefolded) that the text as it is holds, casefolded,
+    wherever its shown form holds the needle: the longest run of ASCII (looked for fast)
+    when it has two characters or more, else the longest run. "" when there is none (a
+    needle that escapes or spaces may make whole)."""
+    made = _maybe_made(needle)
+    runs: list[str] = []
+    start = None
+    for at, maybe in enumerate([*made, True]):
+        if not maybe and start is None:
+            start = at
+        elif maybe and start is not None:
+            runs.append(needle[start:at])
+            start = None
+    ascii_runs = [piece for run in runs for piece in _ASCII_RUN.findall(run)]
+    best_ascii = max(ascii_runs, key=len, default="")
+    if len(best_ascii) >= 2:
+        return best_ascii
+    return max(runs, key=len, default="")
+
+
+def _column(shown: str, folded_at: int) -> int:
+    """The column of `shown` whose character's casefold holds index `folded_at` of
+    `shown.casefold()`."""
+    total = 0
+    for column, character in enumerate(shown):
+        total += len(character.casefold())
+        if total > folded_at:
+            return column
+    return len(shown)
+
+
+def _matches_in(shown: str, needle: str, base: int = 0) -> Iterator[int]:
+    """Shown columns (+ `base`) of each occurrence of `needle` (casefolded) in `shown`,
+    casefolded (overlapping ones too)."""
+    folded = shown.casefold()
+    at = folded.find(needle)
+    same = len(folded) == len(shown)
+    while at >= 0:
+        yield base + (at if same else _column(shown, at))
+        at = folded.find(needle, at + 1)
+
+
+def _anchor_lines(text: str, anchor_text: str, line: int) -> Iterator[int]:
+    """The lines of `text` (whole lines, the first numbered `line`) that hold
+    `anchor_text` once casefolded, by number, each once."""
+    if anchor_text.isascii():
+        data = text.encode("utf-8", "surrogatepass")
+        if data.isascii() or not folds_into(data, anchor_text):
+            wanted = anchor_text.encode()
+            lowered = data.lower()
+            at, counted, number = lowered.find(wanted), 0, line
+            while at >= 0:
+                number += lowered.count(b"\n", counted, at)
+                yield number
+                counted = lowered.find(b"\n", at)
+                if counted < 0:
+                    return
+                at = lowered.find(wanted, counted)
+            return
+    folded = text.casefold()
+    at, counted, number = folded.find(anchor_text), 0, line
+    while at >= 0:
+        number += folded.count("\n", counted, at)
+        yield number
+        counted = folded.find("\n", at)
+        if counted < 0:
+            return
+        at = folded.find(anchor_text, counted)
+
+
+def find(read: Callable[[int, int], str], starts: Sequence[int], needle: str,
+         first_line: int = 0) -> Iterator[tuple[int, int]]:
+    """(line, shown column) of each occurrence of `needle` shown (escaped: a needle as
+    typed, or as shown already) in the lines of a text as shown (`shown_line`), both
+    casefolded, in order, from line `first_line` on.
+
+    `read(start, end)` gives characters of the text; `starts` where each line starts, and
+    after the last, where a line after it would (its length + 1). A needle holding a line
+    end or a tab is in no shown line."""
+    folded = escape_controls(needle).casefold()
+    if not folded or "\n" in folded or "\t" in folded:
+        return
+    found = anchor(folded)
+    lines = len(starts) - 1
+    number = first_line
+    while number < lines:
+        begin = starts[number]
+        if starts[number + 1] - begin - 1 > LONG_LINE:
+            yield from ((number, column) for column in _long_line(read, starts, number, folded))
+            number += 1
+            continue
+        # Lines `number` to `last` (not included): up to `BLOCK` characters, none long.
+        last = number + 1
+        while last < lines and starts[last + 1] - begin <= BLOCK \
+                and starts[last + 1] - starts[last] - 1 <= LONG_LINE:
+            last += 1
+        text = read(begin, starts[last] - 1)
+        candidates = (_anchor_lines(text, found, number) if found
+                      else range(number, last))
+        for line in candidates:
+            start = starts[line] - begin
+            yield from ((line, column) for column in _matches_in(
+                shown_line(text[start:starts[line + 1] - 1 - begin]), folded))
+        number = last
+
+
+def _long_line(read: Callable[[int, int], str], starts: Sequence[int], number: int,
+               folded: str) -> Iterator[int]:
+    """Shown columns of the occurrences of `folded` in line `number` (long), cleaned a
+    window at a time: each window searched after the last shown characters of the one
+    before (as many as the needle), only occurrences ending past them given."""
+    begin, end = starts[number], starts[number + 1] - 1
+    column, tail = 0, ""
+    for at in range(begin, end, LONG_LINE):
+        shown = shown_line(read(at, min(at + LONG_LINE, end)), column)
+        joined = tail + shown
+        held = len(tail.casefold())
+        base = column - len(tail)
+        fold = joined.casefold()
+        same = len(fold) == len(joined)
+        hit = fold.find(folded)
+        while hit >= 0:
+            if hit + len(folded) > held:
+                yield base + (hit if same else _column(joined, hit))
+            hit = fold.find(folded, hit + 1)
+        column += len(shown)
+        tail = joined[-len(folded):] if len(folded) > 1 else ""
