@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 
-from replay.core.index.needle_bytes import folds_into
 from replay.core.safe import escape_controls
 
 TAB = 8
@@ -32,6 +31,7 @@ BLOCK = 1 << 18
 LONG_LINE = 1 << 16
 """A line longer than this is cleaned and looked through a window of this many at a time."""
 
+_ASCII_BYTES = bytes(range(0x80))
 _ASCII_RUN = re.compile("[\\x00-\\x7f]+")
 _HEX = frozenset("0123456789abcdef")
 _NAMED = ("␛[esc]", "[bel]", "[csi]", "[osc]", "[cr]", "[nul]")
@@ -110,6 +110,55 @@ def anchor(needle: str) -> str:
     if len(best_ascii) >= 2:
         return best_ascii
     return max(runs, key=len, default="")
+
+
+@cache
+def ascii_folds() -> dict[str, str]:
+    """Every non-ASCII character whose casefold holds an ASCII one (ß, the Kelvin sign, ﬁ, ...):
+    all in the Basic Multilingual Plane (a test checks every plane)."""
+    folds: dict[str, str] = {}
+    for number in range(0x80, 0x10000):
+        if 0xD800 <= number <= 0xDFFF:
+            continue
+        folded = chr(number).casefold()
+        if any(ord(part) < 0x80 for part in folded):
+            folds[chr(number)] = folded
+    return folds
+
+
+def folds_into(chunk: bytes, piece: str) -> bool:
+    """Whether the chunk holds a non-ASCII character whose casefold shares a character with
+    the ASCII `piece` (only then can bytes lower-cased miss an occurrence)."""
+    groups = _folding_groups(piece)
+    if not groups:
+        return False
+    # Only the chunk's non-ASCII bytes: UTF-8 never spells a character with an ASCII byte, so
+    # what is left is whole characters side by side, much shorter to look through.
+    rest = chunk.translate(None, _ASCII_BYTES)
+    return any(lead in rest and any(spelled in rest for spelled in group)
+               for lead, group in groups)
+
+
+@cache
+def _folding_groups(piece: str) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    """The UTF-8 spellings `folds_into` looks for, grouped by their first two bytes."""
+    groups: dict[bytes, list[bytes]] = {}
+    for character, folded in ascii_folds().items():
+        if any(part in piece for part in folded):
+            spelled = character.encode()
+            groups.setdefault(spelled[:2], []).append(spelled)
+    return tuple((lead, tuple(group)) for lead, group in groups.items())
+
+
+def holds_folded(text: str, needle: str) -> bool:
+    """`needle in text.casefold()` (`needle` casefolded), for an ASCII needle told from the
+    text's UTF-8 bytes lowered when no character of it folds into one of the needle's
+    (a third of a casefold's time)."""
+    if needle.isascii():
+        data = text.encode("utf-8", "surrogatepass")
+        if data.isascii() or not folds_into(data, needle):
+            return needle.encode() in data.lower()
+    return needle in text.casefold()
 
 
 def _column(shown: str, folded_at: int) -> int:

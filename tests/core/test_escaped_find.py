@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replay.core import escaped_find
-from replay.core.escaped_find import anchor, find
+from replay.core.escaped_find import anchor, find, holds_folded
 from replay.core.safe import escape_controls
 
 ALPHABET = ["a", "A", "b", "e", "E", "s", "S", "c", "x", "X", "0", "1", "f", "u", "U", "+",
@@ -119,3 +119,13 @@ def test_only_the_lines_holding_the_anchor_are_cleaned(monkeypatch: pytest.Monke
     assert found(text, "the last line [/]") == [(10_000, len("␛[ESC][1m"))]
     assert sum(cleaned) < 200, sum(cleaned)
     assert found(text, "\x1b[0m") == [(10_000, len("␛[ESC][1mthe LAST line [/]\t".expandtabs(8)))]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text_and_needle())
+def test_holds_folded_is_a_casefold_search(case: tuple[str, str]) -> None:
+    """The bytes lowered stand for the casefold only where no character folds into the
+    needle's (ß into `ss`, the Kelvin sign into `k`, ﬁ into `fi`, İ into `i`)."""
+    text, needle = case
+    folded = needle.casefold()
+    assert holds_folded(text, folded) == (folded in text.casefold())

@@ -23,12 +23,14 @@ import os
 import re
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from functools import cache
 from typing import NamedTuple
 
 import orjson
 
+from replay.core.escaped_find import ascii_folds, folds_into
 from replay.core.session.harness import NO_OUTPUT
+
+__all__ = ["ascii_folds", "folds_into"]  # (what the byte search told fold by fold: there)
 
 SEPARATORS = re.compile(r"[\[\]\n]")
 """Characters the reader may add between or around the texts it takes from a record."""
@@ -52,7 +54,6 @@ _SHORT_ESCAPED = re.compile('[\\\\"/\x00-\x1f]')
 """Characters a two-character JSON escape can spell."""
 _ANY_ESCAPE = re.compile(rb"\\")
 _U_CODE = re.compile(rb"\\u([0-9a-fA-F]{4})")
-_ASCII_BYTES = bytes(range(0x80))
 
 
 def _one(match: re.Match[str]) -> str:
@@ -235,7 +236,7 @@ def line_ends(path: str, starts: Sequence[int]) -> array[int]:
 
 def _look(chunk: bytes, base: int, piece: str, wanted: bytes, starts: set[int]) -> None:
     """Add to `starts` the lines of `chunk` (whole lines, from offset `base`) holding `piece`."""
-    if chunk.isascii() or (piece.isascii() and not _folds_into(chunk, piece)):
+    if chunk.isascii() or (piece.isascii() and not folds_into(chunk, piece)):
         # ASCII casefolds to ASCII, and no other character in the chunk folds into the
         # piece: lower-casing the bytes is the casefold wherever the piece can be, in place.
         if piece.isascii():
@@ -289,44 +290,6 @@ def _look(chunk: bytes, base: int, piece: str, wanted: bytes, starts: set[int]) 
             starts.add(base + line)
         found = escapes.search(chunk, stop)
 
-
-
-@cache
-def ascii_folds() -> dict[str, str]:
-    """Every non-ASCII character whose casefold holds an ASCII one (ß, the Kelvin sign, ﬁ, ...):
-    all in the Basic Multilingual Plane (a test checks every plane)."""
-    folds: dict[str, str] = {}
-    for number in range(0x80, 0x10000):
-        if 0xD800 <= number <= 0xDFFF:
-            continue
-        folded = chr(number).casefold()
-        if any(ord(part) < 0x80 for part in folded):
-            folds[chr(number)] = folded
-    return folds
-
-
-def _folds_into(chunk: bytes, piece: str) -> bool:
-    """Whether the chunk holds a non-ASCII character whose casefold shares a character with
-    the ASCII `piece` (only then can bytes lower-cased miss an occurrence)."""
-    groups = _folding_groups(piece)
-    if not groups:
-        return False
-    # Only the chunk's non-ASCII bytes: UTF-8 never spells a character with an ASCII byte, so
-    # what is left is whole characters side by side, much shorter to look through.
-    rest = chunk.translate(None, _ASCII_BYTES)
-    return any(lead in rest and any(spelled in rest for spelled in group)
-               for lead, group in groups)
-
-
-@cache
-def _folding_groups(piece: str) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
-    """The UTF-8 spellings `_folds_into` looks for, grouped by their first two bytes."""
-    groups: dict[bytes, list[bytes]] = {}
-    for character, folded in ascii_folds().items():
-        if any(part in piece for part in folded):
-            spelled = character.encode()
-            groups.setdefault(spelled[:2], []).append(spelled)
-    return tuple((lead, tuple(group)) for lead, group in groups.items())
 
 
 def _could_spell(code: bytes, piece: str) -> bool:

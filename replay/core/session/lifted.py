@@ -32,6 +32,8 @@ from itertools import count
 
 import orjson
 
+from replay.core.escaped_find import holds_folded
+
 OPEN, CLOSE, END = "\ue000", "\ue001", "\ue002"
 """Around a placeholder's token; after its head."""
 _KEY = os.urandom(8).hex()  # (not `secrets`: it imports hashlib, which a scan never needs)
@@ -309,7 +311,7 @@ def contains(text: str, needle: str, cancelled: Callable[[], bool] | None = None
         for at in range(0, len(rope), size):
             if cancelled is not None and cancelled():
                 return False
-            if needle in rope.read(at, at + size + overlap).casefold():
+            if holds_folded(rope.read(at, at + size + overlap), needle):
                 found = True
                 break
         if len(_HELD) >= _HELD_KEPT:
