@@ -78,8 +78,13 @@ def child(path: Path, needle: str) -> None:
         await pilot.press("slash")
         await pilot.pause()
         phase("prompt")
-        for key in needle:
-            await pilot.press(key if key.isalnum() else f"character:{key}")
+        if needle.isprintable():
+            for key in needle:
+                await pilot.press(key)
+        else:  # (a control is pasted: typed, ESC would close the prompt)
+            from textual.widgets import Input
+
+            app.screen.query_one("#prompt-input", Input).value = needle
         await pilot.pause(0.5)  # the count once typing pauses
         phase("typed")
         await pilot.press("enter")
@@ -174,7 +179,7 @@ def main() -> int:
 
                     stall = max((phases[n][2] for n in ("prompt", "typed", "found")
                                  if n in phases), default=float("nan"))
-                    print(f"{repo.name[:14]:<14} {kind:<9} {ascii(needle)[:16]:<16} "
+                    print(f"{repo.resolve().name[:14]:<14} {kind:<9} {ascii(needle)[:16]:<16} "
                           + " ".join(f"{cell(n):>10}" for n in ("prompt", "typed", "found"))
                           + f"  {stall:7.2f}  {shown}" + ("" if code == 0 else f" exit {code}"),
                           flush=True)

@@ -86,3 +86,35 @@ async def test_the_row_of_a_match_is_found_cleaning_a_few_lines(
     assert any(shown in row for row in rows), rows
     # the rows drawn and the lines holding the needle's anchor (main: the whole text)
     assert cleaned < 0.02 * length, (cleaned, length)
+
+
+async def test_the_highlight_is_told_from_the_counted_matches(
+        chat_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the matches are counted, going to one (`n`, `N`) marks it without looking
+    through the turn again in the UI thread (main: each turn shown was searched again, a
+    50 MB message a second); the turns marked are those holding the query."""
+    from replay.ui.controls import search
+
+    app = build_app(chat_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        await pilot.press("slash", *"schema", "enter")
+        await wait_until(pilot, lambda: screen.searching.position() is not None)
+        asked: list[int] = []
+        real = search.turn_holds
+
+        def counting(turn: object, needle: str, *rest: object) -> bool:
+            asked.append(1)
+            return real(turn, needle, *rest)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(search, "turn_holds", counting)
+        for key in ("n", "n", "N"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert screen.searching.marked() == "schema"
+        screen.go(0)  # a turn without it
+        await pilot.pause()
+        assert screen.searching.marked() == ""
+        assert not asked
