@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 
-from replay.core.safe import escape_controls
+from replay.core.safe import escape_controls, escaped_shape, has_controls
 
 TAB = 8
 """Columns between tab stops."""
@@ -229,7 +229,8 @@ def find(read: Callable[[int, int], str], starts: Sequence[int], needle: str,
     while number < lines:
         begin = starts[number]
         if starts[number + 1] - begin - 1 > LONG_LINE:
-            yield from ((number, column) for column in _long_line(read, starts, number, folded))
+            yield from ((number, column)
+                        for column in _long_line(read, starts, number, folded, found))
             number += 1
             continue
         # Lines `number` to `last` (not included): up to `BLOCK` characters, none long.
@@ -248,14 +249,26 @@ def find(read: Callable[[int, int], str], starts: Sequence[int], needle: str,
 
 
 def _long_line(read: Callable[[int, int], str], starts: Sequence[int], number: int,
-               folded: str) -> Iterator[int]:
-    """Shown columns of the occurrences of `folded` in line `number` (long), cleaned a
-    window at a time: each window searched after the last shown characters of the one
-    before (as many as the needle), only occurrences ending past them given."""
+               folded: str, anchor_text: str) -> Iterator[int]:
+    """Shown columns of the occurrences of `folded` in line `number` (long), a window of
+    it at a time: each window searched after the last shown characters of the one before
+    (as many as the needle), only occurrences ending past them given. A window whose raw
+    text (after the last characters of the one before) lacks the anchor holds no end of
+    an occurrence: it is only measured (`shown_length`), its last characters shown."""
     begin, end = starts[number], starts[number + 1] - 1
-    column, tail = 0, ""
+    size = len(folded)
+    column, tail, raw_tail = 0, "", ""
     for at in range(begin, end, LONG_LINE):
-        shown = shown_line(read(at, min(at + LONG_LINE, end)), column)
+        raw = read(at, min(at + LONG_LINE, end))
+        if anchor_text and not holds_folded(raw_tail + raw, anchor_text):
+            cut = max(0, len(raw) - size)
+            column += shown_length(raw[:cut], column)
+            last = shown_line(raw[cut:], column)
+            column += len(last)
+            tail = (tail + last)[-size:]
+            raw_tail = (raw_tail + raw)[-size:]
+            continue
+        shown = shown_line(raw, column)
         joined = tail + shown
         held = len(tail.casefold())
         base = column - len(tail)
@@ -263,8 +276,20 @@ def _long_line(read: Callable[[int, int], str], starts: Sequence[int], number: i
         same = len(fold) == len(joined)
         hit = fold.find(folded)
         while hit >= 0:
-            if hit + len(folded) > held:
+            if hit + size > held:
                 yield base + (hit if same else _column(joined, hit))
             hit = fold.find(folded, hit + 1)
         column += len(shown)
-        tail = joined[-len(folded):] if len(folded) > 1 else ""
+        tail = joined[-size:]
+        raw_tail = (raw_tail + raw)[-size:]
+
+
+def shown_length(text: str, column: int = 0) -> int:
+    """`len(shown_line(text, column))`, measured without spelling its escapes out."""
+    if "\t" not in text and not has_controls(text):
+        return len(text)
+    shape = escaped_shape(text)
+    if "\t" not in shape:
+        return len(shape)
+    lead = column % TAB
+    return len((" " * lead + shape).expandtabs(TAB)) - lead

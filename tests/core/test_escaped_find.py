@@ -129,3 +129,29 @@ def test_holds_folded_is_a_casefold_search(case: tuple[str, str]) -> None:
     text, needle = case
     folded = needle.casefold()
     assert holds_folded(text, folded) == (folded in text.casefold())
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts, st.integers(0, 20))
+def test_shown_length_is_the_shown_lines_length(text: str, column: int) -> None:
+    line = text.replace("\n", "")
+    assert escaped_find.shown_length(line, column) == len(escaped_find.shown_line(line, column))
+
+
+def test_a_long_line_is_cleaned_only_where_the_anchor_is(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """A line of 1.6 M characters full of escapes and tabs: the windows without the
+    needle's anchor are measured, not cleaned; the column is the shown one."""
+    piece = "The fox [/] list[int] \x1b[2J\x1b]0;PWNED\x07 café \x00 \t\x9b31m \r naïve. "
+    text = piece * 20_000 + "\x1b[1mthe LAST line [/]" + piece * 5_000 + "\n"
+    cleaned: list[int] = []
+    real = escaped_find.escape_controls
+
+    def counting(line: str) -> str:
+        cleaned.append(len(line))
+        return real(line)
+
+    expected = naive(text, "the last line [/]")
+    monkeypatch.setattr(escaped_find, "escape_controls", counting)
+    assert found(text, "the last line [/]") == expected and len(expected) == 1
+    assert sum(cleaned) < 3 * escaped_find.LONG_LINE + 20_000, sum(cleaned)
