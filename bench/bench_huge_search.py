@@ -16,6 +16,9 @@ user does, and prints:
 - stall: the longest the UI thread did not answer a 20 ms timer during those phases;
 - shown: whether a row on screen holds the needle (as the screen shows it, any case).
 
+With `--rows`, `LongText.first_row_holding` alone is timed instead (wall/CPU), on the
+message in memory and on it left in its file, laid out at 160 columns first.
+
 Each child is capped at `--limit-gb` of address space; its wall and CPU seconds (all its
 threads) are those of the phases (not the start-up, also printed: `start`).
 """
@@ -110,6 +113,41 @@ def child(path: Path, needle: str) -> None:
     run_headless(ReplayApp, pilot_run, [str(path)])
 
 
+def child_rows(path: Path, kind: str, needle: str) -> None:
+    """`LongText.first_row_holding` alone, on the message in memory and left in its file
+    (laid out at 160 columns first): `rows WHERE ROW WALL CPU`."""
+    import json
+
+    sys.path.insert(0, str(BENCH))
+    from bench_huge_message import huge_text
+
+    from replay.core.readers import huge_strings
+    from replay.core.session import lifted
+    from replay.ui.render import LongText
+
+    huge_strings.enable()
+    with open(path, "rb") as handle:
+        found = huge_strings.lift_line(handle.fileno(), str(path), _message_offset(path))
+    assert found is not None
+    record = json.loads(found[0])
+    rope = lifted.source(record["message"]["content"][0]["text"])
+    size = len(rope) if rope is not None else 0
+    for where, text in (("memory", huge_text(kind, size)), ("file", rope)):
+        long = LongText(text)
+        long.layout(160)
+        wall, cpu = time.perf_counter(), time.process_time()
+        row = long.first_row_holding(needle.lower())
+        print(f"rows {where} {row} {time.perf_counter() - wall:.3f} "
+              f"{time.process_time() - cpu:.3f}", flush=True)
+        del long, text
+
+
+def _message_offset(path: Path) -> int:
+    """Where the second line (the huge message's record) of a bench file starts."""
+    with open(path, "rb") as handle:
+        return len(handle.readline())
+
+
 def _parse(out: str) -> tuple[dict[str, tuple[float, float, float]], str]:
     phases: dict[str, tuple[float, float, float]] = {}
     shown = "?"
@@ -134,10 +172,17 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/bench-huge-message"))
     parser.add_argument("--limit-gb", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rows", action="store_true",
+                        help="time LongText.first_row_holding alone (in memory, in its file)")
     parser.add_argument("--child", nargs=2, metavar=("PATH", "NEEDLE"), help=argparse.SUPPRESS)
+    parser.add_argument("--child-rows", nargs=3, metavar=("PATH", "TEXT", "NEEDLE"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         child(Path(args.child[0]), args.child[1])
+        return 0
+    if args.child_rows is not None:
+        child_rows(Path(args.child_rows[0]), args.child_rows[1], args.child_rows[2])
         return 0
     import subprocess
 
@@ -168,6 +213,19 @@ def main() -> int:
             for _ in range(args.rounds):
                 for repo in repos:
                     os.environ["PYTHONPATH"] = str(repo.resolve())  # (the child's replay)
+                    if args.rows:
+                        _, _, code, out, _ = measure_child(
+                            [sys.executable, __file__, "--child-rows", str(path), kind,
+                             needle], limit)
+                        for line in out.splitlines():
+                            words = line.split()
+                            if words[:1] == ["rows"]:
+                                print(f"{repo.resolve().name[:14]:<14} {kind:<9} "
+                                      f"{ascii(needle)[:16]:<16} first_row_holding in "
+                                      f"{words[1]:<6} row {words[2]:>8} {float(words[3]):5.2f}"
+                                      f"/{float(words[4]):<5.2f} s", flush=True)
+                        passed &= code == 0
+                        continue
                     _, _, code, out, _ = measure_child(
                         [sys.executable, __file__, "--child", str(path), needle], limit)
                     phases, shown = _parse(out)

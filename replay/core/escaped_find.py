@@ -12,14 +12,16 @@ piece that could be an escape's, whole inside the needle or cut at one of its en
 the lines holding the anchor are cleaned, and the needle looked for in them. An ASCII anchor
 is looked for in the text's UTF-8 bytes lowered (ASCII only: a fraction of a casefold),
 unless the text holds a character whose casefold could spell part of it (ß for `ss`, the
-Kelvin sign for `k`): then in the casefolded text. Lines longer than `LONG_LINE` are cleaned
-a window at a time (never whole), their windows overlapping by the needle.
+Kelvin sign for `k`): then in the casefolded text. A line longer than a block is looked
+through a window at a time (never whole), its windows overlapping by the needle, those
+without the anchor only measured. Lines are counted as they are read (no line starts
+needed beforehand).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from replay.core.safe import escape_controls, escaped_shape, has_controls
@@ -27,9 +29,10 @@ from replay.core.safe import escape_controls, escaped_shape, has_controls
 TAB = 8
 """Columns between tab stops."""
 BLOCK = 1 << 18
-"""Characters of short lines looked through at a time."""
+"""Characters of whole lines read and looked through at a time."""
 LONG_LINE = 1 << 16
-"""A line longer than this is cleaned and looked through a window of this many at a time."""
+"""A line longer than a block is looked through a window of this many characters at a
+time."""
 
 _ASCII_BYTES = bytes(range(0x80))
 _ASCII_RUN = re.compile("[\\x00-\\x7f]+")
@@ -183,105 +186,117 @@ def _matches_in(shown: str, needle: str, base: int = 0) -> Iterator[int]:
         at = folded.find(needle, at + 1)
 
 
-def _anchor_lines(text: str, anchor_text: str, line: int) -> Iterator[int]:
-    """The lines of `text` (whole lines, the first numbered `line`) that hold
-    `anchor_text` once casefolded, by number, each once."""
+def _anchor_lines(text: str, anchor_text: str) -> Iterator[tuple[int, str]]:
+    """(number in `text`, line) of each line of `text` (whole lines) that holds
+    `anchor_text` once casefolded, in order."""
     if anchor_text.isascii():
         data = text.encode("utf-8", "surrogatepass")
         if data.isascii() or not folds_into(data, anchor_text):
             wanted = anchor_text.encode()
             lowered = data.lower()
-            at, counted, number = lowered.find(wanted), 0, line
+            at, counted, number = lowered.find(wanted), 0, 0
             while at >= 0:
                 number += lowered.count(b"\n", counted, at)
-                yield number
+                start = lowered.rfind(b"\n", 0, at) + 1
                 counted = lowered.find(b"\n", at)
+                stop = len(data) if counted < 0 else counted
+                yield number, data[start:stop].decode("utf-8", "surrogatepass")
                 if counted < 0:
                     return
                 at = lowered.find(wanted, counted)
             return
     folded = text.casefold()
-    at, counted, number = folded.find(anchor_text), 0, line
+    lines: list[str] | None = None
+    at, counted, number = folded.find(anchor_text), 0, 0
     while at >= 0:
         number += folded.count("\n", counted, at)
-        yield number
+        if lines is None:
+            lines = text.split("\n")
+        yield number, lines[number]
         counted = folded.find("\n", at)
         if counted < 0:
             return
         at = folded.find(anchor_text, counted)
 
 
-def find(read: Callable[[int, int], str], starts: Sequence[int], needle: str,
-         first_line: int = 0) -> Iterator[tuple[int, int]]:
+def find(read: Callable[[int, int], str], size: int, needle: str
+         ) -> Iterator[tuple[int, int]]:
     """(line, shown column) of each occurrence of `needle` shown (escaped: a needle as
     typed, or as shown already) in the lines of a text as shown (`shown_line`), both
-    casefolded, in order, from line `first_line` on.
+    casefolded, in order.
 
-    `read(start, end)` gives characters of the text; `starts` where each line starts, and
-    after the last, where a line after it would (its length + 1). A needle holding a line
-    end or a tab is in no shown line."""
+    `read(start, end)` gives characters of the text, `size` characters long, read a block
+    of `BLOCK` at a time (a line longer than a block a window at a time): the lines are
+    counted as they are read. A needle holding a line end or a tab is in no shown line."""
     folded = escape_controls(needle).casefold()
     if not folded or "\n" in folded or "\t" in folded:
         return
     found = anchor(folded)
-    lines = len(starts) - 1
-    number = first_line
-    while number < lines:
-        begin = starts[number]
-        if starts[number + 1] - begin - 1 > LONG_LINE:
-            yield from ((number, column)
-                        for column in _long_line(read, starts, number, folded, found))
-            number += 1
-            continue
-        # Lines `number` to `last` (not included): up to `BLOCK` characters, none long.
-        last = number + 1
-        while last < lines and starts[last + 1] - begin <= BLOCK \
-                and starts[last + 1] - starts[last] - 1 <= LONG_LINE:
-            last += 1
-        text = read(begin, starts[last] - 1)
-        candidates = (_anchor_lines(text, found, number) if found
-                      else range(number, last))
-        for line in candidates:
-            start = starts[line] - begin
-            yield from ((line, column) for column in _matches_in(
-                shown_line(text[start:starts[line + 1] - 1 - begin]), folded))
-        number = last
+    at, number = 0, 0
+    while at < size:
+        chunk = read(at, min(at + BLOCK, size))
+        if at + len(chunk) < size:
+            cut = chunk.rfind("\n")
+            if cut < 0:  # a line longer than a block: a window at a time
+                end = [size]
+                yield from ((number, column)
+                            for column in _long_line(read, at, size, folded, found, end))
+                at, number = end[0] + 1, number + 1
+                continue
+            chunk = chunk[:cut]
+        if found:
+            candidates = _anchor_lines(chunk, found)
+        else:
+            candidates = enumerate(chunk.split("\n"))
+        for line, text in candidates:
+            yield from ((number + line, column)
+                        for column in _matches_in(shown_line(text), folded))
+        at += len(chunk) + 1
+        number += chunk.count("\n") + 1
 
 
-def _long_line(read: Callable[[int, int], str], starts: Sequence[int], number: int,
-               folded: str, anchor_text: str) -> Iterator[int]:
-    """Shown columns of the occurrences of `folded` in line `number` (long), a window of
-    it at a time: each window searched after the last shown characters of the one before
+def _long_line(read: Callable[[int, int], str], begin: int, size: int, folded: str,
+               anchor_text: str, end: list[int]) -> Iterator[int]:
+    """Shown columns of the occurrences of `folded` in the line starting at `begin` (long),
+    a window of it at a time (to its line end, whose place is left in `end[0]`, or the
+    text's end): each window searched after the last shown characters of the one before
     (as many as the needle), only occurrences ending past them given. A window whose raw
     text (after the last characters of the one before) lacks the anchor holds no end of
     an occurrence: it is only measured (`shown_length`), its last characters shown."""
-    begin, end = starts[number], starts[number + 1] - 1
-    size = len(folded)
+    length = len(folded)
     column, tail, raw_tail = 0, "", ""
-    for at in range(begin, end, LONG_LINE):
-        raw = read(at, min(at + LONG_LINE, end))
+    at = begin
+    while at < size:
+        raw = read(at, min(at + LONG_LINE, size))
+        stop = raw.find("\n")
+        if stop >= 0:
+            raw = raw[:stop]
+            end[0] = at + stop
+        at += len(raw)
         if anchor_text and not holds_folded(raw_tail + raw, anchor_text):
-            cut = max(0, len(raw) - size)
+            cut = max(0, len(raw) - length)
             column += shown_length(raw[:cut], column)
             last = shown_line(raw[cut:], column)
             column += len(last)
-            tail = (tail + last)[-size:]
-            raw_tail = (raw_tail + raw)[-size:]
-            continue
-        shown = shown_line(raw, column)
-        joined = tail + shown
-        held = len(tail.casefold())
-        base = column - len(tail)
-        fold = joined.casefold()
-        same = len(fold) == len(joined)
-        hit = fold.find(folded)
-        while hit >= 0:
-            if hit + size > held:
-                yield base + (hit if same else _column(joined, hit))
-            hit = fold.find(folded, hit + 1)
-        column += len(shown)
-        tail = joined[-size:]
-        raw_tail = (raw_tail + raw)[-size:]
+            tail = (tail + last)[-length:]
+        else:
+            shown = shown_line(raw, column)
+            joined = tail + shown
+            held = len(tail.casefold())
+            base = column - len(tail)
+            fold = joined.casefold()
+            same = len(fold) == len(joined)
+            hit = fold.find(folded)
+            while hit >= 0:
+                if hit + length > held:
+                    yield base + (hit if same else _column(joined, hit))
+                hit = fold.find(folded, hit + 1)
+            column += len(shown)
+            tail = joined[-length:]
+        raw_tail = (raw_tail + raw)[-length:]
+        if stop >= 0:
+            return
+    end[0] = size
 
 
 def shown_length(text: str, column: int = 0) -> int:

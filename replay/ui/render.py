@@ -642,7 +642,7 @@ class LongText:
         if not core:  # white space alone: row by row
             return next((row for row in range(self._rows) if wanted in self._row_text(row)),
                         None)
-        for line, column in find(self._slice, self._starts, core):
+        for line, column in find(self._slice, len(self._text), core):
             row = self.row_of(line, column)
             if wanted in self._row_text(row):
                 return row

@@ -37,11 +37,6 @@ def naive(text: str, needle: str) -> list[tuple[int, int]]:
     return found
 
 
-def starts_of(text: str) -> list[int]:
-    return [0] + [at + 1 for at, character in enumerate(text) if character == "\n"] \
-        + [len(text) + 1]
-
-
 def found(text: str, needle: str) -> list[tuple[int, int]]:
     reads: list[tuple[int, int]] = []
 
@@ -49,7 +44,11 @@ def found(text: str, needle: str) -> list[tuple[int, int]]:
         reads.append((start, end))
         return text[start:end]
 
-    return list(find(read, starts_of(text), needle))
+    result = list(find(read, len(text), needle))
+    # a block or a window at a time, never more
+    most = max(escaped_find.BLOCK, escaped_find.LONG_LINE)
+    assert all(end - start <= most for start, end in reads), reads
+    return result
 
 
 texts = st.lists(st.sampled_from(ALPHABET), max_size=120).map("".join)
