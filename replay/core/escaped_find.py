@@ -99,6 +99,17 @@ def anchor(needle: str) -> str:
     wherever its shown form holds the needle: the longest run of ASCII (looked for fast)
     when it has two characters or more, else the longest run. "" when there is none (a
     needle that escapes or spaces may make whole)."""
+    runs = verbatim_runs(needle)
+    ascii_runs = [piece for run in runs for piece in _ASCII_RUN.findall(run)]
+    best_ascii = max(ascii_runs, key=len, default="")
+    if len(best_ascii) >= 2:
+        return best_ascii
+    return max(runs, key=len, default="")
+
+
+def verbatim_runs(needle: str) -> list[str]:
+    """Every run of `needle` (shown, casefolded) that a text holding it once shown holds
+    as it is (casefolded): between the characters an escape or a tab may have made."""
     made = _maybe_made(needle)
     runs: list[str] = []
     start = None
@@ -108,11 +119,7 @@ def anchor(needle: str) -> str:
         elif maybe and start is not None:
             runs.append(needle[start:at])
             start = None
-    ascii_runs = [piece for run in runs for piece in _ASCII_RUN.findall(run)]
-    best_ascii = max(ascii_runs, key=len, default="")
-    if len(best_ascii) >= 2:
-        return best_ascii
-    return max(runs, key=len, default="")
+    return runs
 
 
 @cache
@@ -232,6 +239,7 @@ def find(read: Callable[[int, int], str], size: int, needle: str
     if not folded or "\n" in folded or "\t" in folded:
         return
     found = anchor(folded)
+    others = [run for run in verbatim_runs(folded) if run not in found]
     at, number = 0, 0
     while at < size:
         chunk = read(at, min(at + BLOCK, size))
@@ -249,8 +257,9 @@ def find(read: Callable[[int, int], str], size: int, needle: str
         else:
             candidates = enumerate(chunk.split("\n"))
         for line, text in candidates:
-            yield from ((number + line, column)
-                        for column in _matches_in(shown_line(text), folded))
+            if all(holds_folded(text, run) for run in others):  # (before it is cleaned)
+                yield from ((number + line, column)
+                            for column in _matches_in(shown_line(text), folded))
         at += len(chunk) + 1
         number += chunk.count("\n") + 1
 

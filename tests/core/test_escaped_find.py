@@ -118,6 +118,9 @@ def test_only_the_lines_holding_the_anchor_are_cleaned(monkeypatch: pytest.Monke
     assert found(text, "the last line [/]") == [(10_000, len("␛[ESC][1m"))]
     assert sum(cleaned) < 200, sum(cleaned)
     assert found(text, "\x1b[0m") == [(10_000, len("␛[ESC][1mthe LAST line [/]\t".expandtabs(8)))]
+    cleaned.clear()  # the anchor in every line, the needle's other run in one
+    assert found(text + "list[int] rarely\n", "list[int] RARELY") == [(20_001, 0)]
+    assert sum(cleaned) < 200, sum(cleaned)
 
 
 @settings(max_examples=1500, deadline=None)
