@@ -118,12 +118,13 @@ def child_rows(path: Path, kind: str, needle: str) -> None:
     (laid out at 160 columns first): `rows WHERE ROW WALL CPU`."""
     import json
 
-    sys.path.insert(0, str(BENCH))
-    from bench_huge_message import huge_text
-
     from replay.core.readers import huge_strings
     from replay.core.session import lifted
     from replay.ui.render import LongText
+
+    # (after replay: bench_huge_message puts this checkout first on the path)
+    sys.path.insert(0, str(BENCH))
+    from bench_huge_message import huge_text
 
     huge_strings.enable()
     with open(path, "rb") as handle:
