@@ -38,8 +38,12 @@ def turn_holds(turn: Turn, needle: str, cancelled: Callable[[], bool] | None = N
     """True when the turn's search text holds `needle` (casefolded), its texts left in their
     file (`lifted`) looked through a run at a time, not decoded whole (and no further once
     `cancelled` says so: False)."""
-    return (needle in turn_search_text(turn).casefold()
-            or any(_in_file_holds(part, needle, cancelled) for part in turn.parts))
+    if needle in turn_search_text(turn).casefold():
+        return True
+    for part in turn.parts:  # (a loop: no closure made for each turn of a count)
+        if _in_file_holds(part, needle, cancelled):
+            return True
+    return False
 
 
 def part_holds(part: Part, needle: str) -> bool:
