@@ -7,6 +7,7 @@ before the first screen: 1-26 s on 50 MB. The rows are exactly those of the old 
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_left
 from pathlib import Path
 
@@ -14,9 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replay.core.readers import huge_strings
+from replay.core.session import lifted
 from replay.ui import render
 from replay.ui.render import LongText, clean
 from replay.ui.widgets.turn_view import TurnLines
+from tests.core.test_huge_strings import _loads, small_thresholds
 from tests.ui.conftest import build_app, ready
 from tests.ui.test_huge_message_formats import claude_code
 from tests.ui.test_huge_message_rows import OldLongText, _rows, hostile
@@ -111,19 +115,33 @@ def _row(long: LongText | OldLongText, number: int) -> str:
     return "".join(segment.text for segment in long.row(number))
 
 
+def _in_file(folder: Path, text: str) -> lifted.Rope | None:
+    """The text left in a file (a window read a piece at a time); None if too short."""
+    path = folder / "s.jsonl"
+    path.write_bytes(json.dumps({"text": text}).encode() + b"\n")
+    with small_thresholds(), open(path, "rb") as handle:
+        found = huge_strings.lift_line(handle.fileno(), str(path), 0)
+    assert found is not None
+    return lifted.source(_loads(found[0])["text"])  # type: ignore[index]
+
+
 @settings(max_examples=300, deadline=None)
 @given(text=hostile, long_line=st.sampled_from([0, 0, 30, 100, 500]), steps=actions,
-       width=st.sampled_from([3, 7, 12, 40, 81]), indent=st.sampled_from([1, 3]))
+       width=st.sampled_from([3, 7, 12, 40, 81]), indent=st.sampled_from([1, 3]),
+       in_file=st.booleans())
 def test_rows_counted_in_pieces_are_those_of_the_full_layout(
-        text: str, long_line: int, steps: list[tuple[str, int, int] | tuple[str, int]],
-        width: int, indent: int) -> None:
+        tmp_path_factory: pytest.TempPathFactory, text: str, long_line: int,
+        steps: list[tuple[str, int, int] | tuple[str, int]], width: int, indent: int,
+        in_file: bool) -> None:
     """Counted a piece at a time (blocks of 48 characters, lines past 12 long), its width
     changed halfway, rows drawn, lines read and rows found before they are counted: every
-    row is the old full layout's, and at the end so is their count."""
+    row is the old full layout's, and at the end so is their count; also of a text left in
+    its file (each block read from it once)."""
     if long_line:
         text = text[:len(text) // 2] + ("日a\x1b\t" * long_line)[:long_line] \
             + text[len(text) // 2:]
-    old, new = OldLongText(text, indent=indent), Small(text, indent=indent)
+    rope = _in_file(tmp_path_factory.mktemp("rows"), text) if in_file else None
+    old, new = OldLongText(text, indent=indent), Small(rope or text, indent=indent)
     for kind, number, *rest in steps:
         if kind == "layout":
             new.layout(number, rows=rest[0])
@@ -142,7 +160,9 @@ def test_rows_counted_in_pieces_are_those_of_the_full_layout(
         elif kind == "row_of":
             line = number % old.line_count
             old.layout(new._width)
-            assert new.row_of(line) == bisect_left(old._line_of, line)
+            row = new.row_of(line)  # (a row of its line showing its column 0)
+            assert old._line_of[row] == line and old._start_of[row] == 0
+            assert row - bisect_left(old._line_of, line) <= (new._room < 2)
         else:
             new.count_for(0.0)
     assert _rows(new, width) == _rows(old, width)

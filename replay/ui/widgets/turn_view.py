@@ -322,6 +322,8 @@ class TurnLines(ScrollView, can_focus=False):
         self._rendered_width = -1
         scroll_y = self.scroll_y
         laid_out = self._render_lines()
+        if at_end:
+            self._count_all()  # the end is that of every row
         if keep_scroll:
             self.scroll_to(y=scroll_y, animate=False, immediate=True)
         elif at_end and laid_out:
