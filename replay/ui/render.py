@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate, repeat
@@ -294,8 +295,9 @@ _TABLE_CELLS = 1 << 20
 
 def _rows_by_cells(cells: array[int], room: int, longest: int) -> array[int]:
     """The rows of each line of `cells` cells whose characters are of one cell (or of
-    none): ceil(cells / room), at least one."""
-    if longest > _TABLE_CELLS:
+    none): ceil(cells / room), at least one (by a table only when it is shorter than the
+    lines: a block of a few long lines is laid out alone)."""
+    if longest > min(_TABLE_CELLS, 64 * len(cells) + 4096):
         return array("q", map(max, repeat(1), map(int.__neg__, map(
             int.__floordiv__, map(int.__neg__, cells), repeat(room)))))
     table = array("q", [1])
@@ -326,6 +328,12 @@ class LongText:
     ASCII is `len / width` rows, computed, not made), and a row is cut from its line only
     when drawn. Lines wrap at the width by cells (no word wrap).
 
+    Rows are counted a block at a time (`_BLOCK` characters of whole lines, or one longer
+    line), each block read once: `layout` counts only as far as it is asked to (the first
+    screen), `count_for` goes on between frames, and whatever needs a row past the part
+    counted (a row drawn, the end, a search hit) counts up to it first. A 50 MB message
+    counted whole before its first screen took 1-5 s.
+
     The text is held as given, never copied whole: each row is made safe (`clean`, tabs
     expanded) as it is drawn, from the piece of the text it shows. The rows are those of
     the whole text cleaned, cut at the same places: a row's place is counted in the
@@ -336,54 +344,47 @@ class LongText:
 
     _STEP = 1024
     """Characters of a long line between two of its kept places."""
+    _BLOCK = 1 << 16
+    """Characters of whole lines counted at a time (a longer line is a block of its own)."""
 
     def __init__(self, text: str | Rope, style: Style | None = None, indent: int = 1) -> None:
         self._text = text
         self.moved: str | None = None
         """Why the text can no longer be read from its file (None while it can)."""
-        try:
-            starts, as_is, narrow = self._scan(text)
-        except OSError as error:  # its file changed: one row says so
-            self.moved = str(error)
-            text = self._text = ""
-            starts, as_is, narrow = self._scan(text)
-        self._starts = starts
-        self._as_is = as_is
-        self._lengths: array[int] | None = None
-        self._cells: tuple[array[int], bytes | None, bytes | None] | None = None
+        self._size = len(text)
+        self._line_total = (text.count("\n") if isinstance(text, str) else text.lines) + 1
+        code = "I" if self._size < 2**32 - 2 else "q"
+        self._starts = array(code, [0])
+        """Where each line counted starts, and the line after them (past the text's end,
+        `len + 1`, once every line is counted)."""
+        self._cells = array(code)
+        """The cells of each line counted, once shown."""
+        self._odd = bytearray()
+        """1 for each line counted holding characters not of one cell."""
+        self._wide = bytearray()
+        """1 for each line counted holding characters of two cells."""
+        self._as_is = True
+        """Every line counted is shown as it is (else rows are cleaned as drawn)."""
+        self._long_lengths: dict[int, int] = {}
+        """The length of each line longer than `_STEP`, cleaned."""
         self._places: dict[int, tuple[array[int], array[int]]] = {}
         """A long line's kept places: (offsets in the text's line, in the cleaned line)."""
-        self._narrow = narrow
+        self._held: tuple[int, str] = (0, "")
+        """The block read last (where it starts, its text): a line walked just after it
+        is counted is not read again."""
         self.style = style
         self.indent = indent
         self._width = -1
         self._room = 1
-        self._every_line_fits = False
-        self._first_row: array[int] = array("I")
-        """Each line's first row at the laid-out width (and the row count after the last)."""
+        self._first_row: array[int] | None = None
+        """Each laid-out line's first row at the width, and the rows of them all; None
+        while every line laid out fits in a row (row n is line n)."""
+        self._laid = 0
+        """Lines laid out at the width (of those counted)."""
         self._walked: dict[int, Sequence[int]] = {}
         """Where the rows of lines drawn lately start (columns of the shown line)."""
         self._walked_long: dict[int, Sequence[int]] = {}
         """The same of lines longer than `_STEP`, kept while the width stays."""
-
-    @staticmethod
-    def _scan(text: str | Rope) -> tuple[array[int], bool, bool]:
-        """Where each line starts (4 bytes a line when the text allows), not a string each:
-        a 50 MB message split into 600,000 lines was 85 MB more. Whether it is shown as it
-        is (else cleaned row by row, and the cleaned lines' lengths are kept), and whether
-        every character is one cell wide. A text left in its file is read a piece at a
-        time (never whole)."""
-        starts = array("I" if len(text) < 2**32 - 2 else "q", [0])
-        as_is = narrow = True
-        for base, piece in ([(0, text)] if isinstance(text, str) else text.pieces()):
-            find, at = piece.find, piece.find("\n")
-            while at >= 0:
-                starts.append(base + at + 1)
-                at = find("\n", at + 1)
-            as_is = as_is and "\t" not in piece and not has_controls(piece)
-            narrow = narrow and _narrow(piece, raw=True)
-        starts.append(len(text) + 1)  # where a line after the last would start
-        return starts, as_is, narrow
 
     def _slice(self, start: int, end: int) -> str:
         """Characters `start` to `end` of the text as given. A text whose file changed under
@@ -391,136 +392,215 @@ class LongText:
         text = self._text
         if isinstance(text, str):
             return text[start:end]
+        base, held = self._held
+        if base <= start and end <= base + len(held):
+            return held[start - base:end - base]
         try:
             return text.read(start, end)
         except OSError as error:
             self.moved = str(error)
             return " " * max(0, min(end, len(text)) - start)
 
-    def _shown_lengths(self) -> array[int]:
-        """The length of each line once cleaned (counted once, for every width)."""
-        if self._lengths is not None:
-            return self._lengths
-        starts, lines = self._starts, self.line_count
-        lengths = array(starts.typecode)
-        number = 0
-        while number < lines:
-            begin = starts[number]
-            if starts[number + 1] - begin - 1 > self._STEP:
-                lengths.append(self._count_long(number))
-                number += 1
-                continue
-            # Short lines 64 K characters at a time (a regex's replacement holds a string per
-            # piece: 9 bytes a character of text full of escapes): their stand-in made, tabs
-            # expanded, measured.
-            # Lines `number` to `last` (not included): up to 64 K characters, none long.
-            last = bisect_right(starts, begin + (1 << 16), number + 1, lines + 1) - 1
-            last = next((n for n in range(number + 1, last)
-                         if starts[n + 1] - starts[n] - 1 > self._STEP), last)
-            chunk = self._slice(begin, starts[last] - 1)
-            if not has_controls(chunk) and "\t" not in chunk:  # shown as it is
-                lengths.extend(map(int.__sub__, starts[number + 1:last + 1],
-                                   map(int.__add__, starts[number:last], repeat(1))))
-                number = last
-                continue
+    def _read(self, start: int, end: int) -> str:
+        """`_slice`, for counting: a text whose file changed before anything of it was
+        counted is counted as empty (one row says why)."""
+        if isinstance(self._text, str) or len(self._starts) > 1:
+            return self._slice(start, end)
+        try:
+            return self._text.read(start, end)
+        except OSError as error:  # its file changed: one row says so
+            self.moved = str(error)
+            self._text, self._size, self._line_total = "", 0, 1
+            return ""
+
+    @property
+    def _counted(self) -> int:
+        """Lines counted."""
+        return len(self._starts) - 1
+
+    @property
+    def done(self) -> bool:
+        """Every row is counted at the laid-out width."""
+        return self._starts[-1] > self._size and self._laid == self._counted
+
+    def _count_block(self) -> None:
+        """Count the lines of the next block: where they start, their cells."""
+        begin, size = self._starts[-1], self._size
+        end = min(begin + self._BLOCK, size)
+        chunk = self._read(begin, end)
+        size = self._size  # (none if the file changed)
+        if end < size:
+            cut = chunk.rfind("\n")
+            if cut < 0:  # a line longer than a block: read on to its end
+                self._count_long(begin, chunk, whole=False)
+                return
+            chunk = chunk[:cut]
+        self._held = (begin, chunk)
+        # Whole lines (the text's last without a line end): lines longer than `_STEP` one
+        # by one, the others together.
+        lengths = list(map(len, chunk.split("\n")))
+        number, at = 0, 0
+        if max(lengths) > self._STEP:
+            for long in [n for n, length in enumerate(lengths) if length > self._STEP]:
+                if long > number:
+                    stop = at + sum(lengths[number:long]) + long - number
+                    self._count_short(begin + at, chunk[at:stop - 1], lengths[number:long])
+                    at = stop
+                self._count_long(begin + at, chunk[at:at + lengths[long]], whole=True)
+                number, at = long + 1, at + lengths[long] + 1
+        if number < len(lengths):
+            self._count_short(begin + at, chunk[at:], lengths[number:])
+
+    def _count_short(self, begin: int, chunk: str, lengths: list[int]) -> None:
+        """Count the lines of `chunk` (at `begin`, none longer than `_STEP`, their lengths
+        `lengths`): their shown lengths from a stand-in of the cleaned text, tabs expanded
+        (a regex's replacement holds a string per piece: 9 bytes a character of text full
+        of escapes), then their cells a run of characters of one width at a time."""
+        self._starts.extend(accumulate(map((1).__add__, lengths), initial=begin))
+        del self._starts[-len(lengths) - 1]  # (`begin`, already there)
+        if "\t" not in chunk and not has_controls(chunk):  # shown as it is
+            shown: Sequence[int] = lengths
+        else:
+            self._as_is = False
             shape = escaped_shape(chunk)
             if "\t" in shape:
                 shape = shape.expandtabs(8)
             # (a line's length by `find`, one Python step a line, cost twice the split)
-            lengths.extend(map(len, shape.split("\n")))
-            number = last
-        self._lengths = lengths
-        return lengths
-
-    def _cell_counts(self) -> tuple[array[int], bytes | None, bytes | None]:
-        """The cells of each line once shown; which lines hold characters not of one cell
-        and which hold some of two (None: no line does). Counted once, for every width, a
-        run of characters of one width at a time: a line of CJK or emoji is known to fit
-        in a row, or how many rows it fills, without being cut."""
-        if self._cells is not None:
-            return self._cells
-        starts, lines = self._starts, self.line_count
-        code = starts.typecode
-        if self._as_is:
-            ends = map(int.__sub__, starts[1:], repeat(1))
-            lengths = array(code, map(int.__sub__, ends, starts[:-1]))
-        else:
-            lengths = self._shown_lengths()
-        if self._narrow:
-            self._cells = (lengths, None, None)
-            return self._cells
-        odd, zero = array(code), array(code)  # characters of two or no cells; of no cell
-        number, any_zero = 0, False
-        while number < lines:
-            begin = starts[number]
-            last = max(number + 1, bisect_right(starts, begin + (1 << 16), number + 1,
-                                                lines + 1) - 1)
-            odd_characters, zero_characters = _not_one_cell(self._slice(begin, starts[last] - 1))
-            # Few characters left: their lines' lengths are those of the pieces of a split.
-            odd.extend(map(len, odd_characters.split("\n")))
-            if zero_characters is None:
-                zero.extend(repeat(0, last - number))
-            else:
-                any_zero = True
-                zero.extend(map(len, zero_characters.split("\n")))
-            number = last
-        odd_lines = bytes(map(bool, odd))
-        if not any_zero:
-            self._cells = (array(code, map(int.__add__, lengths, odd)), odd_lines, odd_lines)
-            return self._cells
+            shown = list(map(len, shape.split("\n")))
+        if _narrow(chunk, raw=True):
+            self._cells.extend(shown)
+            self._odd.extend(bytes(len(lengths)))
+            self._wide.extend(bytes(len(lengths)))
+            return
+        odd_characters, zero_characters = _not_one_cell(chunk)
+        # Few characters left: their lines' lengths are those of the pieces of a split.
+        odd = list(map(len, odd_characters.split("\n")))
+        self._odd.extend(map(bool, odd))
+        if zero_characters is None:
+            self._cells.extend(map(int.__add__, shown, odd))
+            self._wide.extend(map(bool, odd))
+            return
+        zero = list(map(len, zero_characters.split("\n")))
         # cells = length + wide - zero = length + odd - 2 zero
-        cells = array(code, map(int.__sub__, map(int.__add__, lengths, odd),
-                                map(int.__add__, zero, zero)))
-        self._cells = (cells, odd_lines, bytes(map(bool, map(int.__sub__, odd, zero))))
-        return self._cells
+        self._cells.extend(map(int.__sub__, map(int.__add__, shown, odd),
+                               map(int.__add__, zero, zero)))
+        self._wide.extend(map(bool, map(int.__sub__, odd, zero)))
 
-    def _count_long(self, number: int) -> int:
-        """Line `number` (longer than `_STEP`) cleaned: its length, and its kept places."""
-        begin, end = self._starts[number], self._starts[number + 1] - 1
+    def _count_long(self, begin: int, head: str, whole: bool) -> None:
+        """Count the line at `begin` (longer than `_STEP`), whose first characters are
+        `head` (all of it when `whole`; else read on a run at a time): its length once
+        cleaned, its kept places, its cells."""
         raw, shown = array("q"), array("q")
-        length, run = 0, self._STEP << 6  # (a text left in its file is read a run at a time)
-        for first in range(begin, end, run):
-            chunk = self._slice(first, min(first + run, end))
-            for at in range(0, len(chunk), self._STEP):
-                raw.append(first + at - begin)
-                shown.append(length)
-                shape = escaped_shape(chunk[at:at + self._STEP])
-                if "\t" in shape:
-                    lead = length % 8
-                    shape = (" " * lead + shape).expandtabs(8)[lead:]
-                length += len(shape)
+        length = odd = zero = 0
+        at, size, piece = begin, self._size, head
+        while True:
+            cut = piece.find("\n")
+            if cut >= 0:
+                piece = piece[:cut]
+            last = whole or cut >= 0 or at + len(piece) >= size
+            self._held = (at, piece)
+            if "\t" not in piece and not has_controls(piece):  # shown as it is
+                raw.extend(range(at - begin, at - begin + len(piece), self._STEP))
+                shown.extend(range(length, length + len(piece), self._STEP))
+                length += len(piece)
+            else:
+                self._as_is = False
+                for step in range(0, len(piece), self._STEP):
+                    raw.append(at + step - begin)
+                    shown.append(length)
+                    shape = escaped_shape(piece[step:step + self._STEP])
+                    if "\t" in shape:
+                        lead = length % 8
+                        shape = (" " * lead + shape).expandtabs(8)[lead:]
+                    length += len(shape)
+            if not _narrow(piece, raw=True):
+                odd_characters, zero_characters = _not_one_cell(piece)
+                odd += len(odd_characters)
+                zero += 0 if zero_characters is None else len(zero_characters)
+            at += len(piece)
+            if last:
+                break
+            piece = self._slice(at, min(at + (self._STEP << 6), size))
+        number = self._counted
+        self._starts.append(at + 1)
         self._places[number] = (raw, shown)
-        return length
+        self._long_lengths[number] = length
+        self._cells.append(length + odd - 2 * zero)
+        self._odd.append(odd > 0)
+        self._wide.append(odd > zero)
 
-    def layout(self, width: int) -> int:
-        """The number of rows at `width` columns (laid out once per width): each line's
-        rows counted from its cells, where its rows start found only when it is drawn."""
-        if width == self._width:
-            return self._rows
-        self._width = width
-        room = self._room = max(1, width - self.indent)
-        cells, _, wide_lines = self._cell_counts()
-        self._walked, self._walked_long = {}, {}
+    def layout(self, width: int, rows: int | None = None) -> int:
+        """Lay the text out at `width` columns (again only when the width changes): its
+        rows counted up to at least `rows` of them (every row when None), each line's rows
+        from its cells, where its rows start found only when it is drawn. The rows counted."""
+        if width != self._width:
+            self._width = width
+            self._room = max(1, width - self.indent)
+            self._first_row, self._laid = None, 0
+            self._walked, self._walked_long = {}, {}
+        goal = rows if rows is not None else float("inf")
+        while self.rows < goal and self._step():
+            pass
+        return self.rows
+
+    @property
+    def rows(self) -> int:
+        """The rows counted at the laid-out width (all of them once `done`)."""
+        return self._laid if self._first_row is None else self._first_row[-1]
+
+    def count_for(self, seconds: float) -> bool:
+        """Count rows for about `seconds` (at least a block); True once every row is."""
+        stop = time.perf_counter() + seconds
+        while self._step():
+            if time.perf_counter() >= stop:
+                break
+        return self.done
+
+    def _step(self) -> bool:
+        """Lay out more lines (counting a block first if every line counted is); False
+        when every line is laid out."""
+        if self._laid == self._counted:
+            if self._starts[-1] > self._size:
+                return False
+            self._count_block()
+        self._lay(min(self._counted, self._laid + self._BLOCK))
+        return True
+
+    def _to_row(self, row: int) -> None:
+        """Lay out lines until row `row` is (or every line is)."""
+        while self.rows <= row and self._step():
+            pass
+
+    def _to_line(self, line: int) -> None:
+        """Lay out lines until line `line` is (or every line is)."""
+        while self._laid <= line and self._step():
+            pass
+
+    def _lay(self, last: int) -> None:
+        """Lay out the lines counted up to `last` (not included) at the width."""
+        first, room = self._laid, self._room
+        cells = self._cells[first:last]
         longest = max(cells, default=0)
-        # Every line fits (most text at most widths): a row per line, nothing kept.
-        self._every_line_fits = longest <= room
-        if self._every_line_fits:
-            self._first_row = array("I")
-            self._rows = self.line_count
-            return self._rows
+        if self._first_row is None:
+            if longest <= room:  # a row a line (most text at most widths): nothing kept
+                self._laid = last
+                return
+            self._first_row = array(self._starts.typecode, range(first + 1))
         counts = _rows_by_cells(cells, room, longest)
-        if wide_lines is not None:
-            self._count_wide_rows(counts, cells, wide_lines, room, longest)
-        self._first_row = array(self._starts.typecode, accumulate(counts, initial=0))
-        self._rows = self._first_row[-1]
-        return self._rows
+        wide_lines = self._wide[first:last]
+        if 1 in wide_lines:
+            self._count_wide_rows(counts, cells, bytes(wide_lines), room, longest, first)
+        self._first_row.extend(accumulate(counts, initial=self._first_row[-1]))
+        del self._first_row[first]  # (its first row, already there)
+        self._laid = last
 
     def _count_wide_rows(self, counts: array[int], cells: array[int], wide_lines: bytes,
-                         room: int, longest: int) -> None:
-        """Correct `counts` for the lines holding characters of two cells. Each row but the
-        last of such a line leaves at most one cell empty (a wide character that would
-        cross its end starts the next): a line of `c` cells fills between ceil(c / room)
-        and (c - 1) // (room - 1) + 1 rows, and only a line where those differ is walked."""
+                         room: int, longest: int, first: int) -> None:
+        """Correct `counts` for the lines holding characters of two cells (of lines from
+        `first`). Each row but the last of such a line leaves at most one cell empty (a wide
+        character that would cross its end starts the next): a line of `c` cells fills
+        between ceil(c / room) and (c - 1) // (room - 1) + 1 rows, and only a line where
+        those differ is walked."""
         if room < 2:
             walk = wide_lines
         else:
@@ -537,15 +617,15 @@ class LongText:
             walk = bytes(map(int.__and__, doubtful, wide_lines))
         number = walk.find(1)
         while number >= 0:
-            starts = self._walk(number)
+            starts = self._walk(first + number)
             counts[number] = len(starts)
-            if self._is_long(number):
-                self._walked_long[number] = starts
+            if self._is_long(first + number):
+                self._walked_long[first + number] = starts
             number = walk.find(1, number + 1)
 
     def _is_long(self, number: int) -> bool:
-        """Line `number` is longer than `_STEP` characters."""
-        return self._starts[number + 1] - self._starts[number] - 1 > self._STEP
+        """Line `number` (counted) is longer than `_STEP` characters."""
+        return number in self._long_lengths
 
     def _walk(self, number: int) -> Sequence[int]:
         """Where the rows of line `number` start at the laid-out width (shown columns),
@@ -559,17 +639,16 @@ class LongText:
             return starts
         if not self._is_long(number):
             return _row_starts((self._shown_line(number),), room)
-        length = (self._starts[number + 1] - self._starts[number] - 1 if self._as_is
-                  else self._shown_lengths()[number])
+        length = self._long_lengths[number]
         return array("q", _row_starts((self.shown(number, at, at + (1 << 16))
                                        for at in range(0, length, 1 << 16)), room))
 
     def _line_starts(self, number: int) -> Sequence[int]:
-        """Where the rows of line `number` start at the laid-out width (shown columns)."""
+        """Where the rows of line `number` (laid out) start at the width (shown columns)."""
         first = self._first_row
+        assert first is not None
         count = first[number + 1] - first[number]
-        odd_lines = self._cell_counts()[1]
-        if odd_lines is None or not odd_lines[number]:
+        if not self._odd[number]:
             return range(0, count * self._room, self._room)
         if count == 1:
             return (0,)
@@ -584,7 +663,8 @@ class LongText:
 
     def place_of(self, row: int) -> tuple[int, int]:
         """(line, column) where row `row` at the laid-out width starts."""
-        if self._every_line_fits:
+        self._to_row(row)
+        if self._first_row is None:
             return row, 0
         line = bisect_right(self._first_row, row) - 1
         return line, self._line_starts(line)[row - self._first_row[line]]
@@ -592,7 +672,8 @@ class LongText:
     def row_of(self, line: int, column: int = 0) -> int:
         """The row at the laid-out width that shows column `column` of line `line` (a resize
         keeps the line on top, not the row number)."""
-        if self._every_line_fits:
+        self._to_line(line)
+        if self._first_row is None:
             return line
         starts = self._line_starts(line)
         return self._first_row[line] + max(0, bisect_right(starts, column) - 1)
@@ -600,10 +681,12 @@ class LongText:
     @property
     def line_count(self) -> int:
         """Lines of the text."""
-        return len(self._starts) - 1
+        return self._line_total
 
     def line(self, number: int) -> str:
         """Line `number` of the text as given (without its line end)."""
+        while self._counted <= number and self._starts[-1] <= self._size:
+            self._count_block()
         return self._slice(self._starts[number], self._starts[number + 1] - 1)
 
     def _shown_line(self, number: int) -> str:
@@ -611,8 +694,8 @@ class LongText:
         return self.line(number) if self._as_is else shown_piece(self.line(number))
 
     def shown(self, number: int, start: int, end: int | None = None) -> str:
-        """Characters `start` to `end` of line `number` as shown, cleaned from the piece of
-        the text they come from (never the whole text, nor a long line whole)."""
+        """Characters `start` to `end` of line `number` (counted) as shown, cleaned from the
+        piece of the text they come from (never the whole text, nor a long line whole)."""
         begin = self._starts[number]
         stop = self._starts[number + 1] - 1
         if self._as_is:
@@ -628,54 +711,45 @@ class LongText:
         piece = shown_piece(self._slice(begin + raw_at, last), shown_at)
         return piece[start - shown_at:None if end is None else end - shown_at]
 
-    def first_row_holding(self, needle: str) -> int | None:
-        """The first row (at the laid-out width) whose text, lower-cased, holds `needle`:
-        the rows `TurnLines.scroll_to_text` would find one by one, found by looking for the
-        needle in 64 K characters of lines at a time and only then in that line's rows."""
-        if not needle or needle != needle.strip():
-            # White space at an end may be the row's margin or padding: row by row.
-            return next((row for row in range(self._rows) if needle in "".join(
-                segment.text for segment in self.row(row)).lower()), None)
-        starts, lines = self._starts, self.line_count
-        number = 0
-        while number < lines:
-            begin = starts[number]
-            if starts[number + 1] - begin - 1 > self._STEP:  # a long line: row by row
-                found = self._row_in_line_holding(number, needle)
-                if found is not None:
-                    return found
-                number += 1
-                continue
-            last = bisect_right(starts, begin + (1 << 16), number + 1, lines + 1) - 1
-            last = next((n for n in range(number + 1, last)
-                         if starts[n + 1] - starts[n] - 1 > self._STEP), last)
-            chunk = self._slice(begin, starts[last] - 1)
-            shown = (chunk if self._as_is else shown_piece(chunk)).lower()
-            at = shown.find(needle)
-            while at >= 0:
-                line = number + shown.count("\n", 0, at)
-                found = self._row_in_line_holding(line, needle)
-                if found is not None:
-                    return found
-                end = shown.find("\n", at)
-                at = -1 if end < 0 else shown.find(needle, end + 1)
-            number = last
-        return None
+    def _every_row(self) -> Iterator[int]:
+        """Every row at the laid-out width, counted as they are reached."""
+        row = 0
+        while True:
+            while row < self.rows:
+                yield row
+                row += 1
+            if not self._step():
+                return
 
-    def _row_in_line_holding(self, number: int, needle: str) -> int | None:
-        """The first row of line `number` whose text, lower-cased, holds `needle`."""
-        if self._every_line_fits:
-            rows = range(number, number + 1)
-        else:
-            rows = range(self._first_row[number], self._first_row[number + 1])
-        for row in rows:
-            if needle in "".join(segment.text for segment in self.row(row)).lower():
+    def first_row_holding(self, needle: str) -> int | None:
+        """The first row (at the laid-out width) whose text, lower-cased, holds `needle` as
+        shown (escaped): the rows `TurnLines.scroll_to_text` would find one by one. Its
+        occurrences are found by `escaped_find.find`, which cleans only the lines holding a
+        piece of it that no escape can make (a 50 MB message was cleaned whole: 2.4 s), and
+        only the row of each is made (the rows counted up to it), until one holds it."""
+        from replay.core.escaped_find import find
+        from replay.core.safe import escape_controls
+
+        wanted = escape_controls(needle).lower()
+        core = wanted.strip()  # (what is in the row's text, not its margin or padding)
+        if not core:  # white space alone: row by row
+            return next((row for row in self._every_row() if wanted in self._row_text(row)),
+                        None)
+        # (each row of an occurrence counted up to first: `row_of`)
+        for line, column in find(self._slice, self._size, core):
+            row = self.row_of(line, column)
+            if wanted in self._row_text(row):
                 return row
         return None
 
+    def _row_text(self, number: int) -> str:
+        """Row `number`'s text, lower-cased (its margin and padding too)."""
+        return "".join(segment.text for segment in self.row(number)).lower()
+
     def row(self, number: int) -> list[Segment]:
-        """Row `number` at the laid-out width, padded to it."""
-        if self._every_line_fits:
+        """Row `number` at the laid-out width, padded to it (counted up to it first)."""
+        self._to_row(number)
+        if self._first_row is None:
             piece = self.shown(number, 0)
         else:
             line = bisect_right(self._first_row, number) - 1
@@ -689,7 +763,10 @@ class LongText:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Outside `TurnLines`: its first lines only (never the whole text)."""
-        end = self._starts[min(FOLD_LINES, self.line_count)] - 1
+        lines = min(FOLD_LINES, self.line_count)
+        while self._counted < lines and self._starts[-1] <= self._size:
+            self._count_block()
+        end = self._starts[min(lines, self._counted)] - 1
         yield Text(shown_piece(self._slice(0, end)), style=self.style or "")
 
 

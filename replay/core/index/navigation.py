@@ -34,11 +34,16 @@ def turn_search_text(turn: Turn) -> str:
     return "\n".join(pieces)
 
 
-def turn_holds(turn: Turn, needle: str) -> bool:
+def turn_holds(turn: Turn, needle: str, cancelled: Callable[[], bool] | None = None) -> bool:
     """True when the turn's search text holds `needle` (casefolded), its texts left in their
-    file (`lifted`) looked through a run at a time, not decoded whole."""
-    return (needle in turn_search_text(turn).casefold()
-            or any(_in_file_holds(part, needle) for part in turn.parts))
+    file (`lifted`) looked through a run at a time, not decoded whole (and no further once
+    `cancelled` says so: False)."""
+    if needle in turn_search_text(turn).casefold():
+        return True
+    for part in turn.parts:  # (a loop: no closure made for each turn of a count)
+        if _in_file_holds(part, needle, cancelled):
+            return True
+    return False
 
 
 def part_holds(part: Part, needle: str) -> bool:
@@ -46,11 +51,12 @@ def part_holds(part: Part, needle: str) -> bool:
     return needle in part_search_text(part).casefold() or _in_file_holds(part, needle)
 
 
-def _in_file_holds(part: Part, needle: str) -> bool:
+def _in_file_holds(part: Part, needle: str,
+                    cancelled: Callable[[], bool] | None = None) -> bool:
     """True when a text of the part left in its file holds `needle` (False when the file no
-    longer holds it)."""
+    longer holds it, or once `cancelled` says so)."""
     try:
-        return any(lifted.contains(value, needle)
+        return any(lifted.contains(value, needle, cancelled)
                    for value in (part.text, part.input, part.output) if lifted.holds(value))
     except OSError:
         return False
@@ -215,12 +221,12 @@ class Navigator:
                 chain(range(low - 1, -1, -1), range(len(candidates) - 1, cut - 1, -1))
             order = chain(map(candidates.__getitem__, positions), [start] if low < cut else [])
             return next((index for index in order if not stop()
-                         and turn_holds(turns[index], needle)), None)
+                         and turn_holds(turns[index], needle, stop)), None)
         for offset in range(1, total + 1):
             index = (start + direction * offset) % total
             if stop():
                 return None
-            if turn_holds(turns[index], needle):
+            if turn_holds(turns[index], needle, stop):
                 return index
         return None
 
@@ -253,7 +259,7 @@ class Navigator:
         for index in range(len(turns)) if candidates is None else candidates:
             if stop():
                 return
-            if turn_holds(turns[index], needle):
+            if turn_holds(turns[index], needle, stop) and not stop():
                 yield index
 
     def delay_after(self, index: int, speed: float, idle_cap: float) -> float:

@@ -22,13 +22,15 @@ import bisect
 import os
 import re
 from array import array
-from collections.abc import Iterator, Sequence
-from functools import cache
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 import orjson
 
+from replay.core.escaped_find import ascii_folds, folds_into
 from replay.core.session.harness import NO_OUTPUT
+
+__all__ = ["ascii_folds", "folds_into"]  # (what the byte search told fold by fold: there)
 
 SEPARATORS = re.compile(r"[\[\]\n]")
 """Characters the reader may add between or around the texts it takes from a record."""
@@ -52,7 +54,6 @@ _SHORT_ESCAPED = re.compile('[\\\\"/\x00-\x1f]')
 """Characters a two-character JSON escape can spell."""
 _ANY_ESCAPE = re.compile(rb"\\")
 _U_CODE = re.compile(rb"\\u([0-9a-fA-F]{4})")
-_ASCII_BYTES = bytes(range(0x80))
 
 
 def _one(match: re.Match[str]) -> str:
@@ -146,26 +147,58 @@ def lines_holding_by_chunk(path: str, piece: str) -> Iterator[list[int]]:
     # Read a chunk at a time, not mapped: a mapped file's pages count in the app's memory
     # (its resident set) as long as they stay mapped, the whole file for one search.
     with open(path, "rb", buffering=0) as handle:
-        base = 0
-        pending = b""
-        while True:
-            chunk = handle.read(SCAN_BYTES)
-            if not chunk:
-                break
-            data = pending + chunk if pending else chunk
-            cut = data.rfind(b"\n") + 1
-            if not cut:
-                pending = data  # a line longer than a chunk: read on to its end
+        for base, data, _ in line_runs(handle.read):
+            if data is None:
+                yield [base]  # a huge line: its turn's texts are looked through as they are
                 continue
             found: set[int] = set()
-            _look(data[:cut], base, piece, wanted, found)
+            _look(data, base, piece, wanted, found)
             yield sorted(found)
-            base += cut
-            pending = data[cut:]
-        if pending:
-            found = set()
-            _look(pending, base, piece, wanted, found)
-            yield sorted(found)
+
+
+LONG_LINE_BYTES = 4 << 20
+"""A line longer than this (a 50 MB message, left in its file by the reader) is not looked
+through by its bytes: its turn may hold the needle, and the search reads that turn's texts a
+run at a time. (Held whole to be looked at, it was the line, its lowered copy and, joined a
+chunk at a time, 20 s of copying for 75 MB.)"""
+
+
+def line_runs(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes | None, int]]:
+    """(offset, whole lines, end) of a file read with `read` (`SCAN_BYTES` at a time),
+    in order: runs of whole lines (the last one may lack its line feed), each line longer
+    than `LONG_LINE_BYTES` alone as (its offset, None, the offset of its line feed or of
+    the file's end), never held. Linear however long a line is."""
+    base, pending, held, long = 0, [], 0, False
+    while True:
+        chunk = read(SCAN_BYTES)
+        if not chunk:
+            break
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:  # a line longer than a chunk: read on to its end
+            held += len(chunk)
+            if not long:
+                pending.append(chunk)
+                if held > LONG_LINE_BYTES:
+                    long, pending = True, []
+            continue
+        if long:
+            first = chunk.find(b"\n") + 1
+            yield base, None, base + held + first - 1
+            base += held + first
+            long, data = False, chunk[first:cut]
+        else:
+            pending.append(chunk[:cut])
+            data = pending[0] if len(pending) == 1 else b"".join(pending)
+        if data:
+            yield base, data, base + len(data)
+            base += len(data)
+        rest = chunk[cut:]
+        pending, held = ([rest], len(rest)) if rest else ([], 0)
+    if long:
+        yield base, None, base + held
+    elif pending:
+        data = b"".join(pending)
+        yield base, data, base + len(data)
 
 
 def holds(starts: array[int], offset: int) -> bool:
@@ -203,7 +236,7 @@ def line_ends(path: str, starts: Sequence[int]) -> array[int]:
 
 def _look(chunk: bytes, base: int, piece: str, wanted: bytes, starts: set[int]) -> None:
     """Add to `starts` the lines of `chunk` (whole lines, from offset `base`) holding `piece`."""
-    if chunk.isascii() or (piece.isascii() and not _folds_into(chunk, piece)):
+    if chunk.isascii() or (piece.isascii() and not folds_into(chunk, piece)):
         # ASCII casefolds to ASCII, and no other character in the chunk folds into the
         # piece: lower-casing the bytes is the casefold wherever the piece can be, in place.
         if piece.isascii():
@@ -257,44 +290,6 @@ def _look(chunk: bytes, base: int, piece: str, wanted: bytes, starts: set[int]) 
             starts.add(base + line)
         found = escapes.search(chunk, stop)
 
-
-
-@cache
-def ascii_folds() -> dict[str, str]:
-    """Every non-ASCII character whose casefold holds an ASCII one (ß, the Kelvin sign, ﬁ, ...):
-    all in the Basic Multilingual Plane (a test checks every plane)."""
-    folds: dict[str, str] = {}
-    for number in range(0x80, 0x10000):
-        if 0xD800 <= number <= 0xDFFF:
-            continue
-        folded = chr(number).casefold()
-        if any(ord(part) < 0x80 for part in folded):
-            folds[chr(number)] = folded
-    return folds
-
-
-def _folds_into(chunk: bytes, piece: str) -> bool:
-    """Whether the chunk holds a non-ASCII character whose casefold shares a character with
-    the ASCII `piece` (only then can bytes lower-cased miss an occurrence)."""
-    groups = _folding_groups(piece)
-    if not groups:
-        return False
-    # Only the chunk's non-ASCII bytes: UTF-8 never spells a character with an ASCII byte, so
-    # what is left is whole characters side by side, much shorter to look through.
-    rest = chunk.translate(None, _ASCII_BYTES)
-    return any(lead in rest and any(spelled in rest for spelled in group)
-               for lead, group in groups)
-
-
-@cache
-def _folding_groups(piece: str) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
-    """The UTF-8 spellings `_folds_into` looks for, grouped by their first two bytes."""
-    groups: dict[bytes, list[bytes]] = {}
-    for character, folded in ascii_folds().items():
-        if any(part in piece for part in folded):
-            spelled = character.encode()
-            groups.setdefault(spelled[:2], []).append(spelled)
-    return tuple((lead, tuple(group)) for lead, group in groups.items())
 
 
 def _could_spell(code: bytes, piece: str) -> bool:
@@ -361,6 +356,9 @@ def shown_lines_holding(path: str, needle: str) -> set[int]:
             return set(lines)
         found: set[int] = set()
         for start, end in lines.items():
+            if end - start > LONG_LINE_BYTES:
+                found.add(start)  # a huge line, never read whole: its turn may show it
+                continue
             raw = os.pread(fd, end - start, start)
             if contents_only and b"command-contents" not in raw:
                 continue
@@ -381,24 +379,34 @@ def _tagged_lines(path: str, fd: int, key: tuple[int, int]) -> dict[int, int]:
     if known is not None and known[0] == key:
         return known[1]
     lines: dict[int, int] = {}
-    base, pending = 0, b""
-    while True:
-        chunk = os.pread(fd, SCAN_BYTES, base + len(pending))
-        if not chunk and not pending:
-            break
-        data = pending + chunk
-        cut = data.rfind(b"\n") + 1 if chunk else len(data)
-        if not cut:
-            pending = data  # a line longer than a chunk: read on to its end
-            continue
-        _tags_in(data[:cut], base, lines)
-        base += cut
-        pending = data[cut:]
-        if not chunk:
-            break
+    at = [0]
+
+    def read(size: int) -> bytes:
+        data = os.pread(fd, size, at[0])
+        at[0] += len(data)
+        return data
+
+    for base, data, end in line_runs(read):
+        if data is not None:
+            _tags_in(data, base, lines)
+        elif _long_line_tagged(fd, base, end):
+            lines[base] = end
     _harness_lines.clear()  # one file searched at a time: keep only its lines
     _harness_lines[path] = (key, lines)
     return lines
+
+
+def _long_line_tagged(fd: int, start: int, end: int) -> bool:
+    """Whether the line from `start` to `end` (longer than `LONG_LINE_BYTES`) holds a harness
+    tag, looked for a chunk at a time (overlapping by a tag's opening and word)."""
+    overlap = max(map(len, _TAG_OPENINGS)) + max(map(len, _TAG_WORDS))
+    found: dict[int, int] = {}
+    for at in range(start, end, SCAN_BYTES):
+        window = os.pread(fd, min(SCAN_BYTES + overlap, end - at), at)
+        _tags_in(window, 0, found)
+        if found:
+            return True
+    return False
 
 
 def _tags_in(chunk: bytes, base: int, lines: dict[int, int]) -> None:

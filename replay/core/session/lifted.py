@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import count
 
 import orjson
+
+from replay.core.escaped_find import holds_folded
 
 OPEN, CLOSE, END = "\ue000", "\ue001", "\ue002"
 """Around a placeholder's token; after its head."""
@@ -205,6 +208,19 @@ class Rope:
             index += 1
         return out[0] if len(out) == 1 else "".join(out)
 
+    def key(self) -> tuple[object, ...]:
+        """What names the text whatever placeholders stand for it (a turn read back from
+        its file again has new ones): its strings, and where in which file each of its
+        texts left there is."""
+        return tuple(item if isinstance(item, str) else (item.path, item.start, item.end)
+                     for item in self._items)
+
+    def check(self) -> None:
+        """Raise `TextMoved` unless every file the text is read from still holds it."""
+        for item in self._items:
+            if isinstance(item, FileText):
+                item._check()
+
     def pieces(self, size: int = 1 << 18) -> Iterator[tuple[int, str]]:
         """(character index, text) of successive runs of `size` characters (the last
         shorter)."""
@@ -282,16 +298,42 @@ def materialise(text: str) -> str:
     return visible(text) if rope is None else rope.read()
 
 
-def contains(text: str, needle: str) -> bool:
+def contains(text: str, needle: str, cancelled: Callable[[], bool] | None = None) -> bool:
     """True when the whole text `text` stands for holds `needle` (already casefolded), once
     casefolded: a text left in its file is looked through a run at a time (runs overlap by
-    the needle's length, so a match across two is found). Raises OSError (`TextMoved`)."""
+    the needle's length, so a match across two is found), `cancelled` asked before each
+    (False once it says so). The answer is kept: the prompt's count, `n`'s find, the
+    match count and the screen's highlight ask the same of one 50 MB message in a row (a
+    second each, casefolding it). Raises OSError (`TextMoved`)."""
     rope = source(text)
     if rope is None:
         return needle in text.casefold()
-    size, overlap = 1 << 16, len(needle)
-    return any(needle in rope.read(at, at + size + overlap).casefold()
-               for at in range(0, len(rope), size))
+    key = (rope.key(), needle)
+    # One search of a text at a time: the count and the find, started at once, ask the same
+    # and the second waits for the first's answer rather than reading the text beside it.
+    with _LOOKING:
+        known = _HELD.get(key)
+        if known is not None:
+            rope.check()  # (a file rewritten since: no answer about a text no longer there)
+            return known
+        size, overlap = 1 << 16, len(needle)
+        found = False
+        for at in range(0, len(rope), size):
+            if cancelled is not None and cancelled():
+                return False
+            if holds_folded(rope.read(at, at + size + overlap), needle):
+                found = True
+                break
+        if len(_HELD) >= _HELD_KEPT:
+            _HELD.clear()
+        _HELD[key] = found
+        return found
+
+
+_HELD: dict[tuple[str, str], bool] = {}
+"""`contains`' answers for texts left in their file, by (`Rope.key`, needle)."""
+_HELD_KEPT = 256
+_LOOKING = threading.Lock()
 
 
 def keep_record(path: str, offset: int, stamp: tuple[int, int, int], skeleton: bytes,

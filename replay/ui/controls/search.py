@@ -155,11 +155,18 @@ class Search(Concern):
         return None
 
     def marked(self) -> str:
-        """What the current turn highlights: the query, when the turn holds it."""
+        """What the current turn highlights: the query, when the turn holds it (told by the
+        matches when they are counted: a 50 MB message is not looked through again in the
+        UI thread)."""
         query, host = self.query_text, self.host
-        if not query or not 0 <= host.index < len(host.session.turns):
+        index = host.index
+        if not query or not 0 <= index < len(host.session.turns):
             return ""
-        return query if turn_holds(host.session.turns[host.index], query.casefold()) else ""
+        hits = self._hits if self._key == self._key_of(query) else None
+        if hits is not None:
+            at = bisect.bisect_left(hits, index)
+            return query if at < len(hits) and hits[at] == index else ""
+        return query if turn_holds(host.session.turns[index], query.casefold()) else ""
 
     def action_search(self) -> None:
         from replay.ui.screens.search_prompt import SearchPrompt

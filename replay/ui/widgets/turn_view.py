@@ -4,9 +4,11 @@ updates instead of mounting dozens of widgets (stepping must stay under 50 ms)."
 from __future__ import annotations
 
 import re
+import time
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -19,6 +21,7 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
 from replay.core.detection.empty import describe_reasoning, gap_before
 from replay.core.session import lifted
@@ -279,10 +282,14 @@ class TurnLines(ScrollView, can_focus=False):
         """Very long texts drawn a row at a time: (first row, key, text), in row order; their
         rows hold no place in `_lines` (whose rows are those of every other block)."""
         self._long_starts: list[int] = []
+        self._long_lines: list[int] = []
+        """Rows of `_lines` before each long text."""
         self._height = 0
         self._rendered_width = -1
         self._line_style = Style()
         self._highlight = ""
+        self._counting: Timer | None = None
+        """Counts the rows of long texts between frames until each is counted."""
 
     def show_turns(self, session: Session, indices: Sequence[int], *, compact: bool,
                    is_empty: Callable[[int], bool],
@@ -315,6 +322,8 @@ class TurnLines(ScrollView, can_focus=False):
         self._rendered_width = -1
         scroll_y = self.scroll_y
         laid_out = self._render_lines()
+        if at_end:
+            self._count_all()  # the end is that of every row
         if keep_scroll:
             self.scroll_to(y=scroll_y, animate=False, immediate=True)
         elif at_end and laid_out:
@@ -337,8 +346,10 @@ class TurnLines(ScrollView, can_focus=False):
                 found = long.first_row_holding(wanted)
                 if found is None:
                     at += long.layout(self._rendered_width) - place
+                    self._restack()
                     continue
                 at += found - place
+                self._restack()
             elif wanted not in "".join(segment.text for segment in self._row(at)).lower():
                 at += 1
                 continue
@@ -349,12 +360,14 @@ class TurnLines(ScrollView, can_focus=False):
     @property
     def plain_text(self) -> str:
         """The text shown, for tests and copying."""
+        self._count_all()
         return "\n".join("".join(segment.text for segment in self._row(index)).rstrip()
                          for index in range(self._height))
 
     @property
     def line_count(self) -> int:
-        """Rows of the content at the rendered width."""
+        """Rows of the content at the rendered width (long texts counted whole first)."""
+        self._count_all()
         return self._height
 
     def _render_lines(self) -> bool:
@@ -365,12 +378,17 @@ class TurnLines(ScrollView, can_focus=False):
         console = self.app.console
         options = console.options.update(width=width, height=None)
         self._lines, self._keys, self._long, self._long_starts = [], [], [], []
+        self._long_lines = []
         height = 0
         for key, renderable in self._blocks:
             if isinstance(renderable, LongText):
                 self._long.append((height, key, renderable))
                 self._long_starts.append(height)
-                height += renderable.layout(width)
+                self._long_lines.append(len(self._lines))
+                # Rows counted up to the screen's (and those above it): the rest between
+                # frames (`_count_more`), or first when a row past them is asked for.
+                wanted = int(self.scroll_y) + 2 * max(self.size.height, 50) - height
+                height += renderable.layout(width, rows=max(1, wanted))
                 continue
             rendered = console.render_lines(renderable, options, pad=True)
             if self._highlight:
@@ -380,7 +398,65 @@ class TurnLines(ScrollView, can_focus=False):
             height += len(rendered)
         self._height = height
         self._rendered_width = width
+        if self._counting is None and not all(long.done for _, _, long in self._long):
+            self._counting = self.set_interval(self.COUNT_EVERY, self._count_more)
         return self._resize_content(Size(width, height))
+
+    COUNT_EVERY = 0.05
+    """Seconds between two pieces of counting the rows of long texts."""
+    COUNT_FOR = 0.04
+    """Seconds of counting at a time: keys are still answered in between."""
+
+    def _count_more(self) -> None:
+        """Count more rows of the long texts not counted whole (the scroll bar grows)."""
+        stop = time.perf_counter() + self.COUNT_FOR
+        for _, _, long in self._long:
+            if not long.done:
+                long.count_for(max(0.0, stop - time.perf_counter()))
+        self._restack()
+
+    def _count_all(self) -> None:
+        """Count every row of the long texts (the end is then the true last row)."""
+        if self._long and self._rendered_width > 0:
+            for _, _, long in self._long:
+                long.layout(self._rendered_width)
+            self._restack()
+
+    def _restack(self) -> None:
+        """Place the long texts' rows counted so far (and the rows after them) again; stop
+        counting once every row is."""
+        if self._long:
+            placed, height = [], len(self._lines)
+            for (_, key, long), lines in zip(self._long, self._long_lines, strict=True):
+                placed.append((lines + height - len(self._lines), key, long))
+                height += long.rows
+            self._long = placed
+            self._long_starts = [start for start, _, _ in placed]
+            if height != self._height:
+                self._height = height
+                self._resize_content(Size(self._rendered_width, height))
+        if self._counting is not None and all(long.done for _, _, long in self._long):
+            self._counting.stop()
+            self._counting = None
+
+    def scroll_to(self, x: float | None = None, y: float | None = None,
+                  **kwargs: Any) -> None:
+        """Scroll to row `y`, the long texts' rows counted up to a screen past it first."""
+        if y is not None and self._counting is not None:
+            self._count_to(int(y) + self.scrollable_content_region.height)
+        super().scroll_to(x, y, **kwargs)
+
+    def _count_to(self, rows: int) -> None:
+        """Count rows of the long texts until `rows` rows are placed (or every one is)."""
+        while self._height < rows and not all(long.done for _, _, long in self._long):
+            long = next(long for _, _, long in self._long if not long.done)
+            long.layout(self._rendered_width, rows=long.rows + rows - self._height)
+            self._restack()
+
+    def scroll_end(self, *args: object, **kwargs: object) -> None:
+        """Scroll to the end, every row of the long texts counted first."""
+        self._count_all()
+        super().scroll_end(*args, **kwargs)  # type: ignore[arg-type]
 
     def _place(self, index: int) -> tuple[int, int | None, LongText | None]:
         """Where row `index` is: (its row in `_lines`, or in the long text; its key; the long
@@ -388,7 +464,7 @@ class TurnLines(ScrollView, can_focus=False):
         found = bisect_right(self._long_starts, index) - 1
         before = 0  # rows of long texts before this row
         for start, key, long in self._long[:found + 1]:
-            rows = long.layout(self._rendered_width)
+            rows = long.rows
             if index < start + rows:
                 return index - start, key, long
             before += rows
@@ -438,10 +514,11 @@ class TurnLines(ScrollView, can_focus=False):
             return
         # Rows of a long text are laid out again: keep the line that was on top there.
         long, line, column = top
+        row = long.row_of(line, column)  # (counted up to it first)
+        self._restack()
         for start, _, candidate in self._long:
             if candidate is long:
-                self.scroll_to(y=start + long.row_of(line, column), animate=False,
-                               immediate=True, force=True)
+                self.scroll_to(y=start + row, animate=False, immediate=True, force=True)
                 break
 
     def _long_place(self, index: int) -> tuple[LongText, int, int] | None:
