@@ -101,3 +101,30 @@ def test_a_scan_reports_the_lifted_part_as_it_does_decoded(
     assert cli.main(["scan", "--json", "--no-cache", str(path)]) == 0
     assert capsys.readouterr().out == decoded
     assert len(lifted._TEXTS) > before
+
+
+def test_both_passes_lift_the_huge_line_once_while_the_file_is_unchanged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(huge_strings, "_ENABLED", [True])
+    monkeypatch.setattr(huge_strings, "HUGE_LINE_BYTES", 16 << 10)
+    monkeypatch.setattr(huge_strings, "WHOLE_BYTES", 32 << 10)
+    monkeypatch.setattr(huge_strings, "LIFT_BYTES", 4 << 10)
+    lifts: list[int] = []
+    skeleton = huge_strings._skeleton
+
+    def counted(fd: int, path: str, offset: int, *rest: object, **named: object) -> object:
+        lifts.append(offset)
+        return skeleton(fd, path, offset, *rest, **named)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(huge_strings, "_skeleton", counted)
+    text = TEXT * 5000
+    path = _run(tmp_path / "run.jsonl", text)
+    first = _fed(path).session.turns[0].parts[-1].text
+    assert len(lifts) == 1  # (the first pass lifted it; the second took that)
+    assert lifted.source(first).read() == text
+    # The file written again (another text): lifted afresh, read right.
+    other = text.replace("word", "WORDS")
+    _run(path, other)
+    again = _fed(path).session.turns[0].parts[-1].text
+    assert len(lifts) == 2
+    assert lifted.source(again).read() == other

@@ -95,8 +95,26 @@ def lift_line(fd: int, path: str, offset: int,
     """The skeleton of the line that starts at byte `offset`, where it ends (the offset of
     its line end, or of the end of the file, or of `limit` when the file is read as if it
     ended there) and whether it has a line end; None when the line is not one of JSON
-    strings this can read (then it is read as it is)."""
-    return _skeleton(fd, path, offset, limit, line=True)
+    strings this can read (then it is read as it is).
+
+    A line lifted before from the file as it is now is not read again (a scan that reads a
+    file twice, as the opencode run reader's does, lifts each huge line once)."""
+    stamp = _stamp(fd)
+    stop = stamp[1] if limit is None else min(limit, stamp[1])
+    kept = _LINES.get((path, offset))
+    if kept is not None and kept[0] == stamp:
+        _, done = kept
+        if (done[1] < stop) if done[2] else (done[1] == stop):
+            return done  # (the same bytes up to the same end: the same skeleton)
+    found = _skeleton(fd, path, offset, limit, line=True)
+    if found is not None:
+        _LINES[(path, offset)] = (stamp, found)
+    return found
+
+
+_LINES: dict[tuple[str, int], tuple[tuple[int, int, int], tuple[bytes, int, bool]]] = {}
+"""Each line lifted (`lift_line`), by (path, offset): the file's stamp then, and what
+`lift_line` gave (a few kilobytes: the skeleton, kept by `lifted` too)."""
 
 
 def lift_span(fd: int, path: str, offset: int, length: int) -> bytes | None:
