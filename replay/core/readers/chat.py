@@ -822,11 +822,12 @@ def head_has_item(head: bytes, accept: Callable[[object], bool], tries: int = 50
             break
         count += 1
         start = match.end() - 1
-        found = _item_bytes(head, start)
-        if found is None:
+        stop = _item_end(head, start)
+        if stop is None:
             continue  # an object that does not end in the head: no decoding reads it
         try:
-            item, _end = _DECODER.raw_decode(found.decode("utf-8", errors="ignore"))
+            item, _end = _DECODER.raw_decode(str(memoryview(head)[start:stop], "utf-8",
+                                                 "ignore"))
         except (ValueError, RecursionError):
             continue
         if accept(item):
@@ -841,23 +842,25 @@ _ANY = msgspec.json.Decoder(msgspec.Raw)
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 
 
-def _item_bytes(head: bytes, start: int) -> bytes | None:
-    """The bytes of the head from `start` on that hold the JSON value starting there (the
-    rest of the head when msgspec cannot tell where it ends); None when it surely does not
+def _item_end(head: bytes, start: int) -> int | None:
+    """Where the bytes of the head that hold the JSON value starting at `start` end (the
+    head's end when msgspec cannot tell where the value ends); None when it surely does not
     end in the head (msgspec finds it cut short: no parse reads it)."""
-    view = memoryview(head)[start:]
     try:
-        _ANY.decode(view)
+        _ANY.decode(memoryview(head)[start:])
     except msgspec.DecodeError as error:
         message = str(error)
         ended = _TRAILING.search(message)
         if ended is not None:
-            return head[start:start + int(ended.group(1))]
-        if "truncated" in message and b"\\u" not in head[-16:]:
-            return None  # (msgspec says so too of a `\\ud800` escape near the end: decoded)
+            return start + int(ended.group(1))
+        if "truncated" in message and _HIGH_SURROGATE.search(head, len(head) - 16) is None:
+            return None  # (msgspec says so too of a lone `\\ud800` near the end: decoded)
     except RecursionError:
         pass
-    return head[start:]
+    return len(head)
+
+
+_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB]")
 
 
 def sniff_document(head: bytes, find: Callable[[object], object | None],
