@@ -853,8 +853,11 @@ def _item_end(head: bytes, start: int) -> int | None:
         ended = _TRAILING.search(message)
         if ended is not None:
             return start + int(ended.group(1))
-        if "truncated" in message and _HIGH_SURROGATE.search(head, len(head) - 16) is None:
-            return None  # (msgspec says so too of a lone `\\ud800` near the end: decoded)
+        if "truncated" in message and (b"}" not in head[-16:] or _HIGH_SURROGATE.search(
+                head, len(head) - 16) is None):
+            # (msgspec says so too of an object that ends with a lone `\\ud800` in the last
+            # bytes, which Python's json reads: decoded when it may)
+            return None
     except RecursionError:
         pass
     return len(head)
