@@ -60,3 +60,22 @@ def test_nothing_holds_the_head_once_the_format_is_told(tmp_path: Path) -> None:
     path = _document(tmp_path / "big.json", "chat-json", WORDS * 20_000)
     assert detect_reader(path).name == "chat-json"
     assert top_members._last is None
+
+
+@pytest.mark.parametrize("tail", ["", "\\ud83e", "\\ud83e\\", "\\ud83e\\udd8a \\u00e9"])
+def test_a_cut_document_is_told_without_decoding_its_head(tail: str) -> None:
+    """A head cut inside the huge string, also just after an escaped surrogate pair's
+    first half (msgspec's "truncated" there is no lone surrogate Python would read)."""
+    from replay.core.readers.chat import head_has_item
+
+    opening = '[{"id": "big", "conversations": [{"from": "human", "value": "hi"}, '
+    head = (opening + '{"from": "gpt", "value": "' + "\\u65e5 word " * 100_000 + tail).encode()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        found = head_has_item(head, lambda item: isinstance(item, dict) and "from" in item)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert found
+    assert peak < len(head) / 4, peak
