@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from replay.core.files import kind_of, why_missing
-from replay.core.readers import known
+from replay.core.readers import known, top_members
 from replay.core.readers.base import (
     FIRST_LINE_BYTES,
     Progress,
@@ -176,9 +176,14 @@ def _detect(path: Path, empty_by_name: bool) -> Reader:
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
     is_dir = path.is_dir()
-    found = _sniff_all(path, head, is_dir)
-    if found is None and not is_dir:
-        found = _sniff_tolerant(path, head, empty_by_name)
+    try:
+        found = _sniff_all(path, head, is_dir)
+        if found is None and not is_dir:
+            found = _sniff_tolerant(path, head, empty_by_name)
+    finally:
+        # The head is judged: nothing keeps it (a one-line document's is 16 MiB, and the
+        # file is read next).
+        top_members.forget()
     if found is not None:
         return found
     tried = ", ".join(r.name for r in all_readers()

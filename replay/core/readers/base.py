@@ -507,25 +507,58 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         return b""
     with open(path, "rb") as handle:
         head = handle.read(size + len(BOM))
+        start = 0
         if head.startswith(BOM):
-            head = head[len(BOM):]
+            head, start = head[len(BOM):], len(BOM)
         else:
             head = head[:size]
-            handle.seek(size)
-        size = HEAD_BYTES
-        while len(head) >= HEAD_BYTES and len(head) < FIRST_LINE_BYTES and not _has_line(head):
-            more = handle.read(size)
-            if not more:
-                break
-            head += more
-            size *= 2
+        if len(head) >= HEAD_BYTES and len(head) < FIRST_LINE_BYTES and not _has_line(head):
+            # A first line longer than the head: where the head must end is found first, a
+            # piece at a time (none kept), and the head is read once, to there: growing it
+            # by `+=` held the old head and the new one (16 MiB each at the most) at once.
+            length = _first_line_length(handle, start + len(head), len(head), _filled(head))
+            if length > len(head):
+                handle.seek(start)
+                head = handle.read(length)
     return normal_head(head)
+
+
+_LINE_ENDS = re.compile(rb"[\n\r]")
+_NOT_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+"""A byte `bytes.strip` does not strip."""
 
 
 def _has_line(head: bytes) -> bool:
     """True when a complete line with something in it starts the head."""
-    body = head.lstrip()
-    return b"\n" in body or b"\r" in body
+    found = _NOT_BLANK.search(head)
+    return found is not None and _LINE_ENDS.search(head, found.start()) is not None
+
+
+def _filled(data: bytes) -> bool:
+    """True when something not blank is in `data`."""
+    return _NOT_BLANK.search(data) is not None
+
+
+def _first_line_length(handle: BinaryIO, at: int, length: int, filled: bool) -> int:
+    """How long a head of `length` bytes (read up to file offset `at`) grows as `read_head`
+    grows it: by reads of HEAD_BYTES, then twice as much each time, until it holds a line
+    end after something not blank (`_has_line`), reaches FIRST_LINE_BYTES or the file ends."""
+    size = HEAD_BYTES
+    while length < FIRST_LINE_BYTES:
+        more = os.pread(handle.fileno(), size, at)
+        if not more:
+            break
+        at, length = at + len(more), length + len(more)
+        size *= 2
+        if not filled:
+            found = _NOT_BLANK.search(more)
+            if found is None:
+                continue
+            filled = True
+            more = more[found.start():]
+        if _LINE_ENDS.search(more) is not None:
+            break
+    return length
 
 
 def normal_head(head: bytes) -> bytes:

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from replay.core.readers.base import (
@@ -40,6 +41,7 @@ from replay.core.readers.base import (
     read_head,
 )
 from replay.core.readers.json_stream import ARRAYS, EVERY_ARRAY, Elements
+from replay.core.readers.top_members import line_spans
 from replay.core.session.model import Kind, Part, Session, Source, Turn, parse_time
 
 ROLES: dict[str, str] = {
@@ -751,18 +753,49 @@ def head_document(head: bytes) -> object:
 
 
 def first_record(head: bytes) -> object:
-    """The first line of a head parsed as JSON, or `INVALID`."""
-    for line in head.split(b"\n", 20)[:20]:
-        stripped = line.strip()
-        if stripped:
-            return parse_line(stripped.removeprefix(BOM))
+    """The first line of a head parsed as JSON, or `INVALID`.
+
+    A line that opens an object, a list or a string and does not close it there (a
+    one-line document cut where the head ends) is `INVALID` without parsing it, a copy of
+    the line and the copy orjson's error keeps of it."""
+    for start, end in line_spans(head, 20)[:20]:
+        if start < end:
+            if head.startswith(BOM, start, end):
+                start += len(BOM)
+            opened = _NOT_BLANK.search(head, start, end)
+            if opened is not None and _CLOSING.get(head[opened.start()], head[end - 1]) \
+                    != head[end - 1]:
+                return INVALID
+            return parse_line(head[start:end])
     return INVALID
+
+
+_NOT_BLANK = re.compile(rb"[^ \t\n\r]")
+"""What JSON does not take for white space."""
+_CLOSING = {ord("{"): ord("}"), ord("["): ord("]"), ord('"'): ord('"')}
+"""The last byte of a JSON text that starts with each of these."""
+
+
+def has_inner_line_end(head: bytes) -> bool:
+    """`b"\\n" in head.strip()` without the copy `strip` makes (of a 16 MiB head)."""
+    first = _NOT_STRIPPED.search(head)
+    if first is None:
+        return False
+    last = len(head)
+    while head[last - 1] in _STRIPPED:
+        last -= 1
+    return head.find(b"\n", first.start(), last) >= 0
+
+
+_STRIPPED = b" \t\n\r\x0b\x0c"
+"""What `bytes.strip` strips."""
+_NOT_STRIPPED = re.compile(rb"[^ \t\n\r\x0b\x0c]")
 
 
 def starts_like_json(head: bytes) -> bool:
     """True when the first non-blank byte opens an object or a list."""
-    stripped = head.removeprefix(BOM).lstrip()
-    return stripped[:1] in (b"{", b"[")
+    first = _NOT_STRIPPED.search(head, len(BOM) if head.startswith(BOM) else 0)
+    return first is not None and head[first.start()] in b"{["
 
 
 _LIST_OF_OBJECTS = re.compile(r"\[\s*\{")
@@ -774,18 +807,63 @@ def head_has_item(head: bytes, accept: Callable[[object], bool], tries: int = 50
 
     Used to sniff documents larger than the head: each of the first `tries` `[{` openings
     is decoded as far as its first object, so the shape is checked, not mere key names.
+
+    As if the whole head were decoded (UTF-8, bad bytes left out) and each object decoded
+    from there, but without decoding the head: each opening is found in the bytes and only
+    its object's bytes are decoded (`_item_bytes`); a one-line document of 16 MiB is one
+    object that does not end in the head, and was a text of 16 MiB (64 MiB of CJK) or more.
     """
-    text = head.decode("utf-8", errors="ignore")
-    for count, match in enumerate(_LIST_OF_OBJECTS.finditer(text)):
+    count = 0
+    for match in _OPENING.finditer(head):
+        if _LIST_OF_OBJECTS.fullmatch(head[match.start():match.end()]
+                                      .decode("utf-8", errors="ignore")) is None:
+            continue  # (bytes this pattern lets in that decode to no `[{` opening)
         if count >= tries:
             break
+        count += 1
+        start = match.end() - 1
+        stop = _item_end(head, start)
+        if stop is None:
+            continue  # an object that does not end in the head: no decoding reads it
         try:
-            item, _end = _DECODER.raw_decode(text, match.end() - 1)
+            item, _end = _DECODER.raw_decode(str(memoryview(head)[start:stop], "utf-8",
+                                                 "ignore"))
         except (ValueError, RecursionError):
             continue
         if accept(item):
             return True
     return False
+
+
+_OPENING = re.compile(rb"\[(?:\s|[\x1c-\x1f]|[\x80-\xff])*\{")
+"""What may decode to a `[{` opening (`_LIST_OF_OBJECTS`): white space of either kind
+(Unicode's is bytes over 0x7f) and bytes a decoding leaves out (all over 0x7f)."""
+_ANY = msgspec.json.Decoder(msgspec.Raw)
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+
+
+def _item_end(head: bytes, start: int) -> int | None:
+    """Where the bytes of the head that hold the JSON value starting at `start` end (the
+    head's end when msgspec cannot tell where the value ends); None when it surely does not
+    end in the head (msgspec finds it cut short: no parse reads it)."""
+    try:
+        _ANY.decode(memoryview(head)[start:])
+    except msgspec.DecodeError as error:
+        message = str(error)
+        ended = _TRAILING.search(message)
+        if ended is not None:
+            return start + int(ended.group(1))
+        if "truncated" in message and (b"}" not in head[-16:] or _HIGH_SURROGATE.search(
+                head, len(head) - 16) is None):
+            # (msgspec says so too of an object that ends with a lone `\\ud800` in the last
+            # bytes, which Python's json reads: decoded when it may)
+            return None
+    except RecursionError:
+        pass
+    return len(head)
+
+
+_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB]")
 
 
 def sniff_document(head: bytes, find: Callable[[object], object | None],

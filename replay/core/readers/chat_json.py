@@ -18,6 +18,7 @@ from replay.core.readers.chat import (
     fill_session,
     find_conversations,
     first_record,
+    has_inner_line_end,
     is_message,
     load_json,
     sniff_document,
@@ -93,7 +94,7 @@ def _feed(path: Path) -> RecordFeed | None:
 def _sniff(path: Path, head: bytes) -> bool:
     if not starts_like_json(head):
         return False
-    if len(head) >= HEAD_BYTES and b"\n" in head.strip() \
+    if len(head) >= HEAD_BYTES and has_inner_line_end(head) \
             and isinstance(first_record(head), (dict, list)):
         return False  # a cut file whose first line is a whole record: JSON lines, not one document
     return sniff_document(head, find_conversations, is_message)

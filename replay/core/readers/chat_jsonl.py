@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from replay.core.readers import huge_strings
 from replay.core.readers.base import (
     EMPTY_FILE,
     Progress,
@@ -126,7 +127,9 @@ def _feed(path: Path) -> RecordFeed | None:
 
     def lines() -> Iterator[tuple[bytes, int, int]]:
         with handle:
-            yield from iter_lines(handle, views=True)
+            # A line of megabytes (one huge message) is read as its skeleton, its huge
+            # strings left in the file, as the Claude Code and Codex scans read one.
+            yield from iter_lines(handle, views=True, lift=huge_strings.enabled())
     return RecordFeed(ChatLineBuilder(str(path)), lines(), total, EMPTY_FILE)
 
 

@@ -90,11 +90,31 @@ class _Buffer:
         return 0
 
 
-def lift_line(fd: int, path: str, offset: int) -> tuple[bytes, int, bool] | None:
+def lift_line(fd: int, path: str, offset: int,
+              limit: int | None = None) -> tuple[bytes, int, bool] | None:
     """The skeleton of the line that starts at byte `offset`, where it ends (the offset of
-    its line end, or of the end of the file) and whether it has a line end; None when the
-    line is not one of JSON strings this can read (then it is read as it is)."""
-    return _skeleton(fd, path, offset, None)
+    its line end, or of the end of the file, or of `limit` when the file is read as if it
+    ended there) and whether it has a line end; None when the line is not one of JSON
+    strings this can read (then it is read as it is).
+
+    A line lifted before from the file as it is now is not read again (a scan that reads a
+    file twice, as the opencode run reader's does, lifts each huge line once)."""
+    stamp = _stamp(fd)
+    stop = stamp[1] if limit is None else min(limit, stamp[1])
+    kept = _LINES.get((path, offset))
+    if kept is not None and kept[0] == stamp:
+        _, done = kept
+        if (done[1] < stop) if done[2] else (done[1] == stop):
+            return done  # (the same bytes up to the same end: the same skeleton)
+    found = _skeleton(fd, path, offset, limit, line=True)
+    if found is not None:
+        _LINES[(path, offset)] = (stamp, found)
+    return found
+
+
+_LINES: dict[tuple[str, int], tuple[tuple[int, int, int], tuple[bytes, int, bool]]] = {}
+"""Each line lifted (`lift_line`), by (path, offset): the file's stamp then, and what
+`lift_line` gave (a few kilobytes: the skeleton, kept by `lifted` too)."""
 
 
 def lift_span(fd: int, path: str, offset: int, length: int) -> bytes | None:
@@ -104,19 +124,19 @@ def lift_span(fd: int, path: str, offset: int, length: int) -> bytes | None:
     kept = lifted.kept_record(path, offset)
     if kept is not None and kept[0] == _stamp(fd):
         return kept[1]
-    found = _skeleton(fd, path, offset, offset + length)
+    found = _skeleton(fd, path, offset, offset + length, line=False)
     return None if found is None else found[0]
 
 
-def _skeleton(fd: int, path: str, offset: int,
-              limit: int | None) -> tuple[bytes, int, bool] | None:
-    """`lift_line` (`limit` None: to the line's end) or `lift_span` (to `limit`)."""
+def _skeleton(fd: int, path: str, offset: int, limit: int | None,
+              line: bool) -> tuple[bytes, int, bool] | None:
+    """`lift_line` (`line`: to the line's end, or `limit`) or `lift_span` (to `limit`)."""
     stamp = _stamp(fd)
     buffer = _Buffer(fd, offset, limit)
-    outside = _OUTSIDE if limit is None else _OUTSIDE_SPAN
+    outside = _OUTSIDE if line else _OUTSIDE_SPAN
     out = bytearray()
     at = 0
-    ended = limit is not None
+    ended = not line
     while True:
         match = outside.match(buffer.data, at)
         assert match is not None
@@ -230,7 +250,8 @@ def _dumps(value: str) -> bytes:
 
 
 def lift_at(handle: Any, offset: int) -> tuple[bytes, int, bool] | None:
-    """`lift_line` on an open file object (None when it has no descriptor or path)."""
+    """`lift_line` on an open file object (None when it has no descriptor or path); a
+    handle read as if the file ended at byte `handle.cap` is lifted no further."""
     name = getattr(handle, "name", None)
     try:
         fd = handle.fileno()
@@ -238,4 +259,5 @@ def lift_at(handle: Any, offset: int) -> tuple[bytes, int, bool] | None:
         return None
     if not isinstance(name, str):
         return None
-    return lift_line(fd, os.path.abspath(name), offset)
+    cap = getattr(handle, "cap", None)
+    return lift_line(fd, os.path.abspath(name), offset, cap if isinstance(cap, int) else None)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
+from replay.core.readers import huge_strings
 from replay.core.readers._opencode_parts import error_words, part_from_opencode
 from replay.core.readers.base import (
     EMPTY_FILE,
@@ -292,11 +293,18 @@ def late_events(path: str, lines: Iterable[tuple[bytes, int, int]]) -> LateEvent
 
 
 class _Capped:
-    """A binary file read as if it ended at `size` (what the first pass saw of it)."""
+    """A binary file read as if it ended at `size` (what the first pass saw of it). It has
+    the file's `name` and `fileno()`, and says where it ends (`cap`), so a huge line is
+    lifted from it as from the file (`huge_strings.lift_at`), no further than the cap."""
 
     def __init__(self, handle: BinaryIO, size: int) -> None:
         self._handle = handle
         self._size = size
+        self.name = handle.name
+        self.cap = size
+
+    def fileno(self) -> int:
+        return self._handle.fileno()
 
     def seek(self, offset: int, whence: int = 0) -> int:
         return self._handle.seek(offset, whence)
@@ -325,8 +333,12 @@ def scan_feed(path: Path) -> RecordFeed:
     """
     try:
         with open(path, "rb") as handle:
-            late = late_events(str(path), iter_lines(handle, views=True))
-            size = handle.tell()
+            # A line of megabytes (one huge text part) is read as its skeleton, as the
+            # second pass reads it: only its event's type and message id are wanted here.
+            late = late_events(str(path), iter_lines(handle, views=True,
+                                                     lift=huge_strings.enabled()))
+            # (past a huge last line without a line end, the handle stands one byte on)
+            size = min(handle.tell(), os.fstat(handle.fileno()).st_size)
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
     builder = RunBuilder(str(path))
@@ -340,8 +352,10 @@ def _capped_lines(path: Path, size: int) -> Iterator[tuple[bytes, int, int]]:
     except OSError as error:
         raise UnreadablePath.of(path, error) from None
     with handle:
-        # Views into one buffer: each event is decoded before the next is read.
-        yield from iter_lines(_Capped(handle, size), views=True)  # type: ignore[arg-type]
+        # Views into one buffer: each event is decoded before the next is read; a huge
+        # line is lifted (its huge strings left in the file) as a whole read lifts it.
+        yield from iter_lines(_Capped(handle, size), views=True,  # type: ignore[arg-type]
+                              lift=huge_strings.enabled())
 
 
 def read_back_turn(path: str, spans: tuple[tuple[int, int], ...], records: list[bytes],

@@ -474,14 +474,24 @@ def looks_like_specstory(head: bytes) -> bool:
     """True when the first message header comes after nothing but a preamble (comments, a
     title, Cursor's export line, blank lines): a markdown note that only quotes a header, or
     shows one inside a code block, is not a chat."""
-    text = head.removeprefix(BOM).decode("utf-8", errors="replace")
     seen = 0
     in_comment = False
-    for line in text.splitlines()[: SNIFF_PREAMBLE_LINES * 4]:
-        stripped = line.strip()
+    # The lines of `head.removeprefix(BOM).decode(errors="replace").splitlines()`, found in
+    # the bytes one at a time: the head is not decoded whole (a one-line document's is 16
+    # MiB), and a line is looked for only when the ones before it did not settle it.
+    start = len(BOM) if head.startswith(BOM) else 0
+    for _ in range(SNIFF_PREAMBLE_LINES * 4):
+        if start >= len(head):
+            break
+        if not in_comment and head[start] < 0x80 and head[start] not in _MAY_OPEN:
+            return False  # (what the line starts with says no, however long it is)
+        found = _LINE_BREAKS.search(head, start)
+        stop = len(head) if found is None else found.start()
+        raw, start = head[start:stop], len(head) if found is None else found.end()
         if in_comment:
-            in_comment = "-->" not in stripped
+            in_comment = b"-->" not in raw  # (ASCII: decoded or not, the same)
             continue
+        stripped = raw.decode("utf-8", errors="replace").strip()
         if not stripped:
             continue
         if header_of(stripped) is not None:
@@ -497,6 +507,14 @@ def looks_like_specstory(head: bytes) -> bool:
             continue
         return False
     return False
+
+
+_MAY_OPEN = b"_<#-" + bytes(byte for byte in range(0x80) if chr(byte).isspace())
+"""The ASCII bytes a line `looks_like_specstory` does not turn down may start with: a
+header's, a comment's, a title's, a separator's, or white space before them."""
+_LINE_BREAKS = re.compile(rb"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+"""Where `str.splitlines` splits a decoded text, in its UTF-8 bytes (each of these always
+decodes to a line break, whatever comes before it)."""
 
 
 def _sniff(path: Path, head: bytes) -> bool:

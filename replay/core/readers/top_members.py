@@ -31,7 +31,11 @@ _WHITE = b" \t\n\r\x0b\x0c"
 """What `bytes.strip` strips."""
 
 _last: tuple[bytes, int, int, dict[str, msgspec.Raw] | None] | None = None
-"""The last line split (head, start, end, members): the sniffers ask in turn of one head."""
+"""The last line split (head, start, end, members): the sniffers ask in turn of one head.
+It holds the head (its members are views into it): `forget` once the head is judged."""
+
+_CUT = "truncated"
+"""What msgspec's error says of input that ends inside its value."""
 
 
 def line_spans(head: bytes, limit: int) -> list[tuple[int, int]]:
@@ -55,17 +59,30 @@ def line_spans(head: bytes, limit: int) -> list[tuple[int, int]]:
 
 def members(head: bytes, start: int, end: int) -> dict[str, msgspec.Raw] | None:
     """The top-level members of the JSON object `head[start:end]`, each value as its raw
-    bytes; None when it is not an object msgspec can read (parse it whole to know more)."""
+    bytes; None when it is not an object msgspec can read (parse it whole to know more).
+
+    An object that stops before its end (the first line of a one-line document, cut where
+    the head ends) has no members to tell: `{}`, as no parse would read it either (parsing
+    it whole only to fail held copies of it: orjson's error keeps the text it failed on)."""
     global _last
     last = _last
     if last is not None and last[0] is head and last[1] == start and last[2] == end:
         return last[3]
+    found: dict[str, msgspec.Raw] | None
     try:
         found = _MEMBERS.decode(memoryview(head)[start:end])
-    except (msgspec.DecodeError, RecursionError):
+    except msgspec.DecodeError as error:
+        found = {} if _CUT in str(error) else None
+    except RecursionError:
         found = None
     _last = (head, start, end, found)
     return found
+
+
+def forget() -> None:
+    """Let go of the last line split (and of the head it is part of)."""
+    global _last
+    _last = None
 
 
 def member_string(value: msgspec.Raw | None) -> str | None:
