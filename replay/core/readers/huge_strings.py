@@ -246,7 +246,9 @@ def _dumps(value: str) -> bytes:
     except TypeError:
         import json
 
-        return json.dumps(value).encode()  # a lone surrogate
+        # A lone surrogate, written as the line had it: escaped, a lone high and a lone
+        # low one side by side would read back as one pair (another character).
+        return json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def lift_at(handle: Any, offset: int) -> tuple[bytes, int, bool] | None:
