@@ -728,9 +728,8 @@ class LongText:
         piece of it that no escape can make (a 50 MB message was cleaned whole: 2.4 s), and
         only the row of each is made (the rows counted up to it), until one holds it."""
         from replay.core.escaped_find import find
-        from replay.core.safe import escape_controls
 
-        wanted = escape_controls(needle).lower()
+        wanted = shown(needle).lower()
         core = wanted.strip()  # (what is in the row's text, not its margin or padding)
         if not core:  # white space alone: row by row
             return next((row for row in self._every_row() if wanted in self._row_text(row)),
