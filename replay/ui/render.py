@@ -505,10 +505,12 @@ class LongText:
                 length += len(piece)
             else:
                 self._as_is = False
+                # (tabs alone: the text is its own shape, nothing to escape)
+                shaped = escaped_shape if has_controls(piece) else str
                 for step in range(0, len(piece), self._STEP):
                     raw.append(at + step - begin)
                     shown.append(length)
-                    shape = escaped_shape(piece[step:step + self._STEP])
+                    shape = shaped(piece[step:step + self._STEP])
                     if "\t" in shape:
                         lead = length % 8
                         shape = (" " * lead + shape).expandtabs(8)[lead:]
