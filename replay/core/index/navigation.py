@@ -234,6 +234,7 @@ class Navigator:
             return None
         total = len(turns)
         direction = 1 if forward else -1
+        whole = self.whole_parts  # (one bound method, not one a turn)
         candidates = turns.lines_with(query) if isinstance(turns, TurnColumns) else None
         if candidates is not None:
             # Only turns whose records hold the words can match: read those back, in order.
@@ -244,12 +245,12 @@ class Navigator:
                 chain(range(low - 1, -1, -1), range(len(candidates) - 1, cut - 1, -1))
             order = chain(map(candidates.__getitem__, positions), [start] if low < cut else [])
             return next((index for index in order if not stop()
-                         and turn_holds(turns[index], needle, stop, self.whole_parts)), None)
+                         and turn_holds(turns[index], needle, stop, whole)), None)
         for offset in range(1, total + 1):
             index = (start + direction * offset) % total
             if stop():
                 return None
-            if turn_holds(turns[index], needle, stop, self.whole_parts):
+            if turn_holds(turns[index], needle, stop, whole):
                 return index
         return None
 
@@ -284,11 +285,12 @@ class Navigator:
         if not needle:
             return
         turns = self.session.turns
+        whole = self.whole_parts  # (one bound method, not one a turn)
         candidates = turns.lines_with(query) if isinstance(turns, TurnColumns) else None
         for index in range(len(turns)) if candidates is None else candidates:
             if stop():
                 return
-            if turn_holds(turns[index], needle, stop, self.whole_parts) and not stop():
+            if turn_holds(turns[index], needle, stop, whole) and not stop():
                 yield index
 
     def delay_after(self, index: int, speed: float, idle_cap: float) -> float:
