@@ -118,6 +118,10 @@ _STATUS = {"completed": "completed", "in_progress": "running", "searching": "run
            "failed": "error", "incomplete": "error"}
 """Codex item statuses in the vocabulary of `Part.status`."""
 
+HELD_PROMPTS = 8
+"""Whole texts of shortened prompts kept while they wait for their other copy (the item or
+the event): the latest ones, the copies being a record or a few apart."""
+
 
 def _content_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
     """Parts of a message's `content`: a string or a list of typed items."""
@@ -297,6 +301,10 @@ class CodexBuilder:
         it left the index's tail."""
         self._unconfirmed: list[Turn] = []
         self._awaiting_item: Turn | None = None
+        self._prompts: dict[int, str] = {}
+        """The whole text of a shortened prompt waiting for its other copy, by turn index:
+        its turn holds only the head, and the copy holds the whole (an event after its item
+        is compared with the item's whole text, not with a 400-character head)."""
         self._events_mode = False
         self._model: str | None = None
         self._ids: set[str] = set()
@@ -580,6 +588,20 @@ class CodexBuilder:
                 self._demote(turn)
         self._unconfirmed.clear()
         self._awaiting_item = None
+        self._prompts.clear()
+
+    def _hold(self, turn: Turn, text: str) -> None:
+        """Keep the whole text of a prompt whose turn holds only its head."""
+        if not any(part.shortened for part in turn.parts):
+            return
+        if len(self._prompts) >= HELD_PROMPTS:
+            del self._prompts[next(iter(self._prompts))]
+        self._prompts[turn.index] = text
+
+    def _prompt_text(self, turn: Turn) -> str:
+        """The whole text of a waiting prompt (its turn's text when it was not shortened)."""
+        held = self._prompts.get(turn.index)
+        return held if held is not None else _plain(self._live(turn).parts)
 
     def _demote(self, turn: Turn) -> None:
         turn = self._live(turn)
@@ -687,16 +709,17 @@ class CodexBuilder:
             self._system(parts, item, stamp, span, lineno)
             return
         awaiting = self._awaiting_item
-        if awaiting is not None:
+        if awaiting is not None and _same_prompt(self._prompt_text(awaiting), text):
             awaiting = self._live(awaiting)
-        if awaiting is not None and _same_prompt(_plain(awaiting.parts), text):
             self._awaiting_item = None
+            self._prompts.pop(awaiting.index, None)
             self._add_span(awaiting, span)
             self._changed(awaiting)
             return
         self._close()
         turn = self._new_turn("user", lineno, stamp, item.get("id"))
         self._extend(turn, parts, span)
+        self._hold(turn, text)
         self._unconfirmed.append(turn)
         self._last_assistant = None
 
@@ -707,10 +730,11 @@ class CodexBuilder:
         text = message if isinstance(message, str) else ""
         match = None
         for turn in reversed(self._unconfirmed):
-            if _same_prompt(text, _plain(self._live(turn).parts)):
+            if _same_prompt(text, self._prompt_text(turn)):
                 match = turn
                 break
         for turn in self._unconfirmed:
+            self._prompts.pop(turn.index, None)
             if turn is not match:
                 self._demote(turn)
         self._unconfirmed.clear()
@@ -729,6 +753,7 @@ class CodexBuilder:
             parts.append(Part(Kind.IMAGE, name=str(image)))
         turn = self._new_turn("user", lineno, stamp)
         self._extend(turn, parts, span)
+        self._hold(turn, text)
         self._awaiting_item = turn
         self._last_assistant = None
 
