@@ -81,20 +81,31 @@ class EncodedList(Sequence[Any]):
         """Bytes held, compressed."""
         return sum(map(len, self.batches()))
 
+    def _texts(self) -> Iterator[bytes]:
+        """Each batch's elements as JSON joined by commas, in order: the closed batches
+        decompressed, the open one as it is (not compressed to be decompressed at once: a
+        history of many short chats writes a report per chat, each fewer elements than a
+        batch holds). What the list holds when it is called is what it gives."""
+        closed, opened = list(self._batches), list(self._open)
+        for batch in closed:
+            yield zlib.decompress(batch)
+        if opened:
+            yield b",".join(opened)
+
     def pieces(self) -> Iterator[bytes]:
         """The array's JSON text in pieces (`[`, each batch's elements, `]`), unescaped, as
         `safe.json_bytes` writes the whole list."""
         yield b"["
-        for number, batch in enumerate(self.batches()):
-            yield (b"," if number else b"") + zlib.decompress(batch)
+        for number, text in enumerate(self._texts()):
+            yield (b"," if number else b"") + text
         yield b"]"
 
     def __len__(self) -> int:
         return self._count
 
     def __iter__(self) -> Iterator[Any]:
-        for batch in self.batches():
-            yield from orjson.loads(b"[" + zlib.decompress(batch) + b"]")
+        for text in self._texts():
+            yield from orjson.loads(b"[" + text + b"]")
 
     @overload
     def __getitem__(self, key: int) -> Any: ...
