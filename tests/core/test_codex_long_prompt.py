@@ -100,3 +100,23 @@ def test_a_long_prompt_is_judged_as_a_short_one(tmp_path: Path, order: str) -> N
         shapes.append(_turns(_rollout(folder, [first, second])))
     assert shapes[0] == shapes[1]
     assert shapes[0] != EXPECTED
+
+
+def test_whole_prompts_held_are_few(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prompts that never get their event (a rollout of items only) are not all kept
+    whole: the latest `HELD_PROMPTS`, within `HELD_CHARS`, the latest one always."""
+    builder = codex.CodexBuilder(str(tmp_path / "rollout.jsonl"))
+    held = []
+    for number in range(40):
+        record = json.dumps(user_item(f"{number} {LONG}")).encode()
+        builder.feed(record, 0, number + 1)
+        held.append(len(builder._prompts))
+    assert max(held) == codex.HELD_PROMPTS
+    monkeypatch.setattr(codex, "HELD_CHARS", 3 * len(LONG))
+    builder.feed(json.dumps(user_item(HUGE)).encode(), 0, 41)
+    assert list(builder._prompts.values()) == [HUGE]
+    builder.feed(json.dumps(user_event(HUGE)).encode(), 0, 42)
+    assert not builder._prompts
+    builder.finish()
+    last = builder.session.turns[-1]
+    assert last.role == "user" and last.source is not None and len(last.source.spans) == 2

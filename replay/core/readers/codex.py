@@ -121,6 +121,9 @@ _STATUS = {"completed": "completed", "in_progress": "running", "searching": "run
 HELD_PROMPTS = 8
 """Whole texts of shortened prompts kept while they wait for their other copy (the item or
 the event): the latest ones, the copies being a record or a few apart."""
+HELD_CHARS = 8 << 20
+"""Characters those texts may take together; the latest one is kept whatever its size (a
+text left in its file (`lifted`) is a placeholder of a few dozen characters)."""
 
 
 def _content_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
@@ -594,9 +597,11 @@ class CodexBuilder:
         """Keep the whole text of a prompt whose turn holds only its head."""
         if not any(part.shortened for part in turn.parts):
             return
-        if len(self._prompts) >= HELD_PROMPTS:
-            del self._prompts[next(iter(self._prompts))]
-        self._prompts[turn.index] = text
+        held = self._prompts
+        held[turn.index] = text
+        while len(held) > 1 and (len(held) > HELD_PROMPTS
+                                 or sum(map(len, held.values())) > HELD_CHARS):
+            del held[next(iter(held))]
 
     def _prompt_text(self, turn: Turn) -> str:
         """The whole text of a waiting prompt (its turn's text when it was not shortened)."""
