@@ -5,6 +5,7 @@ cost a compression and a decompression for nothing."""
 
 from __future__ import annotations
 
+import pickle
 import zlib
 from collections import Counter
 from collections.abc import Callable
@@ -13,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from replay.core.corpus import spill as spill_module
 from replay.core.corpus.encoded import BATCH_BYTES, EncodedList, json_line_pieces
+from replay.core.corpus.spill import SpilledReports, spill
 from replay.core.detection.packed import BATCH, PackedList
 from replay.core.safe import json_line
 
@@ -109,3 +112,33 @@ def test_a_packed_list_read_then_appended_to_finds_every_entry() -> None:
     assert [packed.at(position) for position in range(len(every))] == every
     assert list(packed) == every
     assert list(packed.drain()) == every and len(packed) == 0
+
+
+def test_a_short_encoded_list_is_pickled_without_zlib(
+        zlib_calls: Counter[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report per chat is pickled (spilled to disk, sent from a worker), then written."""
+    monkeypatch.setattr(spill_module, "MEMORY_BYTES", 64 << 10)
+    reports = _reports(3)
+    line = {"path": "history.md", "empty_turns": EncodedList(reports)}
+    back = pickle.loads(pickle.dumps(line, protocol=pickle.HIGHEST_PROTOCOL))
+    assert isinstance(back["empty_turns"], EncodedList)
+    assert b"".join(json_line_pieces(back)) == json_line({**line, "empty_turns": reports})
+    assert zlib_calls == Counter()
+    back["empty_turns"].append(reports[0])
+    assert list(back["empty_turns"]) == [*reports, reports[0]]
+    spilled = spill([{"path": str(number), "empty_turns": EncodedList(reports)}
+                     for number in range(2000)])
+    assert isinstance(spilled, SpilledReports)
+    assert [list(report["empty_turns"]) for report in spilled] == [reports] * 2000
+    assert zlib_calls == Counter()
+
+
+def test_a_long_open_batch_is_pickled_compressed(zlib_calls: Counter[str]) -> None:
+    reports = _reports(200)
+    encoded = EncodedList(reports)
+    assert zlib_calls == Counter()
+    data = pickle.dumps(encoded)
+    assert zlib_calls == Counter(compress=1)
+    assert len(data) < sum(len(json_line(report)) for report in reports) / 4
+    back = pickle.loads(data)
+    assert list(back) == reports and len(back) == 200

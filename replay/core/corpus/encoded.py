@@ -28,6 +28,11 @@ BATCH_BYTES = 64 << 10
 LEVEL = 1
 """zlib's fastest level: a batch of near-identical reports shrinks tenfold at it already."""
 
+RAW_PICKLE_BYTES = 4 << 10
+"""An open batch smaller than this is pickled as it is, not compressed (a report per chat
+of a history of many short chats: spilled, then written, it was compressed and
+decompressed each time for a few hundred bytes)."""
+
 
 class EncodedList(Sequence[Any]):
     """A list of JSON values (dicts, lists, scalars) held encoded and compressed; appended one
@@ -143,8 +148,18 @@ class EncodedList(Sequence[Any]):
         return f"EncodedList({self._count} elements, {self.encoded_size():,} bytes)"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled (a worker's result for the parent) as the compressed batches.
-        return (EncodedList.from_batches, (list(self.batches()), self._count))
+        # Pickled (a worker's result for the parent, a spilled report) as the compressed
+        # batches, a small open batch as its elements.
+        if self._open_bytes >= RAW_PICKLE_BYTES:
+            self._close()
+        return (_unpickled, (list(self._batches), self._count, list(self._open)))
+
+
+def _unpickled(batches: list[bytes], count: int, opened: list[bytes]) -> EncodedList:
+    made = EncodedList.from_batches(batches, count)
+    made._open = opened
+    made._open_bytes = sum(len(data) + 1 for data in opened)
+    return made
 
 
 def json_line_pieces(value: Any) -> Iterator[bytes]:
