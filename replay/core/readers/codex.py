@@ -4,7 +4,8 @@ How records become turns (the Codex TUI's view of a session):
 
 * A **user turn** is one prompt. Codex writes it twice, as a `response_item` message with
   role user and as an `event_msg` `user_message`; the two are merged into one turn, in
-  whichever order they come.
+  whichever order they come (every real rollout writes the item first), compared on their
+  whole texts (a turn keeps a shortened prompt's head: the whole waits with it).
 * Injected context is not the person's words: role `developer`/`system` messages and role
   user items that open with a known harness wrapper (`<environment_context>`,
   `# AGENTS.md instructions`, ...) become **system turns** with `is_meta=True`. Sanitised
