@@ -28,6 +28,11 @@ BATCH_BYTES = 64 << 10
 LEVEL = 1
 """zlib's fastest level: a batch of near-identical reports shrinks tenfold at it already."""
 
+RAW_PICKLE_BYTES = 4 << 10
+"""An open batch smaller than this is pickled as it is, not compressed (a report per chat
+of a history of many short chats: spilled, then written, it was compressed and
+decompressed each time for a few hundred bytes)."""
+
 
 class EncodedList(Sequence[Any]):
     """A list of JSON values (dicts, lists, scalars) held encoded and compressed; appended one
@@ -81,20 +86,31 @@ class EncodedList(Sequence[Any]):
         """Bytes held, compressed."""
         return sum(map(len, self.batches()))
 
+    def _texts(self) -> Iterator[bytes]:
+        """Each batch's elements as JSON joined by commas, in order: the closed batches
+        decompressed, the open one as it is (not compressed to be decompressed at once: a
+        history of many short chats writes a report per chat, each fewer elements than a
+        batch holds). What the list holds when it is called is what it gives."""
+        closed, opened = list(self._batches), list(self._open)
+        for batch in closed:
+            yield zlib.decompress(batch)
+        if opened:
+            yield b",".join(opened)
+
     def pieces(self) -> Iterator[bytes]:
         """The array's JSON text in pieces (`[`, each batch's elements, `]`), unescaped, as
         `safe.json_bytes` writes the whole list."""
         yield b"["
-        for number, batch in enumerate(self.batches()):
-            yield (b"," if number else b"") + zlib.decompress(batch)
+        for number, text in enumerate(self._texts()):
+            yield (b"," if number else b"") + text
         yield b"]"
 
     def __len__(self) -> int:
         return self._count
 
     def __iter__(self) -> Iterator[Any]:
-        for batch in self.batches():
-            yield from orjson.loads(b"[" + zlib.decompress(batch) + b"]")
+        for text in self._texts():
+            yield from orjson.loads(b"[" + text + b"]")
 
     @overload
     def __getitem__(self, key: int) -> Any: ...
@@ -132,8 +148,18 @@ class EncodedList(Sequence[Any]):
         return f"EncodedList({self._count} elements, {self.encoded_size():,} bytes)"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled (a worker's result for the parent) as the compressed batches.
-        return (EncodedList.from_batches, (list(self.batches()), self._count))
+        # Pickled (a worker's result for the parent, a spilled report) as the compressed
+        # batches, a small open batch as its elements.
+        if self._open_bytes >= RAW_PICKLE_BYTES:
+            self._close()
+        return (_unpickled, (list(self._batches), self._count, list(self._open)))
+
+
+def _unpickled(batches: list[bytes], count: int, opened: list[bytes]) -> EncodedList:
+    made = EncodedList.from_batches(batches, count)
+    made._open = opened
+    made._open_bytes = sum(len(data) + 1 for data in opened)
+    return made
 
 
 def json_line_pieces(value: Any) -> Iterator[bytes]:

@@ -120,24 +120,30 @@ class PackedList:
             self._close()
 
     def _close(self) -> None:
+        # Only a full batch is closed: batch `n` holds entries `n * BATCH` on (`at`).
         if self._open:
             self._batches.append(zlib.compress(marshal.dumps(self._open), 1))
             self._open = []
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        """Every entry in order, as new objects (the list keeps them)."""
-        self._close()
-        for batch in self._batches:
+        """Every entry in order, as new objects (the list keeps them). The open batch is read
+        as it is (see `drain`)."""
+        closed, opened = list(self._batches), list(self._open)
+        for batch in closed:
             for entry in marshal.loads(zlib.decompress(batch)):
                 yield tuple(_rich(value) for value in entry)
+        for entry in opened:
+            yield tuple(_rich(value) for value in entry)
 
     def at(self, position: int) -> tuple[Any, ...]:
         """Entry `position` (from 0), as new objects."""
         if not 0 <= position < self._count:
             raise IndexError(f"entry {position} of {self._count}")
-        self._close()
-        entry = marshal.loads(zlib.decompress(self._batches[position // BATCH]))[
-            position % BATCH]
+        batch, within = divmod(position, BATCH)
+        if batch < len(self._batches):
+            entry = marshal.loads(zlib.decompress(self._batches[batch]))[within]
+        else:
+            entry = self._open[position - len(self._batches) * BATCH]
         return tuple(_rich(value) for value in entry)
 
     def drain(self) -> Iterator[tuple[Any, ...]]:

@@ -4,7 +4,8 @@ How records become turns (the Codex TUI's view of a session):
 
 * A **user turn** is one prompt. Codex writes it twice, as a `response_item` message with
   role user and as an `event_msg` `user_message`; the two are merged into one turn, in
-  whichever order they come.
+  whichever order they come (every real rollout writes the item first), compared on their
+  whole texts (a turn keeps a shortened prompt's head: the whole waits with it).
 * Injected context is not the person's words: role `developer`/`system` messages and role
   user items that open with a known harness wrapper (`<environment_context>`,
   `# AGENTS.md instructions`, ...) become **system turns** with `is_meta=True`. Sanitised
@@ -117,6 +118,13 @@ _STATE_SNIFF = re.compile(rb'\{\s*"record_type"\s*:')
 _STATUS = {"completed": "completed", "in_progress": "running", "searching": "running",
            "failed": "error", "incomplete": "error"}
 """Codex item statuses in the vocabulary of `Part.status`."""
+
+HELD_PROMPTS = 8
+"""Whole texts of shortened prompts kept while they wait for their other copy (the item or
+the event): the latest ones, the copies being a record or a few apart."""
+HELD_CHARS = 8 << 20
+"""Characters those texts may take together; the latest one is kept whatever its size (a
+text left in its file (`lifted`) is a placeholder of a few dozen characters)."""
 
 
 def _content_parts(content: Any, *, synthetic: bool = False) -> list[Part]:
@@ -297,6 +305,10 @@ class CodexBuilder:
         it left the index's tail."""
         self._unconfirmed: list[Turn] = []
         self._awaiting_item: Turn | None = None
+        self._prompts: dict[int, str] = {}
+        """The whole text of a shortened prompt waiting for its other copy, by turn index:
+        its turn holds only the head, and the copy holds the whole (an event after its item
+        is compared with the item's whole text, not with a 400-character head)."""
         self._events_mode = False
         self._model: str | None = None
         self._ids: set[str] = set()
@@ -580,6 +592,22 @@ class CodexBuilder:
                 self._demote(turn)
         self._unconfirmed.clear()
         self._awaiting_item = None
+        self._prompts.clear()
+
+    def _hold(self, turn: Turn, text: str) -> None:
+        """Keep the whole text of a prompt whose turn holds only its head."""
+        if not any(part.shortened for part in turn.parts):
+            return
+        held = self._prompts
+        held[turn.index] = text
+        while len(held) > 1 and (len(held) > HELD_PROMPTS
+                                 or sum(map(len, held.values())) > HELD_CHARS):
+            del held[next(iter(held))]
+
+    def _prompt_text(self, turn: Turn) -> str:
+        """The whole text of a waiting prompt (its turn's text when it was not shortened)."""
+        held = self._prompts.get(turn.index)
+        return held if held is not None else _plain(self._live(turn).parts)
 
     def _demote(self, turn: Turn) -> None:
         turn = self._live(turn)
@@ -687,16 +715,17 @@ class CodexBuilder:
             self._system(parts, item, stamp, span, lineno)
             return
         awaiting = self._awaiting_item
-        if awaiting is not None:
+        if awaiting is not None and _same_prompt(self._prompt_text(awaiting), text):
             awaiting = self._live(awaiting)
-        if awaiting is not None and _same_prompt(_plain(awaiting.parts), text):
             self._awaiting_item = None
+            self._prompts.pop(awaiting.index, None)
             self._add_span(awaiting, span)
             self._changed(awaiting)
             return
         self._close()
         turn = self._new_turn("user", lineno, stamp, item.get("id"))
         self._extend(turn, parts, span)
+        self._hold(turn, text)
         self._unconfirmed.append(turn)
         self._last_assistant = None
 
@@ -707,10 +736,11 @@ class CodexBuilder:
         text = message if isinstance(message, str) else ""
         match = None
         for turn in reversed(self._unconfirmed):
-            if _same_prompt(text, _plain(self._live(turn).parts)):
+            if _same_prompt(text, self._prompt_text(turn)):
                 match = turn
                 break
         for turn in self._unconfirmed:
+            self._prompts.pop(turn.index, None)
             if turn is not match:
                 self._demote(turn)
         self._unconfirmed.clear()
@@ -729,6 +759,7 @@ class CodexBuilder:
             parts.append(Part(Kind.IMAGE, name=str(image)))
         turn = self._new_turn("user", lineno, stamp)
         self._extend(turn, parts, span)
+        self._hold(turn, text)
         self._awaiting_item = turn
         self._last_assistant = None
 
