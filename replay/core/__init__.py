@@ -3,8 +3,8 @@
 Nothing in this package imports Textual or Rich; headless commands and tests use it directly.
 A session goes through the stages in `STAGES` order, and a stage imports only the stages
 before it (and the utilities at the top of this package: `safe`, `escaped_find`, `files`,
-`atomic`, `paths`), never a later one; `tests/core/test_layering.py` keeps it so. Each stage package's
-docstring says what it holds.
+`atomic`, `paths`), never a later one; `tests/core/test_layering.py` keeps it so. Each stage
+package's docstring says what it holds.
 
 - `session`: the data model of a transcript (turns, parts, references to a turn), the
   harness's wrapper text, the label set.
