@@ -48,7 +48,7 @@ async def test_ctrl_end_after_o_counts_between_frames_and_a_key_replaces_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A block a tenth of a second: the count takes many frames, as 50 MB do on any machine.
     monkeypatch.setattr(TurnLines, "COUNT_EVERY", 0.1)
-    monkeypatch.setattr(TurnLines, "JUMP_EVERY", 0.1)
+    monkeypatch.setattr(TurnLines, "JUMP_EVERY", 0.1, raising=False)
     monkeypatch.setattr(TurnLines, "COUNT_FOR", 0.0)
     app = build_app(claude_code(tmp_path, TEXT))
     async with app.run_test(size=(80, 40)) as pilot:
@@ -82,3 +82,32 @@ async def test_ctrl_end_after_o_counts_between_frames_and_a_key_replaces_it(
         assert current.scroll_y == current.max_scroll_y
         await pilot.press("k")
         assert current.scroll_y == current.max_scroll_y - 1
+
+
+async def test_a_jump_to_text_on_the_last_line_lands_where_scroll_to_text_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(TurnLines, "COUNT_EVERY", 0.1)
+    monkeypatch.setattr(TurnLines, "COUNT_FOR", 0.0)
+    monkeypatch.setattr(TurnLines, "JUMP_EVERY", 0.1, raising=False)
+    monkeypatch.setattr(TurnLines, "JUMP_FOR", 0.0, raising=False)
+    app = build_app(claude_code(tmp_path, TEXT))
+    async with app.run_test(size=(80, 40)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        screen.go(1)
+        await pilot.pause()
+        await pilot.press("o")
+        current = screen.query_one("#current", TurnLines)
+        (_, _, long), = current._long
+        seen = cleaned(monkeypatch)
+        current.jump_to_text("THE LAST line [/]")
+        # the line is found without counting rows: they are counted between frames
+        assert seen[0] <= 4 * 4 * BLOCK, seen[0]
+        assert not long.done and current.scroll_y == 0
+        await wait_until(pilot, lambda: current.scroll_y > 0, rounds=3000)
+        landed = current.scroll_y
+        assert any("the last line [/] ␛[ESC][1m" in row for row in _shown(current))
+        current.scroll_home(animate=False, immediate=True)
+        current.scroll_to_text("THE LAST line [/]")  # in one go, as main did
+        assert current.scroll_y == landed

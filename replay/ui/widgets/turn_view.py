@@ -440,7 +440,8 @@ class TurnLines(ScrollView, can_focus=False):
         self._jump = Jump(make, make())
         self._advance_jump(early=True)
         if self._jump is not None:
-            self._jumping = self.set_interval(self.JUMP_EVERY, self._count_more)
+            self._jumping = self.set_interval(self.JUMP_EVERY,
+                                              lambda: self._count_more(self.JUMP_FOR))
 
     def _advance_jump(self, early: bool = False) -> None:
         """Take the waiting jump's next steps: it lands once the rows it needs are counted
@@ -520,11 +521,14 @@ class TurnLines(ScrollView, can_focus=False):
     COUNT_FOR = 0.04
     """Seconds of counting at a time: keys are still answered in between."""
     JUMP_EVERY = 0.01
-    """Seconds between two pieces of counting while a jump waits (a key waits for one)."""
+    """Seconds between two pieces of counting while a jump waits."""
+    JUMP_FOR = 0.08
+    """Seconds of counting at a time while a jump waits (a key waits at most that long)."""
 
-    def _count_more(self) -> None:
-        """Count more rows of the long texts not counted whole (the scroll bar grows)."""
-        stop = time.perf_counter() + self.COUNT_FOR
+    def _count_more(self, seconds: float | None = None) -> None:
+        """Count more rows of the long texts not counted whole (the scroll bar grows), for
+        `COUNT_FOR` seconds unless told."""
+        stop = time.perf_counter() + (self.COUNT_FOR if seconds is None else seconds)
         for _, _, long in self._long:
             if not long.done:
                 long.count_for(max(0.0, stop - time.perf_counter()))
