@@ -2,8 +2,8 @@
 
 Nothing in this package imports Textual or Rich; headless commands and tests use it directly.
 A session goes through the stages in `STAGES` order, and a stage imports only the stages
-before it (and the utilities at the top of this package: `safe`, `files`, `atomic`,
-`paths`), never a later one; `tests/core/test_layering.py` keeps it so. Each stage package's
+before it (and the utilities at the top of this package: `safe`, `escaped_find`, `files`,
+`atomic`, `paths`), never a later one; `tests/core/test_layering.py` keeps it so. Each stage package's
 docstring says what it holds.
 
 - `session`: the data model of a transcript (turns, parts, references to a turn), the
@@ -36,5 +36,5 @@ STAGES: tuple[str, ...] = (
 )
 """The stage packages in the order a session passes through them."""
 
-UTILITIES: tuple[str, ...] = ("safe", "files", "atomic", "paths")
+UTILITIES: tuple[str, ...] = ("safe", "escaped_find", "files", "atomic", "paths")
 """Modules at the top of the core that every stage may import; they import no stage."""

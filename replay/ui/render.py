@@ -505,10 +505,12 @@ class LongText:
                 length += len(piece)
             else:
                 self._as_is = False
+                # (tabs alone: the text is its own shape, nothing to escape)
+                shaped = escaped_shape if has_controls(piece) else str
                 for step in range(0, len(piece), self._STEP):
                     raw.append(at + step - begin)
                     shown.append(length)
-                    shape = escaped_shape(piece[step:step + self._STEP])
+                    shape = shaped(piece[step:step + self._STEP])
                     if "\t" in shape:
                         lead = length % 8
                         shape = (" " * lead + shape).expandtabs(8)[lead:]
@@ -751,9 +753,8 @@ class LongText:
         line as it likes (`TurnLines` between frames); a needle of white space alone counts
         its rows itself."""
         from replay.core.escaped_find import find
-        from replay.core.safe import escape_controls
 
-        wanted = escape_controls(needle).lower()
+        wanted = shown(needle).lower()
         core = wanted.strip()  # (what is in the row's text, not its margin or padding)
         if not core:  # white space alone: row by row
             return next((row for row in self._every_row() if wanted in self._row_text(row)),

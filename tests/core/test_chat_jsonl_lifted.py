@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from replay import cli
-from replay.core.readers import huge_strings
 from replay.core.readers.chat_jsonl import READER
 from replay.core.session import lifted
+
+from .test_scan_lift import lowered, scanned_both_ways
 
 TEXT = "word " * 12 + "\n"
 
@@ -24,16 +24,9 @@ def _chat(path: Path, text: str) -> Path:
     return path
 
 
-def _lowered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(huge_strings, "_ENABLED", [True])
-    monkeypatch.setattr(huge_strings, "HUGE_LINE_BYTES", 16 << 10)
-    monkeypatch.setattr(huge_strings, "WHOLE_BYTES", 32 << 10)
-    monkeypatch.setattr(huge_strings, "LIFT_BYTES", 4 << 10)
-
-
 def test_the_scan_feed_leaves_a_huge_message_in_its_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _lowered(monkeypatch)
+    lowered(monkeypatch)
     text = TEXT * 5000 + "the last line\n"
     path = _chat(tmp_path / "big.chat.jsonl", text)
     assert READER.record_feed is not None
@@ -52,12 +45,5 @@ def test_a_scan_reports_the_lifted_message_as_it_does_decoded(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     path = _chat(tmp_path / "big.chat.jsonl", TEXT * 7000 + "why did you stop? continue\n")
-    monkeypatch.setattr(huge_strings, "_ENABLED", [False])
-    monkeypatch.setattr(huge_strings, "enable", lambda on=True: None)  # (scan turns it on)
-    assert cli.main(["scan", "--json", "--no-cache", str(path)]) == 0
-    decoded = capsys.readouterr().out
-    _lowered(monkeypatch)
-    before = len(lifted._TEXTS)
-    assert cli.main(["scan", "--json", "--no-cache", str(path)]) == 0
-    assert capsys.readouterr().out == decoded
-    assert len(lifted._TEXTS) > before
+    decoded, left = scanned_both_ways(path, capsys, monkeypatch)
+    assert left == decoded

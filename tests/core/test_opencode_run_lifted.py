@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from replay import cli
 from replay.core.readers import huge_strings, opencode_run
 from replay.core.session import lifted
+
+from .test_scan_lift import lowered, scanned_both_ways
 
 TEXT = "word " * 12 + "\n"
 
@@ -45,10 +46,7 @@ def _fed(path: Path) -> opencode_run.RunBuilder:
 @pytest.mark.parametrize("end", ["\n", ""])
 def test_a_huge_text_part_is_left_in_its_file_and_reads_back_exactly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, end: str) -> None:
-    monkeypatch.setattr(huge_strings, "_ENABLED", [True])
-    monkeypatch.setattr(huge_strings, "HUGE_LINE_BYTES", 16 << 10)
-    monkeypatch.setattr(huge_strings, "WHOLE_BYTES", 32 << 10)
-    monkeypatch.setattr(huge_strings, "LIFT_BYTES", 4 << 10)
+    lowered(monkeypatch)
     text = TEXT * 5000 + "the last line\n"
     # The huge part last too (its line maybe without a line end): the cap is where it ends.
     path = _run(tmp_path / "run.jsonl", text, end)
@@ -89,26 +87,13 @@ def test_a_scan_reports_the_lifted_part_as_it_does_decoded(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     path = _run(tmp_path / "run.jsonl", TEXT * 7000 + "why did you stop? please continue\n")
-    monkeypatch.setattr(huge_strings, "_ENABLED", [False])
-    monkeypatch.setattr(huge_strings, "enable", lambda on=True: None)  # (scan turns it on)
-    assert cli.main(["scan", "--json", "--no-cache", str(path)]) == 0
-    decoded = capsys.readouterr().out
-    monkeypatch.setattr(huge_strings, "_ENABLED", [True])
-    monkeypatch.setattr(huge_strings, "HUGE_LINE_BYTES", 16 << 10)
-    monkeypatch.setattr(huge_strings, "WHOLE_BYTES", 32 << 10)
-    monkeypatch.setattr(huge_strings, "LIFT_BYTES", 4 << 10)
-    before = len(lifted._TEXTS)
-    assert cli.main(["scan", "--json", "--no-cache", str(path)]) == 0
-    assert capsys.readouterr().out == decoded
-    assert len(lifted._TEXTS) > before
+    decoded, left = scanned_both_ways(path, capsys, monkeypatch)
+    assert left == decoded
 
 
 def test_both_passes_lift_the_huge_line_once_while_the_file_is_unchanged(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(huge_strings, "_ENABLED", [True])
-    monkeypatch.setattr(huge_strings, "HUGE_LINE_BYTES", 16 << 10)
-    monkeypatch.setattr(huge_strings, "WHOLE_BYTES", 32 << 10)
-    monkeypatch.setattr(huge_strings, "LIFT_BYTES", 4 << 10)
+    lowered(monkeypatch)
     lifts: list[int] = []
     skeleton = huge_strings._skeleton
 

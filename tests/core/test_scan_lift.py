@@ -65,6 +65,28 @@ def _scan(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
+def lowered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lift strings past 4 KiB on lines past 16 KiB (a test's file need not be huge)."""
+    monkeypatch.setattr(huge_strings, "_ENABLED", [True])
+    monkeypatch.setattr(huge_strings, "HUGE_LINE_BYTES", 16 << 10)
+    monkeypatch.setattr(huge_strings, "WHOLE_BYTES", 32 << 10)
+    monkeypatch.setattr(huge_strings, "LIFT_BYTES", 4 << 10)
+
+
+def scanned_both_ways(path: Path, capsys: pytest.CaptureFixture[str],
+                      monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """`scan --json` of `path` with its texts decoded, then with them left in the file under
+    the `lowered` thresholds (checking that a text was left there)."""
+    monkeypatch.setattr(huge_strings, "_ENABLED", [False])
+    monkeypatch.setattr(huge_strings, "enable", lambda on=True: None)  # (scan turns it on)
+    decoded = _scan(path, capsys)
+    before = len(lifted._TEXTS)
+    lowered(monkeypatch)
+    left = _scan(path, capsys)
+    assert len(lifted._TEXTS) > before, "no text was left in its file"
+    return decoded, left
+
+
 BODY = LINE * 7000  # 420 KB (past a document's 256 KiB window): lifted under the
 # lowered thresholds below
 CASES: dict[str, list[tuple[str, str]]] = {

@@ -10,32 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from replay.core.readers import huge_strings
-from replay.core.session import lifted
-
-from .test_scan_lift import _scan, chat_json, claude_code, codex
+from .test_scan_lift import chat_json, claude_code, codex, scanned_both_ways
 
 BLANK = "\n" * 300_000
 """Blank lines past the lowered lifting threshold (and the placeholder's head)."""
 PROSE = "word " * 60_000
 
 
-def _lowered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(huge_strings, "HUGE_LINE_BYTES", 16 << 10)
-    monkeypatch.setattr(huge_strings, "WHOLE_BYTES", 32 << 10)
-    monkeypatch.setattr(huge_strings, "LIFT_BYTES", 4 << 10)
-
-
 def _both(path: Path, capsys: pytest.CaptureFixture[str],
           monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, object]], str]:
     """(the report of `path` with its texts decoded, the report with them left in the file),
     checking that a text was left in the file."""
-    monkeypatch.setattr(huge_strings, "_ENABLED", [False])
-    decoded = _scan(path, capsys)
-    before = len(lifted._TEXTS)
-    _lowered(monkeypatch)
-    left = _scan(path, capsys)
-    assert len(lifted._TEXTS) > before, "no text was left in its file"
+    decoded, left = scanned_both_ways(path, capsys, monkeypatch)
     return [json.loads(line) for line in decoded.splitlines()], left
 
 

@@ -27,20 +27,43 @@ FIXED_STEP = 1.0
 """Seconds per turn at 1x when the session has no usable timestamps."""
 
 
-def turn_search_text(turn: Turn) -> str:
-    """The text a search looks through: id, role, model and every part's words."""
+def turn_search_text(turn: Turn, parts: Sequence[Part] | None = None) -> str:
+    """The text a search looks through: id, role, model and every part's words (of `parts`
+    when given: the turn's parts read back whole)."""
     pieces = [turn.id, turn.role]
-    pieces.extend(text for part in turn.parts if (text := part_search_text(part)))
+    pieces.extend(text for part in (turn.parts if parts is None else parts)
+                  if (text := part_search_text(part)))
     return "\n".join(pieces)
 
 
-def turn_holds(turn: Turn, needle: str, cancelled: Callable[[], bool] | None = None) -> bool:
+WholeParts = Callable[[Turn], Sequence[Part]]
+"""The parts of a turn with its shortened texts read back whole (`Session.full_parts`)."""
+
+
+def turn_holds(turn: Turn, needle: str, cancelled: Callable[[], bool] | None = None,
+               whole: WholeParts | None = None) -> bool:
     """True when the turn's search text holds `needle` (casefolded), its texts left in their
     file (`lifted`) looked through a run at a time, not decoded whole (and no further once
-    `cancelled` says so: False)."""
-    if needle in turn_search_text(turn).casefold():
+    `cancelled` says so: False).
+
+    A part a reader shortened (`Part.shortened`: any text over `PREVIEW_CHARS` held in
+    memory is cut to its head) is looked through whole when `whole` reads it back: a word
+    past a long message's head is in the turn as the screen shows it unfolded."""
+    if _holds(turn, turn.parts, needle, cancelled):
         return True
-    for part in turn.parts:  # (a loop: no closure made for each turn of a count)
+    if whole is None or not any(part.shortened for part in turn.parts):
+        return False
+    if cancelled is not None and cancelled():
+        return False
+    parts = whole(turn)
+    return parts is not turn.parts and _holds(turn, parts, needle, cancelled)
+
+
+def _holds(turn: Turn, parts: Sequence[Part], needle: str,
+           cancelled: Callable[[], bool] | None) -> bool:
+    if needle in turn_search_text(turn, parts).casefold():
+        return True
+    for part in parts:  # (a loop: no closure made for each turn of a count)
         if _in_file_holds(part, needle, cancelled):
             return True
     return False
@@ -211,6 +234,7 @@ class Navigator:
             return None
         total = len(turns)
         direction = 1 if forward else -1
+        whole = self.whole_parts  # (one bound method, not one a turn)
         candidates = turns.lines_with(query) if isinstance(turns, TurnColumns) else None
         if candidates is not None:
             # Only turns whose records hold the words can match: read those back, in order.
@@ -221,14 +245,20 @@ class Navigator:
                 chain(range(low - 1, -1, -1), range(len(candidates) - 1, cut - 1, -1))
             order = chain(map(candidates.__getitem__, positions), [start] if low < cut else [])
             return next((index for index in order if not stop()
-                         and turn_holds(turns[index], needle, stop)), None)
+                         and turn_holds(turns[index], needle, stop, whole)), None)
         for offset in range(1, total + 1):
             index = (start + direction * offset) % total
             if stop():
                 return None
-            if turn_holds(turns[index], needle, stop):
+            if turn_holds(turns[index], needle, stop, whole):
                 return index
         return None
+
+    def whole_parts(self, turn: Turn) -> list[Part]:
+        """The turn's parts with its shortened texts read back from the source, those left
+        in their file kept there (`Session.full_parts`, `in_file`): what a search of a
+        shortened turn looks through."""
+        return self.session.full_parts(turn, in_file=True)
 
     @staticmethod
     def next_hit(hits: Sequence[int], start: int, forward: bool = True) -> int | None:
@@ -255,11 +285,12 @@ class Navigator:
         if not needle:
             return
         turns = self.session.turns
+        whole = self.whole_parts  # (one bound method, not one a turn)
         candidates = turns.lines_with(query) if isinstance(turns, TurnColumns) else None
         for index in range(len(turns)) if candidates is None else candidates:
             if stop():
                 return
-            if turn_holds(turns[index], needle, stop) and not stop():
+            if turn_holds(turns[index], needle, stop, whole) and not stop():
                 yield index
 
     def delay_after(self, index: int, speed: float, idle_cap: float) -> float:
