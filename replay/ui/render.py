@@ -7,7 +7,7 @@ import re
 import time
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate, repeat
@@ -550,6 +550,16 @@ class LongText:
         """The rows counted at the laid-out width (all of them once `done`)."""
         return self._laid if self._first_row is None else self._first_row[-1]
 
+    @property
+    def lines_laid(self) -> int:
+        """Lines whose rows are counted at the laid-out width (the first ones)."""
+        return self._laid
+
+    @property
+    def share_counted(self) -> float:
+        """The share of the text (by characters) whose rows are counted: 1.0 once `done`."""
+        return 1.0 if self.done else min(1.0, self._starts[self._laid] / (self._size + 1))
+
     def count_for(self, seconds: float) -> bool:
         """Count rows for about `seconds` (at least a block); True once every row is."""
         stop = time.perf_counter() + seconds
@@ -729,6 +739,19 @@ class LongText:
         occurrences are found by `escaped_find.find`, which cleans only the lines holding a
         piece of it that no escape can make (a 50 MB message was cleaned whole: 2.4 s), and
         only the row of each is made (the rows counted up to it), until one holds it."""
+        steps = self.rows_holding(needle)
+        try:
+            while True:
+                self._to_line(next(steps))
+        except StopIteration as found:
+            return found.value  # type: ignore[no-any-return]
+
+    def rows_holding(self, needle: str) -> Generator[int, None, int | None]:
+        """`first_row_holding` a line at a time: yields each line whose rows it needs next
+        (a place of an occurrence: its line's rows counted, `row_of` answers it at once), then
+        returns the first row holding `needle`. Whoever drives it counts the rows up to each
+        line as it likes (`TurnLines` between frames); a needle of white space alone counts
+        its rows itself."""
         from replay.core.escaped_find import find
 
         wanted = shown(needle).lower()
@@ -736,8 +759,8 @@ class LongText:
         if not core:  # white space alone: row by row
             return next((row for row in self._every_row() if wanted in self._row_text(row)),
                         None)
-        # (each row of an occurrence counted up to first: `row_of`)
         for line, column in find(self._slice, self._size, core):
+            yield line
             row = self.row_of(line, column)
             if wanted in self._row_text(row):
                 return row

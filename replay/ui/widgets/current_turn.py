@@ -126,7 +126,8 @@ class CurrentTurn(Vertical):
         pane.scroll_relative(y=pages * height, animate=False, immediate=True)
 
     def action_turn_end(self) -> None:
-        self.pane.scroll_end(animate=False, immediate=True)
+        # (rows not counted yet are counted between frames: keys answer meanwhile)
+        self.pane.jump_end()
 
     def action_turn_top(self) -> None:
         self.pane.scroll_home(animate=False, immediate=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -251,6 +251,22 @@ def mark_matches(line: list[Segment], needle: str, style: Style = MATCH_STYLE) -
     return marked
 
 
+NOTICE_STYLE = Style(reverse=True, italic=True)
+"""How the pane says a jump waits for rows being counted."""
+
+Steps = Generator[float, None, "Callable[[], None] | None"]
+"""A jump's steps: the share counted while it waits for rows, then how it lands."""
+
+
+@dataclass
+class Jump:
+    """A scroll waiting for rows being counted."""
+
+    make: Callable[[], Steps]
+    """Its steps from the start (again after a resize)."""
+    steps: Steps
+
+
 class TurnLines(ScrollView, can_focus=False):
     @dataclass
     class BlockClicked(Message):
@@ -290,6 +306,13 @@ class TurnLines(ScrollView, can_focus=False):
         self._highlight = ""
         self._counting: Timer | None = None
         """Counts the rows of long texts between frames until each is counted."""
+        self._jump: Jump | None = None
+        """A scroll waiting for rows not counted yet (the end, a search hit): counted
+        between frames like the others, never in one go while keys wait."""
+        self._jumping: Timer | None = None
+        """Counts for the jump waiting, with only short breaks (for keys and frames)."""
+        self._notice: Text | None = None
+        """What the pane's last row says meanwhile (once it takes more than a frame)."""
 
     def show_turns(self, session: Session, indices: Sequence[int], *, compact: bool,
                    is_empty: Callable[[int], bool],
@@ -320,6 +343,7 @@ class TurnLines(ScrollView, can_focus=False):
         """Replace the content with blocks whose clicks are reported by key."""
         self._blocks = blocks
         self._rendered_width = -1
+        self._cancel_jump()  # (a jump into the text shown before)
         scroll_y = self.scroll_y
         laid_out = self._render_lines()
         if at_end:
@@ -335,27 +359,117 @@ class TurnLines(ScrollView, can_focus=False):
             self.scroll_home(animate=False, immediate=True)
 
     def scroll_to_text(self, needle: str) -> None:
-        """Scroll so that the first line holding `needle` (any case) is in view."""
+        """Scroll so that the first line holding `needle` (any case) is in view, the rows up
+        to it counted first, in one go (`jump_to_text` counts them between frames)."""
+        self._cancel_jump()
+        self._in_one_go(self._text_jump(needle.lower()))
+
+    def jump_to_text(self, needle: str) -> None:
+        """`scroll_to_text`, at once if the rows up to the line are counted, else once they
+        are: counted between frames (keys answered, another scroll replacing this one)."""
         wanted = needle.lower()
+        self._start_jump(lambda: self._text_jump(wanted))
+
+    def jump_end(self) -> None:
+        """`scroll_end` (what a key asks for), at once if every row is counted, else once it
+        is: counted between frames, keys answered (a 50 MB message took 2-4.6 s in one go),
+        and another scroll (ctrl+home, j) replaces this one."""
+        self._start_jump(lambda: self._end_jump({"animate": False, "immediate": True}))
+
+    def _in_one_go(self, steps: Steps) -> None:
+        """Take a jump's steps, counting the rows each waits for at once."""
+        try:
+            while True:
+                next(steps)
+                long = next((long for _, _, long in self._long if not long.done), None)
+                if long is not None:
+                    long.count_for(0.0)  # (a block)
+                    self._restack()
+        except StopIteration as stop:
+            if stop.value is not None:
+                stop.value()
+
+    def _text_jump(self, wanted: str) -> Steps:
+        """`scroll_to_text`'s steps: the rows before the first line holding `wanted`,
+        waited for (yielding the share counted) while they are not counted."""
         height = self.scrollable_content_region.height
         at = 0
         while at < self._height:
             place, _, long = self._place(at) if self._long else (at, None, None)
             if long is not None:
-                # A long text's rows are searched by the text itself, a chunk at a time.
-                found = long.first_row_holding(wanted)
-                if found is None:
-                    at += long.layout(self._rendered_width) - place
-                    self._restack()
-                    continue
-                at += found - place
+                # A long text's rows are searched by the text itself, a chunk at a time:
+                # it tells each line whose rows it needs, counted first (between frames).
+                steps = long.rows_holding(wanted)
+                try:
+                    line = next(steps)
+                    while True:
+                        while long.lines_laid <= line:
+                            yield min(1.0, long.lines_laid / (line + 1))
+                        line = steps.send(None)
+                except StopIteration as stop:
+                    found: int | None = stop.value
                 self._restack()
+                start = at - place
+                if found is None:
+                    while not long.done:
+                        yield long.share_counted
+                    self._restack()
+                    at = start + long.rows
+                    continue
+                at = start + found
             elif wanted not in "".join(segment.text for segment in self._row(at)).lower():
                 at += 1
                 continue
             if not self.scroll_y <= at < self.scroll_y + height:
-                self.scroll_to(y=max(0, at - 1), animate=False, immediate=True, force=True)
+                row = at
+                return lambda: self.scroll_to(y=max(0, row - 1), animate=False,
+                                              immediate=True, force=True)
+            return None
+        return None
+
+    def _end_jump(self, kwargs: dict[str, Any]) -> Steps:
+        """`scroll_end`'s steps: every row of the long texts counted (yielding the share
+        counted), then the end."""
+        while not all(long.done for _, _, long in self._long):
+            yield sum(long.share_counted for _, _, long in self._long) / len(self._long)
+        return lambda: super(TurnLines, self).scroll_end(**kwargs)
+
+    def _start_jump(self, make: Callable[[], Steps]) -> None:
+        """Go on with a jump (replacing any still waiting) as far as the rows counted allow."""
+        self._cancel_jump()
+        self._jump = Jump(make, make())
+        self._advance_jump(early=True)
+        if self._jump is not None:
+            self._jumping = self.set_interval(self.JUMP_EVERY,
+                                              lambda: self._count_more(self.JUMP_FOR))
+
+    def _advance_jump(self, early: bool = False) -> None:
+        """Take the waiting jump's next steps: it lands once the rows it needs are counted
+        (else the notice says how far the counting is, unless `early`)."""
+        jump = self._jump
+        if jump is None:
             return
+        try:
+            share = next(jump.steps)
+        except StopIteration as stop:
+            self._cancel_jump()
+            land: Callable[[], None] | None = stop.value
+            if land is not None:
+                land()
+            return
+        if not early:
+            self._notice = Text(f" counting rows… {int(share * 100)}% ", style=NOTICE_STYLE)
+            self.refresh()
+
+    def _cancel_jump(self) -> None:
+        """Forget the jump waiting (another key was pressed, or the content changed)."""
+        self._jump = None
+        if self._jumping is not None:
+            self._jumping.stop()
+            self._jumping = None
+        if self._notice is not None:
+            self._notice = None
+            self.refresh()
 
     @property
     def plain_text(self) -> str:
@@ -406,14 +520,20 @@ class TurnLines(ScrollView, can_focus=False):
     """Seconds between two pieces of counting the rows of long texts."""
     COUNT_FOR = 0.04
     """Seconds of counting at a time: keys are still answered in between."""
+    JUMP_EVERY = 0.01
+    """Seconds between two pieces of counting while a jump waits."""
+    JUMP_FOR = 0.08
+    """Seconds of counting at a time while a jump waits (a key waits at most that long)."""
 
-    def _count_more(self) -> None:
-        """Count more rows of the long texts not counted whole (the scroll bar grows)."""
-        stop = time.perf_counter() + self.COUNT_FOR
+    def _count_more(self, seconds: float | None = None) -> None:
+        """Count more rows of the long texts not counted whole (the scroll bar grows), for
+        `COUNT_FOR` seconds unless told."""
+        stop = time.perf_counter() + (self.COUNT_FOR if seconds is None else seconds)
         for _, _, long in self._long:
             if not long.done:
                 long.count_for(max(0.0, stop - time.perf_counter()))
         self._restack()
+        self._advance_jump()
 
     def _count_all(self) -> None:
         """Count every row of the long texts (the end is then the true last row)."""
@@ -441,7 +561,9 @@ class TurnLines(ScrollView, can_focus=False):
 
     def scroll_to(self, x: float | None = None, y: float | None = None,
                   **kwargs: Any) -> None:
-        """Scroll to row `y`, the long texts' rows counted up to a screen past it first."""
+        """Scroll to row `y`, the long texts' rows counted up to a screen past it first
+        (any jump still waiting is dropped: this one replaces it)."""
+        self._cancel_jump()
         if y is not None and self._counting is not None:
             self._count_to(int(y) + self.scrollable_content_region.height)
         super().scroll_to(x, y, **kwargs)
@@ -454,7 +576,9 @@ class TurnLines(ScrollView, can_focus=False):
             self._restack()
 
     def scroll_end(self, *args: object, **kwargs: object) -> None:
-        """Scroll to the end, every row of the long texts counted first."""
+        """Scroll to the end, every row of the long texts counted first, in one go
+        (`jump_end` counts them between frames)."""
+        self._cancel_jump()
         self._count_all()
         super().scroll_end(*args, **kwargs)  # type: ignore[arg-type]
 
@@ -508,6 +632,14 @@ class TurnLines(ScrollView, can_focus=False):
         return False
 
     def on_resize(self) -> None:
+        jump = self._jump
+        try:
+            self._resized()
+        finally:
+            if jump is not None:  # (taken again at the new width, from its start)
+                self._start_jump(jump.make)
+
+    def _resized(self) -> None:
         width, top = self._rendered_width, self._long_place(int(self.scroll_y))
         self._render_lines()
         if top is None or self._rendered_width == width:
@@ -544,6 +676,9 @@ class TurnLines(ScrollView, can_focus=False):
         width = self.scrollable_content_region.width
         index = y + scroll_y
         style = self._line_style
+        if self._notice is not None and y == self.scrollable_content_region.height - 1:
+            notice = Strip(self._notice.render(self.app.console), self._notice.cell_len)
+            return notice.crop_extend(0, width, style).apply_style(style)
         if not 0 <= index < self._height:
             return Strip.blank(width, style)
         line = self._row(index)
