@@ -21,7 +21,7 @@ from replay.ui import render
 from replay.ui.render import LongText, clean
 from replay.ui.widgets.turn_view import TurnLines
 from tests.core.test_huge_strings import _loads, small_thresholds
-from tests.ui.conftest import build_app, ready
+from tests.ui.conftest import build_app, ready, wait_until
 from tests.ui.test_huge_message_formats import claude_code
 from tests.ui.test_huge_message_rows import OldLongText, _rows, hostile
 
@@ -71,7 +71,10 @@ async def test_o_counts_only_the_first_screen_before_drawing_it(
 
 
 async def test_keys_answer_while_counting_and_the_end_is_the_true_last_row(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The counting between frames slowed to a tick a minute: on a quiet machine it would
+    # count these 3 M characters before the first key, and the key would test nothing.
+    monkeypatch.setattr(TurnLines, "COUNT_EVERY", 60.0, raising=False)
     app = build_app(claude_code(tmp_path, TEXT))
     async with app.run_test(size=(80, 40)) as pilot:
         await ready(pilot, app)
@@ -85,7 +88,9 @@ async def test_keys_answer_while_counting_and_the_end_is_the_true_last_row(
         assert not long.done  # counted between frames, not before the first
         await pilot.press("j")
         assert current.scroll_y == 1
-        await pilot.press("ctrl+end")
+        await pilot.press("ctrl+end")  # (the rows counted between frames, then the jump)
+        await wait_until(pilot, lambda: long.done
+                         and current.scroll_y == current.max_scroll_y, rounds=3000)
         await pilot.pause()
         width = current._rendered_width
         assert long.done and long.rows == OldLongText(TEXT).layout(width)
