@@ -14,9 +14,9 @@ import pytest
 from replay.ui.render import LongText, clean
 from replay.ui.widgets.current_turn import CurrentTurn
 from replay.ui.widgets.turn_view import TurnLines
-from tests.ui.conftest import build_app, ready, wait_until
+from tests.ui.conftest import build_app, wait_until
 from tests.ui.test_huge_message_formats import claude_code
-from tests.ui.test_unfold_counted_later import BLOCK, LINE, cleaned
+from tests.ui.test_unfold_counted_later import BLOCK, LINE, cleaned, unfold_second_turn
 
 TEXT = LINE * (4_000_000 // len(LINE)) + "the last line [/] \x1b[1m\n"
 """4 M characters of CJK, escapes, bidi and zero-width marks (61 blocks)."""
@@ -52,14 +52,7 @@ async def test_ctrl_end_after_o_counts_between_frames_and_a_key_replaces_it(
     monkeypatch.setattr(TurnLines, "COUNT_FOR", 0.0)
     app = build_app(claude_code(tmp_path, TEXT))
     async with app.run_test(size=(80, 40)) as pilot:
-        await ready(pilot, app)
-        screen = app.replay_screen
-        assert screen is not None
-        screen.go(1)
-        await pilot.pause()
-        await pilot.press("o")
-        current = screen.query_one("#current", TurnLines)
-        (_, _, long), = current._long
+        current, long = await unfold_second_turn(pilot, app)
         seen = cleaned(monkeypatch)
         in_handler = _during(monkeypatch, CurrentTurn, "action_turn_end", seen)
         await pilot.press("ctrl+end")
@@ -92,14 +85,7 @@ async def test_a_jump_to_text_on_the_last_line_lands_where_scroll_to_text_does(
     monkeypatch.setattr(TurnLines, "JUMP_FOR", 0.0, raising=False)
     app = build_app(claude_code(tmp_path, TEXT))
     async with app.run_test(size=(80, 40)) as pilot:
-        await ready(pilot, app)
-        screen = app.replay_screen
-        assert screen is not None
-        screen.go(1)
-        await pilot.pause()
-        await pilot.press("o")
-        current = screen.query_one("#current", TurnLines)
-        (_, _, long), = current._long
+        current, long = await unfold_second_turn(pilot, app)
         seen = cleaned(monkeypatch)
         current.jump_to_text("THE LAST line [/]")
         # the line is found without counting rows: they are counted between frames

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from replay.core.readers import huge_strings
 from replay.core.session import lifted
 from replay.ui import render
+from replay.ui.app import ReplayApp
 from replay.ui.render import LongText, clean
 from replay.ui.widgets.turn_view import TurnLines
 from tests.core.test_huge_strings import _loads, small_thresholds
@@ -46,6 +48,20 @@ def cleaned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         monkeypatch.setattr(render, name, counting)
     seen[0] = 0
     return seen
+
+
+async def unfold_second_turn(pilot: Any, app: ReplayApp) -> tuple[TurnLines, LongText]:
+    """The session ready, its second turn shown, then `o`: the current turn's pane and its
+    long text (counted only as far as the first screen needs)."""
+    await ready(pilot, app)
+    screen = app.replay_screen
+    assert screen is not None
+    screen.go(1)
+    await pilot.pause()
+    await pilot.press("o")
+    current = screen.query_one("#current", TurnLines)
+    (_, _, long), = current._long
+    return current, long
 
 
 async def test_o_counts_only_the_first_screen_before_drawing_it(
@@ -77,14 +93,7 @@ async def test_keys_answer_while_counting_and_the_end_is_the_true_last_row(
     monkeypatch.setattr(TurnLines, "COUNT_EVERY", 60.0, raising=False)
     app = build_app(claude_code(tmp_path, TEXT))
     async with app.run_test(size=(80, 40)) as pilot:
-        await ready(pilot, app)
-        screen = app.replay_screen
-        assert screen is not None
-        screen.go(1)
-        await pilot.pause()
-        await pilot.press("o")
-        current = screen.query_one("#current", TurnLines)
-        (_, _, long), = current._long
+        current, long = await unfold_second_turn(pilot, app)
         assert not long.done  # counted between frames, not before the first
         await pilot.press("j")
         assert current.scroll_y == 1
