@@ -330,7 +330,7 @@ def contains(text: str, needle: str, cancelled: Callable[[], bool] | None = None
         return found
 
 
-_HELD: dict[tuple[str, str], bool] = {}
+_HELD: dict[tuple[tuple[object, ...], str], bool] = {}
 """`contains`' answers for texts left in their file, by (`Rope.key`, needle)."""
 _HELD_KEPT = 256
 _LOOKING = threading.Lock()
