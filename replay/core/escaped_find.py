@@ -235,6 +235,13 @@ def find(read: Callable[[int, int], str], size: int, needle: str
     `read(start, end)` gives characters of the text, `size` characters long, read a block
     of `BLOCK` at a time (a line longer than a block a window at a time): the lines are
     counted as they are read. A needle holding a line end or a tab is in no shown line."""
+    return (step for step in find_steps(read, size, needle) if not isinstance(step, int))
+
+
+def find_steps(read: Callable[[int, int], str], size: int, needle: str
+               ) -> Iterator[tuple[int, int] | int]:
+    """`find`, and after each block (or window of a long line) looked through, how many
+    characters of the text are: where whoever looks may pause (a UI between frames)."""
     folded = escape_controls(needle).casefold()
     if not folded or "\n" in folded or "\t" in folded:
         return
@@ -247,9 +254,10 @@ def find(read: Callable[[int, int], str], size: int, needle: str
             cut = chunk.rfind("\n")
             if cut < 0:  # a line longer than a block: a window at a time
                 end = [size]
-                yield from ((number, column)
-                            for column in _long_line(read, at, size, folded, found, end))
+                for column, searched in _long_line(read, at, size, folded, found, end):
+                    yield searched if column is None else (number, column)
                 at, number = end[0] + 1, number + 1
+                yield min(at, size)
                 continue
             chunk = chunk[:cut]
         if found:
@@ -262,15 +270,17 @@ def find(read: Callable[[int, int], str], size: int, needle: str
                             for column in _matches_in(shown_line(text), folded))
         at += len(chunk) + 1
         number += chunk.count("\n") + 1
+        yield min(at, size)
 
 
 def _long_line(read: Callable[[int, int], str], begin: int, size: int, folded: str,
-               anchor_text: str, end: list[int]) -> Iterator[int]:
-    """Shown columns of the occurrences of `folded` in the line starting at `begin` (long),
-    a window of it at a time (to its line end, whose place is left in `end[0]`, or the
-    text's end): each window searched after the last shown characters of the one before
-    (as many as the needle), only occurrences ending past them given. A window whose raw
-    text (after the last characters of the one before) lacks the anchor holds no end of
+               anchor_text: str, end: list[int]) -> Iterator[tuple[int | None, int]]:
+    """(shown column, characters of the text looked through) of each occurrence of `folded`
+    in the line starting at `begin` (long), and (None, characters looked through) after each
+    window: a window at a time (to its line end, whose place is left in
+    `end[0]`, or the text's end), each searched after the last shown characters of the one
+    before (as many as the needle), only occurrences ending past them given. A window whose
+    raw text (after the last characters of the one before) lacks the anchor holds no end of
     an occurrence: it is only measured (`shown_length`), its last characters shown."""
     length = len(folded)
     column, tail, raw_tail = 0, "", ""
@@ -298,13 +308,14 @@ def _long_line(read: Callable[[int, int], str], begin: int, size: int, folded: s
             hit = fold.find(folded)
             while hit >= 0:
                 if hit + length > held:
-                    yield base + (hit if same else _column(joined, hit))
+                    yield base + (hit if same else _column(joined, hit)), at
                 hit = fold.find(folded, hit + 1)
             column += len(shown)
             tail = joined[-length:]
         raw_tail = (raw_tail + raw)[-length:]
         if stop >= 0:
             return
+        yield None, at
     end[0] = size
 
 

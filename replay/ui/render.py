@@ -742,29 +742,43 @@ class LongText:
         steps = self.rows_holding(needle)
         try:
             while True:
-                self._to_line(next(steps))
+                line = next(steps)
+                if isinstance(line, int):
+                    self._to_line(line)
         except StopIteration as found:
             return found.value  # type: ignore[no-any-return]
 
-    def rows_holding(self, needle: str) -> Generator[int, None, int | None]:
-        """`first_row_holding` a line at a time: yields each line whose rows it needs next
-        (a place of an occurrence: its line's rows counted, `row_of` answers it at once), then
-        returns the first row holding `needle`. Whoever drives it counts the rows up to each
-        line as it likes (`TurnLines` between frames); a needle of white space alone counts
-        its rows itself."""
-        from replay.core.escaped_find import find
+    def rows_holding(self, needle: str) -> Generator[int | float, None, int | None]:
+        """`first_row_holding` a step at a time: yields each line whose rows it needs next
+        (a place of an occurrence: its line's rows counted, `row_of` answers it at once), or,
+        once it has looked for `SEARCH_FOR` seconds without yielding, the share of the text
+        looked through (a float: a pause, nothing needed), then returns the first row holding
+        `needle`. Whoever drives it counts the rows up to each line as it likes (`TurnLines`
+        between frames); a needle of white space alone counts its rows itself."""
+        from replay.core.escaped_find import find_steps
 
         wanted = shown(needle).lower()
         core = wanted.strip()  # (what is in the row's text, not its margin or padding)
         if not core:  # white space alone: row by row
             return next((row for row in self._every_row() if wanted in self._row_text(row)),
                         None)
-        for line, column in find(self._slice, self._size, core):
+        since = time.perf_counter()
+        for step in find_steps(self._slice, self._size, core):
+            if isinstance(step, int):  # characters looked through
+                if time.perf_counter() - since >= self.SEARCH_FOR:
+                    yield step / (self._size + 1)
+                    since = time.perf_counter()
+                continue
+            line, column = step
             yield line
+            since = time.perf_counter()
             row = self.row_of(line, column)
             if wanted in self._row_text(row):
                 return row
         return None
+
+    SEARCH_FOR = 0.04
+    """Seconds `rows_holding` looks through the text before it pauses."""
 
     def _row_text(self, number: int) -> str:
         """Row `number`'s text, lower-cased (its margin and padding too)."""

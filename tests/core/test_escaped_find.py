@@ -87,6 +87,24 @@ def test_long_lines_and_blocks_cut_anywhere(case: tuple[str, str], window: int,
         assert found(text, needle) == naive(text, needle)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text_and_needle(), st.integers(1, 9), st.integers(1, 30))
+def test_find_steps_say_how_far_they_have_looked_between_the_same_hits(
+        case: tuple[str, str], window: int, block: int) -> None:
+    """`find_steps` gives `find`'s hits, in order, with how far it has looked between them
+    (where a UI may pause): never back, never past the text, the whole text at the end."""
+    text, needle = case
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(escaped_find, "LONG_LINE", window)
+        patch.setattr(escaped_find, "BLOCK", block)
+        steps = list(escaped_find.find_steps(lambda a, b: text[a:b], len(text), needle))
+        assert [step for step in steps if not isinstance(step, int)] == naive(text, needle)
+    looked = [step for step in steps if isinstance(step, int)]
+    assert looked == sorted(looked) and all(0 < at <= len(text) for at in looked)
+    if text and needle and "\n" not in needle and "\t" not in needle:
+        assert looked and looked[-1] == len(text)
+
+
 @pytest.mark.parametrize(("needle", "expected"), [
     ("the last line", "last"),
     ("list[int]", "list[int]"),

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from replay.core import escaped_find
 from replay.ui.render import LongText, clean
 from replay.ui.widgets.current_turn import CurrentTurn
 from replay.ui.widgets.turn_view import TurnLines
-from tests.ui.conftest import build_app, wait_until
+from tests.ui.conftest import build_app, ready, wait_until
 from tests.ui.test_huge_message_formats import claude_code
 from tests.ui.test_unfold_counted_later import BLOCK, LINE, cleaned, unfold_second_turn
 
@@ -97,3 +98,73 @@ async def test_a_jump_to_text_on_the_last_line_lands_where_scroll_to_text_does(
         current.scroll_home(animate=False, immediate=True)
         current.scroll_to_text("THE LAST line [/]")  # in one go, as main did
         assert current.scroll_y == landed
+
+
+async def test_a_search_hit_at_the_end_of_a_huge_message_is_counted_to_between_frames(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `/` then enter: the hit is on the message's last line. main scrolled to it from a
+    # callback that counted every row before it in one go (4 s on 50 MB, keys waiting).
+    from replay.ui.screens.search_prompt import SearchPrompt
+
+    monkeypatch.setattr(TurnLines, "COUNT_EVERY", 0.1)
+    monkeypatch.setattr(TurnLines, "COUNT_FOR", 0.0)
+    monkeypatch.setattr(TurnLines, "JUMP_EVERY", 0.1, raising=False)
+    monkeypatch.setattr(TurnLines, "JUMP_FOR", 0.0, raising=False)
+    monkeypatch.setattr(LongText, "SEARCH_FOR", 0.0, raising=False)
+    app = build_app(claude_code(tmp_path, TEXT), annotations=tmp_path / "j.jsonl")
+    async with app.run_test(size=(80, 40)) as pilot:
+        await ready(pilot, app)
+        screen = app.replay_screen
+        assert screen is not None
+        seen = cleaned(monkeypatch)
+        in_calls = [_during(monkeypatch, TurnLines, name, seen)
+                    for name in ("scroll_to_text", "jump_to_text")]
+        read = [0]
+        real_slice = LongText._slice
+
+        def reading(self: LongText, start: int, end: int) -> str:
+            piece = real_slice(self, start, end)
+            read[0] += len(piece)
+            return piece
+
+        monkeypatch.setattr(LongText, "_slice", reading)
+        # (each step of the jump looks through a block of the text at most, then pauses)
+        in_steps = _during(monkeypatch, TurnLines, "_advance_jump", read)
+        await pilot.press("slash", *["space" if key == " " else key for key in "last line [/]"])
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchPrompt))
+        await pilot.press("enter")
+        current = screen.query_one("#current", TurnLines)
+        await wait_until(pilot, lambda: any("counting rows" in row for row in _shown(current)))
+        assert screen.index == 1 and current._long
+        long = current._long[0][2]
+        assert not long.done
+        await wait_until(pilot, lambda: current.scroll_y > 0 and not current.jumping, 3000)
+        await pilot.pause()
+        counted = [count for calls in in_calls for count in calls]
+        assert counted and max(counted) <= 4 * 4 * BLOCK, counted
+        assert len(in_steps) > 10 and max(in_steps) <= 2 * escaped_find.BLOCK, max(in_steps)
+        assert any("the last line [/] ␛[ESC][1m" in row for row in _shown(current))
+
+
+def test_looking_for_a_far_hit_pauses_between_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rows_holding` says how far it has looked (a share, a float) between the blocks it
+    looks through, so a UI can answer keys meanwhile; the row found is the same."""
+    monkeypatch.setattr(LongText, "SEARCH_FOR", 0.0, raising=False)
+    long = LongText(TEXT)
+    long.layout(80, rows=40)
+    steps = long.rows_holding("the last line")
+    shares: list[float] = []
+    try:
+        while True:
+            step = next(steps)
+            if isinstance(step, float):
+                shares.append(step)
+            else:
+                long.layout(80, rows=long.rows + 1)
+    except StopIteration as stop:
+        row = stop.value
+    assert len(shares) >= len(TEXT) // escaped_find.BLOCK - 1, len(shares)
+    assert shares == sorted(shares) and 0 < shares[0] and shares[-1] < 1
+    whole = LongText(TEXT)
+    whole.layout(80)
+    assert row == whole.first_row_holding("the last line") is not None

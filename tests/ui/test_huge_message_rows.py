@@ -351,8 +351,10 @@ async def search_shows_the_needle(path: Path, tmp_path: Path, index: int = 1) ->
         await pilot.press("enter")
         await wait_until(pilot, lambda: screen.searching.position() is not None)
         await pilot.pause()
-        await pilot.pause()
         current = screen.query_one("#current", TurnLines)
+        # The hit is near the end: shown once the rows up to it are counted (between frames).
+        await wait_until(pilot, lambda: current.scroll_y > 0 and not current.jumping, 1500)
+        await pilot.pause()
         assert screen.index == index and current._long  # unfolded: the match is in it
         height = current.scrollable_content_region.height
         strips = [current.render_line(y) for y in range(height)]

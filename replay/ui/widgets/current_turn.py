@@ -96,8 +96,9 @@ class CurrentTurn(Vertical):
             expanded=lambda part: (self.expanded or part in matched) != (part in self.unfolded),
             full=True, keep_scroll=keep_scroll, highlight=shown.highlight)
         if matched and not keep_scroll:
-            # The match may sit in a part far down the turn: show it.
-            pane.call_after_refresh(pane.scroll_to_text, shown.highlight)
+            # The match may sit in a part far down the turn: show it, once the rows up to it
+            # are counted (between frames: a 50 MB message took 4 s in one go).
+            pane.call_after_refresh(pane.jump_to_text, shown.highlight)
 
     def _matched_parts(self, shown: Shown) -> set[int]:
         """The parts of the turn holding the search match: they are shown unfolded (a match

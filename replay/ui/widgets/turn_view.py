@@ -255,7 +255,8 @@ NOTICE_STYLE = Style(reverse=True, italic=True)
 """How the pane says a jump waits for rows being counted."""
 
 Steps = Generator[float, None, "Callable[[], None] | None"]
-"""A jump's steps: the share counted while it waits for rows, then how it lands."""
+"""A jump's steps: the share done while it waits (rows counted, text looked through), then
+how it lands."""
 
 
 @dataclass
@@ -265,6 +266,9 @@ class Jump:
     make: Callable[[], Steps]
     """Its steps from the start (again after a resize)."""
     steps: Steps
+    said: float = 0.0
+    """The share the notice said last: it never goes back (looking for a search hit, then
+    counting the rows up to it, are two shares of two things)."""
 
 
 class TurnLines(ScrollView, can_focus=False):
@@ -376,6 +380,11 @@ class TurnLines(ScrollView, can_focus=False):
         and another scroll (ctrl+home, j) replaces this one."""
         self._start_jump(lambda: self._end_jump({"animate": False, "immediate": True}))
 
+    @property
+    def jumping(self) -> bool:
+        """A jump (the end, a search hit) waits for rows still being counted."""
+        return self._jump is not None
+
     def _in_one_go(self, steps: Steps) -> None:
         """Take a jump's steps, counting the rows each waits for at once."""
         try:
@@ -399,12 +408,16 @@ class TurnLines(ScrollView, can_focus=False):
             if long is not None:
                 # A long text's rows are searched by the text itself, a chunk at a time:
                 # it tells each line whose rows it needs, counted first (between frames).
+                # (a float: the share of the text looked through so far, a pause)
                 steps = long.rows_holding(wanted)
                 try:
                     line = next(steps)
                     while True:
-                        while long.lines_laid <= line:
-                            yield min(1.0, long.lines_laid / (line + 1))
+                        if isinstance(line, float):
+                            yield line
+                        else:
+                            while long.lines_laid <= line:
+                                yield min(1.0, long.lines_laid / (line + 1))
                         line = steps.send(None)
                 except StopIteration as stop:
                     found: int | None = stop.value
@@ -458,7 +471,8 @@ class TurnLines(ScrollView, can_focus=False):
                 land()
             return
         if not early:
-            self._notice = Text(f" counting rows… {int(share * 100)}% ", style=NOTICE_STYLE)
+            jump.said = max(jump.said, share)
+            self._notice = Text(f" counting rows… {int(jump.said * 100)}% ", style=NOTICE_STYLE)
             self.refresh()
 
     def _cancel_jump(self) -> None:
