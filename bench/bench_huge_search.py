@@ -11,9 +11,10 @@ user does, and prints:
 
 - prompt: `/` pressed, to the prompt on screen;
 - typed: the needle typed, a key at a time (the prompt counts matches as typing pauses);
-- turn: enter, to the turn holding the hit on screen (every worker done);
-- found: from there to the needle's row in view (the pane scrolled to it: at once, or once the
-  rows before it are counted, between frames);
+- turn: enter, to the turn holding the hit on screen;
+- found: from there to the needle's row in view, every worker done (the matches counted;
+  the pane scrolled to the hit: at once, or once the rows before it are counted, between
+  frames);
 - stall: the longest the UI thread did not answer a 20 ms timer during those phases;
 - shown: whether a row on screen holds the needle (as the screen shows it, any case).
 
@@ -94,15 +95,18 @@ def child(path: Path, needle: str) -> None:
         await pilot.press("enter")
         current = screen.query_one("#current", TurnLines)
         limit = time.monotonic() + 300
+        turn = False
         while time.monotonic() < limit:
             await pilot.pause(0.05)
+            if not turn and screen.index == 1:
+                phase("turn")
+                turn = True
             busy = [w for w in app.workers if not w.is_finished]
             if not busy and screen.searching.query_text == needle \
                     and not screen.searching.finding and screen.index == 1:
                 break
         await pilot.pause()
         await pilot.pause()
-        phase("turn")
         # A hit far into the message is scrolled to once the rows up to it are counted
         # (between frames, `TurnLines.jumping` meanwhile).
         while getattr(current, "jumping", False) and time.monotonic() < limit:

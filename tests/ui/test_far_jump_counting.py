@@ -45,6 +45,15 @@ def _during(monkeypatch: pytest.MonkeyPatch, owner: type, name: str,
     return counted
 
 
+def _a_block_a_tick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows counted a block a tenth of a second, a jump waiting or not: a count takes many
+    frames, as 50 MB do on any machine."""
+    monkeypatch.setattr(TurnLines, "COUNT_EVERY", 0.1)
+    monkeypatch.setattr(TurnLines, "COUNT_FOR", 0.0)
+    monkeypatch.setattr(TurnLines, "JUMP_EVERY", 0.1, raising=False)
+    monkeypatch.setattr(TurnLines, "JUMP_FOR", 0.0, raising=False)
+
+
 async def test_ctrl_end_after_o_counts_between_frames_and_a_key_replaces_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A block a tenth of a second: the count takes many frames, as 50 MB do on any machine.
@@ -80,10 +89,7 @@ async def test_ctrl_end_after_o_counts_between_frames_and_a_key_replaces_it(
 
 async def test_a_jump_to_text_on_the_last_line_lands_where_scroll_to_text_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(TurnLines, "COUNT_EVERY", 0.1)
-    monkeypatch.setattr(TurnLines, "COUNT_FOR", 0.0)
-    monkeypatch.setattr(TurnLines, "JUMP_EVERY", 0.1, raising=False)
-    monkeypatch.setattr(TurnLines, "JUMP_FOR", 0.0, raising=False)
+    _a_block_a_tick(monkeypatch)
     app = build_app(claude_code(tmp_path, TEXT))
     async with app.run_test(size=(80, 40)) as pilot:
         current, long = await unfold_second_turn(pilot, app)
@@ -106,10 +112,7 @@ async def test_a_search_hit_at_the_end_of_a_huge_message_is_counted_to_between_f
     # callback that counted every row before it in one go (4 s on 50 MB, keys waiting).
     from replay.ui.screens.search_prompt import SearchPrompt
 
-    monkeypatch.setattr(TurnLines, "COUNT_EVERY", 0.1)
-    monkeypatch.setattr(TurnLines, "COUNT_FOR", 0.0)
-    monkeypatch.setattr(TurnLines, "JUMP_EVERY", 0.1, raising=False)
-    monkeypatch.setattr(TurnLines, "JUMP_FOR", 0.0, raising=False)
+    _a_block_a_tick(monkeypatch)
     monkeypatch.setattr(LongText, "SEARCH_FOR", 0.0, raising=False)
     app = build_app(claude_code(tmp_path, TEXT), annotations=tmp_path / "j.jsonl")
     async with app.run_test(size=(80, 40)) as pilot:
