@@ -7,6 +7,8 @@ resize halfway) gets exactly the rows of the same text counted whole."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -160,7 +162,7 @@ def test_a_search_in_a_long_line_counted_in_pieces_finds_the_row_a_row_by_row_se
 
 @pytest.mark.parametrize("kind", ["controls", "wide"])
 async def test_o_on_a_one_line_message_draws_its_first_screen_and_ctrl_end_its_last_line(
-        tmp_path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:  # type: ignore[no-untyped-def]
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     monkeypatch.setattr(TurnLines, "COUNT_EVERY", 0.1)
     monkeypatch.setattr(TurnLines, "COUNT_FOR", 0.0)
     text = one_line(kind, 2_000_000)
