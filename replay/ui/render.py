@@ -564,10 +564,16 @@ class LongText:
         last = whole or cut >= 0 or at + len(piece) >= self._size
         self._held = (at, piece)
         length = count.length
+        # Its rows walked on over the stand-ins made here when the walk is caught up.
+        walk = count.walk
+        if walk is not None and (walk.room != self._room or walk.walked != length):
+            walk = None
         if "\t" not in piece and not has_controls(piece):  # shown as it is
             count.raw.extend(range(at - begin, at - begin + len(piece), self._STEP))
             count.shown.extend(range(length, length + len(piece), self._STEP))
             length += len(piece)
+            if walk is not None:
+                walk.feed(piece)
         else:
             self._as_is = False
             # (tabs alone: the text is its own shape, nothing to escape)
@@ -580,6 +586,8 @@ class LongText:
                     lead = length % 8
                     shape = (" " * lead + shape).expandtabs(8)[lead:]
                 length += len(shape)
+                if walk is not None:  # (what `shape_piece` gives there)
+                    walk.feed(shape)
         if not _narrow(piece, raw=True):
             odd_characters, zero_characters = _not_one_cell(piece)
             count.odd += len(odd_characters)
