@@ -12,7 +12,9 @@ about `--mb` MB, one of `TEXTS`:
 - controls: lines full of ESC, BEL, NUL, CSI, CR, DEL, markup-looking text and Latin-1 (the
   text is one byte a character; its escaped form, with `␛[ESC]`, two);
 - wide: the same with CJK, an emoji, a bidi override and a zero-width space (the text itself
-  four bytes a character).
+  four bytes a character);
+- plain-line, controls-line, wide-line: the same characters as one line (no line end inside:
+  a minified JSON output, a base64 blob, a log without newlines), then the last line.
 
 Each run is a child process capped at `--limit-gb` of address space; its peak RSS is its own
 `ru_maxrss` (`os.wait4`). The child runs the app headless (`--width` x 45, 160 columns
@@ -63,9 +65,13 @@ PHASES = ("shown", "open", "unfold", "end", "fold", "back")
 
 def huge_text(kind: str, size: int) -> str:
     """About `size` characters of the text `kind`, ending with a last line of its own (so
-    the end of the message is told from any other line)."""
-    line = TEXT_LINES[kind]
-    last = "the last line [/]" + ("" if kind == "plain" else " \x1b[1m") + "\n"
+    the end of the message is told from any other line). A kind `NAME-line` is NAME's
+    characters as one line (each line end a space), then the last line."""
+    base, _, one_line = kind.partition("-")
+    line = TEXT_LINES[base]
+    last = "the last line [/]" + ("" if base == "plain" else " \x1b[1m") + "\n"
+    if one_line:
+        return (line[:-1] + " ") * max(1, size // len(line)) + "\n" + last
     return line * max(1, size // len(line)) + last
 
 

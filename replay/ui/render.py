@@ -143,6 +143,18 @@ def shown_piece(text: str, column: int = 0) -> str:
     return (" " * lead + safe).expandtabs(8)[lead:] if lead else safe.expandtabs(8)
 
 
+def shape_piece(text: str, column: int = 0) -> str:
+    """A stand-in for `shown_piece(text, column)` of its length, each of its characters of
+    the same cells: `escaped_shape` (an escape's characters are one cell each, as its dots
+    are), tabs expanded alike. Made without a call per character escaped (a walk of a 50 MB
+    line of escapes spent most of its time cleaning it)."""
+    shape = escaped_shape(text) if has_controls(text) else text
+    if "\t" not in shape:
+        return shape
+    lead = column % 8
+    return (" " * lead + shape).expandtabs(8)[lead:] if lead else shape.expandtabs(8)
+
+
 def _cell_table() -> Iterable[tuple[int, int, int]]:
     """Rich's table of the characters not one cell wide, (first, last, cells), the one
     `chop_cells` measures by."""
@@ -262,16 +274,26 @@ def _not_one_cell(text: str) -> tuple[str, str | None]:
     return odd, _any_of(by_cells[2]).sub("", zero) if 2 in by_cells else zero
 
 
-def _row_starts(pieces: Iterable[str], room: int) -> list[int]:
-    """Where the rows of a shown line (given as pieces, in order) start when it is cut at
-    `room` cells (at least 2): the cuts `chop_cells` makes, found a run of characters of one
-    width at a time (a line of CJK was cut grapheme by grapheme: 20 s for 50 MB). A
-    character of no cell stays with the one before it (a shown text holds no joiner or
-    variation selector: `clean` spells them out)."""
-    starts, fill, base = [0], 0, 0
-    runs = _cell_patterns().runs.finditer
-    for piece in pieces:
-        for run in runs(piece):
+class _RowWalk:
+    """Where the rows of a shown line start when it is cut at `room` cells (at least 2),
+    found as its pieces are given in order: the cuts `chop_cells` makes, found a run of
+    characters of one width at a time (a line of CJK was cut grapheme by grapheme: 20 s for
+    50 MB). A character of no cell stays with the one before it (a shown text holds no
+    joiner or variation selector: `clean` spells them out). A walk can start where a row
+    starts (`at`, `fill` 0: the line before it of one cell a character)."""
+
+    def __init__(self, room: int, at: int = 0) -> None:
+        self.room = room
+        self.starts = array("q", range(0, at + 1, room))
+        """Where each row found starts: all but the last are whole."""
+        self.walked = self.starts[-1]
+        """Columns of the line walked."""
+        self._fill = 0
+
+    def feed(self, piece: str) -> None:
+        """Walk on over `piece`, the line's next characters."""
+        starts, fill, base, room = self.starts, self._fill, self.walked, self.room
+        for run in _cell_patterns().runs.finditer(piece):
             kind = run.lastindex
             cells = (2 if kind == 1 else 0 if kind == 2 else 1 if kind is None
                      else get_character_cell_size(run.group()))
@@ -285,8 +307,16 @@ def _row_starts(pieces: Iterable[str], room: int) -> list[int]:
                 starts.append(at)
                 fill, fit = 0, room // cells
             fill += left * cells
-        base += len(piece)
-    return starts
+        self._fill, self.walked = fill, base + len(piece)
+
+
+def _row_starts(pieces: Iterable[str], room: int) -> Sequence[int]:
+    """Where the rows of a shown line (given as pieces, in order) start when it is cut at
+    `room` cells (at least 2): a `_RowWalk` over them all."""
+    walk = _RowWalk(room)
+    for piece in pieces:
+        walk.feed(piece)
+    return walk.starts
 
 
 _TABLE_CELLS = 1 << 20
@@ -320,6 +350,31 @@ def _doubtful_cells(room: int, longest: int) -> bytes | None:
     return bytes(doubt)
 
 
+@dataclass
+class _LongCount:
+    """A line longer than a block being counted a piece at a time (`LongText`)."""
+
+    begin: int
+    """Where it starts in the text."""
+    at: int
+    """Where the part of it counted ends in the text."""
+    raw: array[int]
+    """Its kept places: offsets in the text's line..."""
+    shown: array[int]
+    """... and in the cleaned line."""
+    length: int = 0
+    """Characters of the part counted, cleaned."""
+    narrow: int = 0
+    """Characters of the cleaned line from its start known to be of one cell each."""
+    odd: int = 0
+    """Characters of the part counted not of one cell..."""
+    zero: int = 0
+    """... and of those, the characters of none."""
+    walk: _RowWalk | None = None
+    """Its rows at the laid-out width, found up to where it was walked (None until it holds
+    a character not of one cell)."""
+
+
 class LongText:
     """A very long plain text drawn a screen at a time (`TurnLines` asks for rows).
 
@@ -328,8 +383,9 @@ class LongText:
     ASCII is `len / width` rows, computed, not made), and a row is cut from its line only
     when drawn. Lines wrap at the width by cells (no word wrap).
 
-    Rows are counted a block at a time (`_BLOCK` characters of whole lines, or one longer
-    line), each block read once: `layout` counts only as far as it is asked to (the first
+    Rows are counted a block at a time (`_BLOCK` characters of whole lines, or a piece of
+    a longer line: its rows counted so far are drawn while the rest is counted), each block
+    read once: `layout` counts only as far as it is asked to (the first
     screen), `count_for` goes on between frames, and whatever needs a row past the part
     counted (a row drawn, the end, a search hit) counts up to it first. A 50 MB message
     counted whole before its first screen took 1-5 s.
@@ -385,6 +441,8 @@ class LongText:
         """Where the rows of lines drawn lately start (columns of the shown line)."""
         self._walked_long: dict[int, Sequence[int]] = {}
         """The same of lines longer than `_STEP`, kept while the width stays."""
+        self._long: _LongCount | None = None
+        """The line longer than a block being counted (the line after those counted)."""
 
     def _slice(self, start: int, end: int) -> str:
         """Characters `start` to `end` of the text as given. A text whose file changed under
@@ -424,15 +482,21 @@ class LongText:
         return self._starts[-1] > self._size and self._laid == self._counted
 
     def _count_block(self) -> None:
-        """Count the lines of the next block: where they start, their cells."""
+        """Count the lines of the next block: where they start, their cells (or the next
+        piece of a line longer than a block)."""
+        if self._long is not None:
+            self._count_piece()
+            return
         begin, size = self._starts[-1], self._size
         end = min(begin + self._BLOCK, size)
         chunk = self._read(begin, end)
         size = self._size  # (none if the file changed)
         if end < size:
             cut = chunk.rfind("\n")
-            if cut < 0:  # a line longer than a block: read on to its end
-                self._count_long(begin, chunk, whole=False)
+            if cut < 0:  # a line longer than a block: counted a piece at a time
+                self._long = _LongCount(begin, begin, array("q"), array("q"))
+                self._places[self._counted] = (self._long.raw, self._long.shown)
+                self._count_long(chunk, whole=False)
                 return
             chunk = chunk[:cut]
         self._held = (begin, chunk)
@@ -446,7 +510,8 @@ class LongText:
                     stop = at + sum(lengths[number:long]) + long - number
                     self._count_short(begin + at, chunk[at:stop - 1], lengths[number:long])
                     at = stop
-                self._count_long(begin + at, chunk[at:at + lengths[long]], whole=True)
+                self._long = _LongCount(begin + at, begin + at, array("q"), array("q"))
+                self._count_long(chunk[at:at + lengths[long]], whole=True)
                 number, at = long + 1, at + lengths[long] + 1
         if number < len(lengths):
             self._count_short(begin + at, chunk[at:], lengths[number:])
@@ -486,50 +551,115 @@ class LongText:
                                map(int.__add__, zero, zero)))
         self._wide.extend(map(bool, map(int.__sub__, odd, zero)))
 
-    def _count_long(self, begin: int, head: str, whole: bool) -> None:
-        """Count the line at `begin` (longer than `_STEP`), whose first characters are
-        `head` (all of it when `whole`; else read on a run at a time): its length once
-        cleaned, its kept places, its cells."""
-        raw, shown = array("q"), array("q")
-        length = odd = zero = 0
-        at, size, piece = begin, self._size, head
-        while True:
-            cut = piece.find("\n")
-            if cut >= 0:
-                piece = piece[:cut]
-            last = whole or cut >= 0 or at + len(piece) >= size
-            self._held = (at, piece)
-            if "\t" not in piece and not has_controls(piece):  # shown as it is
-                raw.extend(range(at - begin, at - begin + len(piece), self._STEP))
-                shown.extend(range(length, length + len(piece), self._STEP))
-                length += len(piece)
-            else:
-                self._as_is = False
-                # (tabs alone: the text is its own shape, nothing to escape)
-                shaped = escaped_shape if has_controls(piece) else str
-                for step in range(0, len(piece), self._STEP):
-                    raw.append(at + step - begin)
-                    shown.append(length)
-                    shape = shaped(piece[step:step + self._STEP])
-                    if "\t" in shape:
-                        lead = length % 8
-                        shape = (" " * lead + shape).expandtabs(8)[lead:]
-                    length += len(shape)
-            if not _narrow(piece, raw=True):
-                odd_characters, zero_characters = _not_one_cell(piece)
-                odd += len(odd_characters)
-                zero += 0 if zero_characters is None else len(zero_characters)
-            at += len(piece)
-            if last:
-                break
-            piece = self._slice(at, min(at + (self._STEP << 6), size))
+    def _count_long(self, piece: str, whole: bool) -> None:
+        """Count `piece`, the next characters of the long line being counted (`_long`; all of
+        the rest when `whole`): its length once cleaned, its kept places, its cells. The line
+        is counted once its end is reached."""
+        count = self._long
+        assert count is not None
+        cut = piece.find("\n")
+        if cut >= 0:
+            piece = piece[:cut]
+        at, begin = count.at, count.begin
+        last = whole or cut >= 0 or at + len(piece) >= self._size
+        self._held = (at, piece)
+        length = count.length
+        # Its rows walked on over the stand-ins made here when the walk is caught up.
+        walk = count.walk
+        if walk is not None and (walk.room != self._room or walk.walked != length):
+            walk = None
+        if "\t" not in piece and not has_controls(piece):  # shown as it is
+            count.raw.extend(range(at - begin, at - begin + len(piece), self._STEP))
+            count.shown.extend(range(length, length + len(piece), self._STEP))
+            length += len(piece)
+            if walk is not None:
+                walk.feed(piece)
+        else:
+            self._as_is = False
+            # (tabs alone: the text is its own shape, nothing to escape)
+            shaped = escaped_shape if has_controls(piece) else str
+            for step in range(0, len(piece), self._STEP):
+                count.raw.append(at + step - begin)
+                count.shown.append(length)
+                shape = shaped(piece[step:step + self._STEP])
+                if "\t" in shape:
+                    lead = length % 8
+                    shape = (" " * lead + shape).expandtabs(8)[lead:]
+                length += len(shape)
+                if walk is not None:  # (what `shape_piece` gives there)
+                    walk.feed(shape)
+        if not _narrow(piece, raw=True):
+            odd_characters, zero_characters = _not_one_cell(piece)
+            count.odd += len(odd_characters)
+            count.zero += 0 if zero_characters is None else len(zero_characters)
+        elif count.narrow == count.length:
+            count.narrow = length
+        count.length = length
+        count.at = at + len(piece)
+        if not last:
+            return
+        if not whole:
+            self._walk_long(whole=True)
         number = self._counted
-        self._starts.append(at + 1)
-        self._places[number] = (raw, shown)
+        laid = self._laid == number
+        self._long = None
+        self._starts.append(count.at + 1)
+        self._places[number] = (count.raw, count.shown)
         self._long_lengths[number] = length
-        self._cells.append(length + odd - 2 * zero)
-        self._odd.append(odd > 0)
-        self._wide.append(odd > zero)
+        self._cells.append(length + count.odd - 2 * count.zero)
+        self._odd.append(count.odd > 0)
+        self._wide.append(count.odd > count.zero)
+        if count.walk is not None and count.walk.room == self._room:
+            self._walked_long[number] = count.walk.starts
+        if laid and not whole:  # (its rows drawn stay while it is laid out)
+            self._lay(number + 1)
+
+    def _count_piece(self) -> None:
+        """Count on the long line being counted: walk its rows at the width up to where it
+        is counted (a piece at a time, when far behind after a resize), then count its next
+        piece."""
+        count = self._long
+        assert count is not None
+        if self._room < 2:  # (Rich's own cuts: the line laid out whole)
+            while self._long is not None:
+                self._count_long(self._slice(count.at, min(count.at + (self._STEP << 6),
+                                                           self._size)), whole=False)
+            return
+        if self._walk_long(whole=False):
+            return
+        self._count_long(self._slice(count.at, min(count.at + (self._STEP << 6), self._size)),
+                         whole=False)
+        self._walk_long(whole=True)
+
+    def _walk_long(self, whole: bool) -> bool:
+        """Walk the rows of the long line being counted at the width (when it holds
+        characters not of one cell) up to where it is counted, or a piece of the way unless
+        `whole`. True when it is still behind."""
+        count = self._long
+        if count is None or count.odd == 0 or self._room < 2:
+            return False
+        walk = count.walk
+        if walk is None or walk.room != self._room:
+            walk = count.walk = _RowWalk(self._room, count.narrow // self._room * self._room)
+        number, piece = self._counted, self._STEP << 6
+        while walk.walked < count.length:
+            walk.feed(self.shown(number, walk.walked, min(count.length, walk.walked + piece),
+                                 shape_piece))
+            if not whole:
+                return walk.walked < count.length
+        return False
+
+    def _long_starts(self) -> Sequence[int]:
+        """Where the rows of the long line being counted start at the width, as far as they
+        are known: all but the last are whole (none when its lines before are not laid out
+        or at a width of one cell)."""
+        count = self._long
+        if count is None or self._laid < self._counted or self._room < 2:
+            return ()
+        if count.walk is not None and count.walk.room == self._room:
+            return count.walk.starts
+        room = self._room
+        return range(0, count.narrow // room * room + 1, room)
 
     def layout(self, width: int, rows: int | None = None) -> int:
         """Lay the text out at `width` columns (again only when the width changes): its
@@ -548,6 +678,11 @@ class LongText:
     @property
     def rows(self) -> int:
         """The rows counted at the laid-out width (all of them once `done`)."""
+        return self._laid_rows + max(0, len(self._long_starts()) - 1)
+
+    @property
+    def _laid_rows(self) -> int:
+        """The rows of the lines laid out."""
         return self._laid if self._first_row is None else self._first_row[-1]
 
     @property
@@ -558,7 +693,12 @@ class LongText:
     @property
     def share_counted(self) -> float:
         """The share of the text (by characters) whose rows are counted: 1.0 once `done`."""
-        return 1.0 if self.done else min(1.0, self._starts[self._laid] / (self._size + 1))
+        if self.done:
+            return 1.0
+        counted = self._starts[self._laid]
+        if self._long is not None and self._laid == self._counted:
+            counted = self._long.at
+        return min(1.0, counted / (self._size + 1))
 
     def count_for(self, seconds: float) -> bool:
         """Count rows for about `seconds` (at least a block); True once every row is."""
@@ -572,7 +712,7 @@ class LongText:
         """Lay out more lines (counting a block first if every line counted is); False
         when every line is laid out."""
         if self._laid == self._counted:
-            if self._starts[-1] > self._size:
+            if self._long is None and self._starts[-1] > self._size:
                 return False
             self._count_block()
         self._lay(min(self._counted, self._laid + self._BLOCK))
@@ -629,7 +769,7 @@ class LongText:
             walk = bytes(map(int.__and__, doubtful, wide_lines))
         number = walk.find(1)
         while number >= 0:
-            starts = self._walk(first + number)
+            starts = self._walked_long.get(first + number) or self._walk(first + number)
             counts[number] = len(starts)
             if self._is_long(first + number):
                 self._walked_long[first + number] = starts
@@ -652,8 +792,8 @@ class LongText:
         if not self._is_long(number):
             return _row_starts((self._shown_line(number),), room)
         length = self._long_lengths[number]
-        return array("q", _row_starts((self.shown(number, at, at + (1 << 16))
-                                       for at in range(0, length, 1 << 16)), room))
+        return _row_starts((self.shown(number, at, at + (1 << 16), shape_piece)
+                            for at in range(0, length, 1 << 16)), room)
 
     def _line_starts(self, number: int) -> Sequence[int]:
         """Where the rows of line `number` (laid out) start at the width (shown columns)."""
@@ -676,6 +816,8 @@ class LongText:
     def place_of(self, row: int) -> tuple[int, int]:
         """(line, column) where row `row` at the laid-out width starts."""
         self._to_row(row)
+        if row >= self._laid_rows and self._long_starts():
+            return self._counted, self._long_starts()[row - self._laid_rows]
         if self._first_row is None:
             return row, 0
         line = bisect_right(self._first_row, row) - 1
@@ -684,11 +826,23 @@ class LongText:
     def row_of(self, line: int, column: int = 0) -> int:
         """The row at the laid-out width that shows column `column` of line `line` (a resize
         keeps the line on top, not the row number)."""
-        self._to_line(line)
+        while self._laid <= line and not self._long_holds(line, column) and self._step():
+            pass
+        if self._laid <= line and self._long_holds(line, column):
+            starts = self._long_starts()
+            return self._laid_rows + bisect_right(starts, column) - 1
         if self._first_row is None:
             return line
         starts = self._line_starts(line)
         return self._first_row[line] + max(0, bisect_right(starts, column) - 1)
+
+    def _long_holds(self, line: int, column: int) -> bool:
+        """Line `line` is the long one being counted, and the row showing its column
+        `column` is known (whole)."""
+        if line != self._counted:
+            return False
+        starts = self._long_starts()
+        return len(starts) > 0 and starts[-1] > column
 
     @property
     def line_count(self) -> int:
@@ -697,7 +851,8 @@ class LongText:
 
     def line(self, number: int) -> str:
         """Line `number` of the text as given (without its line end)."""
-        while self._counted <= number and self._starts[-1] <= self._size:
+        while self._counted <= number and (self._long is not None
+                                           or self._starts[-1] <= self._size):
             self._count_block()
         return self._slice(self._starts[number], self._starts[number + 1] - 1)
 
@@ -705,11 +860,18 @@ class LongText:
         """Line `number` as shown (cleaned, tabs expanded), whole."""
         return self.line(number) if self._as_is else shown_piece(self.line(number))
 
-    def shown(self, number: int, start: int, end: int | None = None) -> str:
-        """Characters `start` to `end` of line `number` (counted) as shown, cleaned from the
-        piece of the text they come from (never the whole text, nor a long line whole)."""
+    def shown(self, number: int, start: int, end: int | None = None,
+              piece_of: Callable[[str, int], str] = shown_piece) -> str:
+        """Characters `start` to `end` of line `number` (counted, or the long line being
+        counted) as shown, cleaned from the piece of the text they come from (never the
+        whole text, nor a long line whole); with `piece_of` `shape_piece`, a stand-in of
+        the same cells (to walk their rows)."""
         begin = self._starts[number]
-        stop = self._starts[number + 1] - 1
+        if number < self._counted:
+            stop = self._starts[number + 1] - 1
+        else:  # (the long line being counted, as far as it is)
+            assert self._long is not None
+            stop = self._long.at
         if self._as_is:
             return self._slice(begin + start, stop if end is None else begin + end)
         raw_at, shown_at = 0, 0
@@ -720,7 +882,7 @@ class LongText:
         # Every character is at least one once shown: `end - shown_at` of the text's are
         # enough (or the rest of the line).
         last = stop if end is None else min(stop, begin + raw_at + end - shown_at)
-        piece = shown_piece(self._slice(begin + raw_at, last), shown_at)
+        piece = piece_of(self._slice(begin + raw_at, last), shown_at)
         return piece[start - shown_at:None if end is None else end - shown_at]
 
     def _every_row(self) -> Iterator[int]:
@@ -787,7 +949,11 @@ class LongText:
     def row(self, number: int) -> list[Segment]:
         """Row `number` at the laid-out width, padded to it (counted up to it first)."""
         self._to_row(number)
-        if self._first_row is None:
+        long = self._long_starts()
+        if number >= self._laid_rows and long:
+            at = number - self._laid_rows
+            piece = self.shown(self._counted, long[at], long[at + 1])
+        elif self._first_row is None:
             piece = self.shown(number, 0)
         else:
             line = bisect_right(self._first_row, number) - 1
@@ -802,7 +968,8 @@ class LongText:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Outside `TurnLines`: its first lines only (never the whole text)."""
         lines = min(FOLD_LINES, self.line_count)
-        while self._counted < lines and self._starts[-1] <= self._size:
+        while self._counted < lines and (self._long is not None
+                                         or self._starts[-1] <= self._size):
             self._count_block()
         end = self._starts[min(lines, self._counted)] - 1
         yield Text(shown_piece(self._slice(0, end)), style=self.style or "")
