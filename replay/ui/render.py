@@ -836,6 +836,11 @@ class LongText:
         starts = self._line_starts(line)
         return self._first_row[line] + max(0, bisect_right(starts, column) - 1)
 
+    def knows_row(self, line: int, column: int = 0) -> bool:
+        """The row showing column `column` of line `line` is counted: `row_of` answers it
+        without counting more (in a line longer than a block, before the line's end is)."""
+        return self._laid > line or self._long_holds(line, column)
+
     def _long_holds(self, line: int, column: int) -> bool:
         """Line `line` is the long one being counted, and the row showing its column
         `column` is known (whole)."""
@@ -904,19 +909,20 @@ class LongText:
         steps = self.rows_holding(needle)
         try:
             while True:
-                line = next(steps)
-                if isinstance(line, int):
-                    self._to_line(line)
+                step = next(steps)
+                if not isinstance(step, float):
+                    self.row_of(*step)
         except StopIteration as found:
             return found.value  # type: ignore[no-any-return]
 
-    def rows_holding(self, needle: str) -> Generator[int | float, None, int | None]:
-        """`first_row_holding` a step at a time: yields each line whose rows it needs next
-        (a place of an occurrence: its line's rows counted, `row_of` answers it at once), or,
-        once it has looked for `SEARCH_FOR` seconds without yielding, the share of the text
-        looked through (a float: a pause, nothing needed), then returns the first row holding
-        `needle`. Whoever drives it counts the rows up to each line as it likes (`TurnLines`
-        between frames); a needle of white space alone counts its rows itself."""
+    def rows_holding(self, needle: str
+                     ) -> Generator[tuple[int, int] | float, None, int | None]:
+        """`first_row_holding` a step at a time: yields each place (line, shown column) whose
+        row it needs next (an occurrence's: once `knows_row` says so, `row_of` answers it at
+        once), or, once it has looked for `SEARCH_FOR` seconds without yielding, the share of
+        the text looked through (a float: a pause, nothing needed), then returns the first
+        row holding `needle`. Whoever drives it counts the rows up to each place as it likes
+        (`TurnLines` between frames); a needle of white space alone counts its rows itself."""
         from replay.core.escaped_find import find_steps
 
         wanted = shown(needle).lower()
@@ -932,7 +938,7 @@ class LongText:
                     since = time.perf_counter()
                 continue
             line, column = step
-            yield line
+            yield step
             since = time.perf_counter()
             row = self.row_of(line, column)
             if wanted in self._row_text(row):

@@ -171,3 +171,30 @@ def test_looking_for_a_far_hit_pauses_between_blocks(monkeypatch: pytest.MonkeyP
     whole = LongText(TEXT)
     whole.layout(80)
     assert row == whole.first_row_holding("the last line") is not None
+
+
+def test_a_hit_in_a_long_line_needs_its_rows_counted_only_up_to_the_hit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search hit a tenth of the way into one line of 4 M characters (CJK, escapes): the
+    place's row is asked for once it is known (`knows_row`), not once the whole line is
+    counted, and it is the row a count of the whole line gives."""
+    from tests.ui.test_long_line_pieces import KINDS
+
+    piece = KINDS["wide"]
+    text = piece * (400_000 // len(piece)) + "the needle [/]" + piece * (3_600_000 // len(piece))
+    long = LongText(text)
+    long.layout(80, rows=40)
+    steps = long.rows_holding("THE needle [/]")
+    try:
+        while True:
+            step = next(steps)
+            if not isinstance(step, float):
+                while not long.knows_row(*step):
+                    long.count_for(0.0)  # (a block: as the pane counts between frames)
+    except StopIteration as stop:
+        row = stop.value
+    assert not long.done and long.share_counted < 0.5, long.share_counted
+    whole = LongText(text)
+    whole.layout(80)
+    assert row == whole.first_row_holding("the needle [/]") is not None
+    assert "the needle [/]" in "".join(segment.text for segment in long.row(row))

@@ -407,18 +407,20 @@ class TurnLines(ScrollView, can_focus=False):
             place, _, long = self._place(at) if self._long else (at, None, None)
             if long is not None:
                 # A long text's rows are searched by the text itself, a chunk at a time:
-                # it tells each line whose rows it needs, counted first (between frames).
+                # it tells each place whose row it needs, counted first (between frames).
                 # (a float: the share of the text looked through so far, a pause)
                 steps = long.rows_holding(wanted)
                 try:
-                    line = next(steps)
+                    step = next(steps)
                     while True:
-                        if isinstance(line, float):
-                            yield line
+                        if isinstance(step, float):
+                            yield step
                         else:
-                            while long.lines_laid <= line:
-                                yield min(1.0, long.lines_laid / (line + 1))
-                        line = steps.send(None)
+                            line, column = step
+                            while not long.knows_row(line, column):
+                                yield (long.share_counted if long.lines_laid >= line
+                                       else long.lines_laid / (line + 1))
+                        step = steps.send(None)
                 except StopIteration as stop:
                     found: int | None = stop.value
                 self._restack()
