@@ -1,7 +1,7 @@
 """A mutation fuzz over real transcripts: every file of ../shared/realdata (and the samples),
 mutated many ways, read by every reader, by detection and by the scan of a folder.
 
-    .venv/bin/python tools/fuzz_mutants.py [--per-file N] [--seed S] [--show K]
+    .venv/bin/python tools/fuzz_mutants.py [--per-file N] [--seed S] [--show K] [--keep DIR]
 
 Each mutant is written under its original name (readers take facts from names) into a fresh
 folder and read four ways: `load_sessions(path)` (detection), `load_sessions(path, format=r)`
@@ -1050,6 +1050,44 @@ def sources(generated: Path | None = None) -> list[Path]:
     return found
 
 
+def _trial(call: Callable[[], object], timeout: float, wall: float) -> tuple[str, str] | None:
+    """Run one trial within the limits: None if it passed (or said a `ReaderError`), else
+    the kind of failure (what the summary groups by) and its evidence ("" if none)."""
+    _limit(True)
+    try:
+        call()
+    except ReaderError:
+        return None
+    except Mismatch as error:
+        kind = "".join("N" if c.isdigit() else c for c in error.kind[:90])
+        return f"mismatch: {kind}", error.evidence
+    except Hang:
+        return f"hang > {timeout:g} s CPU or {wall:g} s", ""
+    except Died as error:
+        return f"died: {error}", ""
+    except ChildError as error:
+        return str(error), ""
+    except BaseException as error:  # noqa: BLE001 - counting them is the point
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        return _frame(error), ""
+    finally:
+        _limit(False)
+    return None
+
+
+def keep_mutant(folder: Path, number: int, mutation: str, name: str, data: bytes) -> Path:
+    """The bytes of a mutant that failed, kept in `folder` (`--keep`) under a name that says
+    which it was and ends as its source's did (readers take facts from names): a failure
+    can be rerun on it alone, which `--only` cannot do (it draws other mutants)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = folder / f"{number:04d}-{mutation}" / name
+    if not kept.exists():
+        kept.parent.mkdir(exist_ok=True)
+        kept.write_bytes(data)
+    return kept
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-file", type=int, default=len(MUTATIONS) * 2)
@@ -1067,6 +1105,8 @@ def main() -> int:
     parser.add_argument("--app-every", type=int, default=1,
                         help="run the app (headless, stepped through) on every N-th mutant; "
                              "0: never")
+    parser.add_argument("--keep", metavar="DIR", default="",
+                        help="copy each mutant that fails into DIR (to rerun it alone)")
     parser.add_argument("--whole-index", action="store_true",
                         help="turn indexes keep their default 64 whole turns (else one, so "
                              "every turn of a small file is read back from its bytes)")
@@ -1128,31 +1168,18 @@ def main() -> int:
                 for name, call in trials(path, good):
                     runs += 1
                     CURRENT_TRIAL["name"] = f"{source.name} {mutate.__name__} {name}"
-                    _limit(True)
-                    try:
-                        call()
-                    except ReaderError:
-                        pass
-                    except Mismatch as error:
-                        kind = "".join("N" if c.isdigit() else c for c in error.kind[:90])
-                        where = f"{source.name} {mutate.__name__} {name}"
-                        if error.evidence:
-                            where += "\n" + textwrap.indent(error.evidence, " " * 14)
-                        failures[f"mismatch: {kind}"].append(where)
-                    except Hang:
-                        failures[f"hang > {args.timeout:g} s CPU or {args.wall:g} s"].append(
-                            f"{source.name} {mutate.__name__} {name}")
-                    except Died as error:
-                        failures[f"died: {error}"].append(
-                            f"{source.name} {mutate.__name__} {name}")
-                    except ChildError as error:
-                        failures[str(error)].append(f"{source.name} {mutate.__name__} {name}")
-                    except BaseException as error:  # noqa: BLE001 - counting them is the point
-                        if isinstance(error, KeyboardInterrupt):
-                            raise
-                        failures[_frame(error)].append(f"{source.name} {mutate.__name__} {name}")
-                    finally:
-                        _limit(False)
+                    failed = _trial(call, args.timeout, args.wall)
+                    if failed is None:
+                        continue
+                    kind, evidence = failed
+                    where = f"{source.name} {mutate.__name__} {name}"
+                    if args.keep:
+                        kept = keep_mutant(Path(args.keep), mutants, mutate.__name__,
+                                           source.name, mutant)
+                        where += f" (kept: {kept})"
+                    if evidence:
+                        where += "\n" + textwrap.indent(evidence, " " * 14)
+                    failures[kind].append(where)
     total = sum(len(v) for v in failures.values())
     print(f"{len(files)} files x {args.per_file} mutations = {mutants} mutants, {runs} reads, "
           f"{time.monotonic() - started:.0f} s: {total} failures")

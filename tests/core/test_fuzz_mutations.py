@@ -206,3 +206,26 @@ def test_a_raw_control_byte_is_kept_with_its_line(
     with pytest.raises(fuzz.Mismatch, match=r"(?s)scan: a raw control byte.*stdout line: "
                                             r"b'turn 4: \\x1b\[2Jgone'"):
         fuzz._in_child(lambda: fuzz._cli(path, ("scan",)))
+
+
+def test_a_failed_trial_gives_its_kind_and_evidence_and_the_mutant_can_be_kept(
+        tmp_path: Path) -> None:
+    fuzz = _fuzz()
+
+    def wrong() -> None:
+        raise fuzz.Mismatch("report: exit status 3", "replay report x", "stderr: b'boom'")
+
+    assert fuzz._trial(wrong, 20.0, 600.0) == ("mismatch: report: exit status N",
+                                               "replay report x\nstderr: b'boom'")
+    assert fuzz._trial(lambda: None, 20.0, 600.0) is None
+
+    def unreadable() -> None:
+        raise fuzz.ReaderError("x: not valid JSON")
+
+    assert fuzz._trial(unreadable, 20.0, 600.0) is None
+    kept = fuzz.keep_mutant(tmp_path / "kept", 7, "nul_in_string", "gen-swe-agent.traj", b"\0")
+    assert kept == tmp_path / "kept" / "0007-nul_in_string" / "gen-swe-agent.traj"
+    assert kept.read_bytes() == b"\0"
+    # A second failure of the same mutant keeps the first copy (the trials put it back).
+    assert fuzz.keep_mutant(tmp_path / "kept", 7, "nul_in_string", "gen-swe-agent.traj",
+                            b"other") == kept and kept.read_bytes() == b"\0"
