@@ -1,7 +1,7 @@
 """A mutation fuzz over real transcripts: every file of ../shared/realdata (and the samples),
 mutated many ways, read by every reader, by detection and by the scan of a folder.
 
-    .venv/bin/python tools/fuzz_mutants.py [--per-file N] [--seed S] [--show K]
+    .venv/bin/python tools/fuzz_mutants.py [--per-file N] [--seed S] [--show K] [--keep DIR]
 
 Each mutant is written under its original name (readers take facts from names) into a fresh
 folder and read four ways: `load_sessions(path)` (detection), `load_sessions(path, format=r)`
@@ -37,6 +37,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 import traceback
@@ -509,7 +510,22 @@ def trials(path: Path, good: Path) -> Iterator[tuple[str, Callable[[], object]]]
 # --- the new paths: indexed reads, read-back, windowed scan against the whole one ------------
 
 class Mismatch(Exception):
-    """Two ways of reading the same file gave different answers."""
+    """Two ways of reading the same file gave different answers (or a command's output was
+    wrong). Its first line is the kind of failure (what the summary groups by); the lines
+    after it, the evidence: the command run, the offending line."""
+
+    def __init__(self, kind: str, *evidence: str) -> None:
+        super().__init__("\n".join([kind, *evidence]))
+
+    @property
+    def kind(self) -> str:
+        """The first line: what failed, without the evidence."""
+        return str(self).partition("\n")[0]
+
+    @property
+    def evidence(self) -> str:
+        """The lines after the first: the command, the offending line ("" if none)."""
+        return str(self).partition("\n")[2]
 
 
 def _turn_facts(turn: Any) -> tuple[Any, ...]:
@@ -822,7 +838,8 @@ def _cut_while_read(path: Path, when: str) -> str:
     backup = path.read_bytes()
     result = scan_task(SessionTask(str(path)))
     if result.error is not None and "\n" in result.error:
-        raise Mismatch("a scan error of more than one line")
+        raise Mismatch("a scan error of more than one line",
+                       f"error: {_cut_repr(result.error.encode())}")
     outcome = ["cut"] if cut else []
     if cut and result.error is not None and "file changed while it was read" in result.error:
         outcome.append("said")
@@ -857,7 +874,8 @@ def _cut_while_read(path: Path, when: str) -> str:
         _consume(load_sessions(path, indexed=True))
     except ReaderError as error:
         if "\n" in str(error):
-            raise Mismatch("a load error of more than one line") from None
+            raise Mismatch("a load error of more than one line",
+                           f"error: {_cut_repr(str(error).encode())}") from None
     return " ".join(outcome) + "|" + detail
 
 
@@ -929,19 +947,41 @@ def _cli(path: Path, command: tuple[str, ...]) -> str:
     said = Path(f"{out}/stderr").read_bytes()
     shown = Path(f"{out}/stdout").read_bytes()
     shutil.rmtree(out, ignore_errors=True)
+    ran = " ".join(["replay", *argv])
     if stuck:
         raise Mismatch(f"{command[0]}: still running {DEAF_SECONDS:g} s after Ctrl-C, at "
-                       f"{stuck[0]} ({len(stuck)} more Ctrl-C)")
-    if b"Traceback" in said or b"Traceback" in shown:
-        raise Mismatch(f"{command[0]}: a traceback on the terminal")
+                       f"{stuck[0]} ({len(stuck)} more Ctrl-C)", ran)
+    for name, output in (("stderr", said), ("stdout", shown)):
+        if b"Traceback" in output:
+            at = output.index(b"Traceback")
+            raise Mismatch(f"{command[0]}: a traceback on the terminal", ran,
+                           f"{name}: {_cut_repr(output[at:])}")
     for line in said.splitlines():
         if not line.startswith(b"replay: "):
-            raise Mismatch(f"{command[0]}: a line on stderr that is not one of ours")
-    if command[0] != "export" and (CONTROL.search(said) or CONTROL.search(shown)):
-        raise Mismatch(f"{command[0]}: a raw control byte reaches the terminal")
+            raise Mismatch(f"{command[0]}: a line on stderr that is not one of ours", ran,
+                           f"stderr line: {_cut_repr(line)}")
+    if command[0] != "export":
+        for name, output in (("stderr", said), ("stdout", shown)):
+            for line in output.splitlines():
+                if CONTROL.search(line):
+                    raise Mismatch(f"{command[0]}: a raw control byte reaches the terminal",
+                                   ran, f"{name} line: {_cut_repr(line)}")
     if status not in (0, 1, 2, 130):
-        raise Mismatch(f"{command[0]}: exit status {status}")
+        raise Mismatch(f"{command[0]}: exit status {status}", ran,
+                       f"stderr: {_cut_repr(said)}")
     return ""
+
+
+EVIDENCE_CHARS = 300
+"""How much of an offending line a failure keeps (its repr, cut)."""
+
+
+def _cut_repr(line: bytes) -> str:
+    """`line`'s repr, cut to `EVIDENCE_CHARS` characters (the cut said)."""
+    shown = repr(line)
+    if len(shown) <= EVIDENCE_CHARS:
+        return shown
+    return f"{shown[:EVIDENCE_CHARS]}... ({len(line):,} bytes)"
 
 
 APP_KEYS = ["right", "right", "left", "right_square_bracket", "left_square_bracket", "o",
@@ -985,7 +1025,8 @@ def _app(path: Path) -> str:
     shutil.rmtree(journal, ignore_errors=True)
     message = str(getattr(app, "_exit_renderables", "") or "")
     if "\n" in message.strip():
-        raise Mismatch("the app's exit message is more than one line")
+        raise Mismatch("the app's exit message is more than one line",
+                       f"message: {_cut_repr(message.encode())}")
     return ""
 
 
@@ -1009,6 +1050,44 @@ def sources(generated: Path | None = None) -> list[Path]:
     return found
 
 
+def _trial(call: Callable[[], object], timeout: float, wall: float) -> tuple[str, str] | None:
+    """Run one trial within the limits: None if it passed (or said a `ReaderError`), else
+    the kind of failure (what the summary groups by) and its evidence ("" if none)."""
+    _limit(True)
+    try:
+        call()
+    except ReaderError:
+        return None
+    except Mismatch as error:
+        kind = "".join("N" if c.isdigit() else c for c in error.kind[:90])
+        return f"mismatch: {kind}", error.evidence
+    except Hang:
+        return f"hang > {timeout:g} s CPU or {wall:g} s", ""
+    except Died as error:
+        return f"died: {error}", ""
+    except ChildError as error:
+        return str(error), ""
+    except BaseException as error:  # noqa: BLE001 - counting them is the point
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        return _frame(error), ""
+    finally:
+        _limit(False)
+    return None
+
+
+def keep_mutant(folder: Path, number: int, mutation: str, name: str, data: bytes) -> Path:
+    """The bytes of a mutant that failed, kept in `folder` (`--keep`) under a name that says
+    which it was and ends as its source's did (readers take facts from names): a failure
+    can be rerun on it alone, which `--only` cannot do (it draws other mutants)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = folder / f"{number:04d}-{mutation}" / name
+    if not kept.exists():
+        kept.parent.mkdir(exist_ok=True)
+        kept.write_bytes(data)
+    return kept
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-file", type=int, default=len(MUTATIONS) * 2)
@@ -1026,6 +1105,8 @@ def main() -> int:
     parser.add_argument("--app-every", type=int, default=1,
                         help="run the app (headless, stepped through) on every N-th mutant; "
                              "0: never")
+    parser.add_argument("--keep", metavar="DIR", default="",
+                        help="copy each mutant that fails into DIR (to rerun it alone)")
     parser.add_argument("--whole-index", action="store_true",
                         help="turn indexes keep their default 64 whole turns (else one, so "
                              "every turn of a small file is read back from its bytes)")
@@ -1087,29 +1168,18 @@ def main() -> int:
                 for name, call in trials(path, good):
                     runs += 1
                     CURRENT_TRIAL["name"] = f"{source.name} {mutate.__name__} {name}"
-                    _limit(True)
-                    try:
-                        call()
-                    except ReaderError:
-                        pass
-                    except Mismatch as error:
-                        kind = "".join("N" if c.isdigit() else c for c in str(error)[:90])
-                        failures[f"mismatch: {kind}"].append(
-                            f"{source.name} {mutate.__name__} {name}")
-                    except Hang:
-                        failures[f"hang > {args.timeout:g} s CPU or {args.wall:g} s"].append(
-                            f"{source.name} {mutate.__name__} {name}")
-                    except Died as error:
-                        failures[f"died: {error}"].append(
-                            f"{source.name} {mutate.__name__} {name}")
-                    except ChildError as error:
-                        failures[str(error)].append(f"{source.name} {mutate.__name__} {name}")
-                    except BaseException as error:  # noqa: BLE001 - counting them is the point
-                        if isinstance(error, KeyboardInterrupt):
-                            raise
-                        failures[_frame(error)].append(f"{source.name} {mutate.__name__} {name}")
-                    finally:
-                        _limit(False)
+                    failed = _trial(call, args.timeout, args.wall)
+                    if failed is None:
+                        continue
+                    kind, evidence = failed
+                    where = f"{source.name} {mutate.__name__} {name}"
+                    if args.keep:
+                        kept = keep_mutant(Path(args.keep), mutants, mutate.__name__,
+                                           source.name, mutant)
+                        where += f" (kept: {kept})"
+                    if evidence:
+                        where += "\n" + textwrap.indent(evidence, " " * 14)
+                    failures[kind].append(where)
     total = sum(len(v) for v in failures.values())
     print(f"{len(files)} files x {args.per_file} mutations = {mutants} mutants, {runs} reads, "
           f"{time.monotonic() - started:.0f} s: {total} failures")

@@ -156,3 +156,76 @@ def test_a_scan_that_says_the_file_changed_is_not_compared(
     fuzz._cut_trial(path, "scanned")
     assert fuzz.CUT_STATS["cut"] == 1 and fuzz.CUT_STATS["said"] == 1, fuzz.CUT_MISSED
     assert fuzz.CUT_MISSED == []
+
+
+def test_a_wrong_line_on_stderr_is_kept_with_the_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # (Round 10's seed-1001 pass had two `report` trials fail with "a line on stderr that is
+    # not one of ours", and the line was not kept: it did not recur alone.)
+    import os
+
+    import replay.cli
+
+    fuzz = _fuzz()
+
+    def chatty_report(argv: list[str]) -> int:
+        # (fd 2 itself: pytest's capture stands in for sys.stderr)
+        os.write(2, b"replay: one of ours\n")
+        os.write(2, b"sys:1: ResourceWarning: unclosed file <_io.BufferedReader name=3>"
+                 + b"x" * 900 + b"\n")
+        return 1
+
+    monkeypatch.setattr(replay.cli, "main", chatty_report)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINES)
+    with pytest.raises(fuzz.Mismatch) as caught:
+        fuzz._in_child(lambda: fuzz._cli(path, ("report", "--no-cache")))
+    error = caught.value
+    assert error.kind == "report: a line on stderr that is not one of ours"
+    assert f"replay report --no-cache {path}" in error.evidence
+    assert "stderr line: b'sys:1: ResourceWarning: unclosed file" in error.evidence
+    assert "... (965 bytes)" in error.evidence and len(error.evidence) < 500
+    assert "one of ours'" not in error.evidence  # the good line is not the evidence
+
+
+def test_a_raw_control_byte_is_kept_with_its_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import replay.cli
+
+    fuzz = _fuzz()
+
+    def leaky_scan(argv: list[str]) -> int:
+        os.write(1, b"turn 3: fine\nturn 4: \x1b[2Jgone\n")
+        return 0
+
+    monkeypatch.setattr(replay.cli, "main", leaky_scan)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINES)
+    with pytest.raises(fuzz.Mismatch, match=r"(?s)scan: a raw control byte.*stdout line: "
+                                            r"b'turn 4: \\x1b\[2Jgone'"):
+        fuzz._in_child(lambda: fuzz._cli(path, ("scan",)))
+
+
+def test_a_failed_trial_gives_its_kind_and_evidence_and_the_mutant_can_be_kept(
+        tmp_path: Path) -> None:
+    fuzz = _fuzz()
+
+    def wrong() -> None:
+        raise fuzz.Mismatch("report: exit status 3", "replay report x", "stderr: b'boom'")
+
+    assert fuzz._trial(wrong, 20.0, 600.0) == ("mismatch: report: exit status N",
+                                               "replay report x\nstderr: b'boom'")
+    assert fuzz._trial(lambda: None, 20.0, 600.0) is None
+
+    def unreadable() -> None:
+        raise fuzz.ReaderError("x: not valid JSON")
+
+    assert fuzz._trial(unreadable, 20.0, 600.0) is None
+    kept = fuzz.keep_mutant(tmp_path / "kept", 7, "nul_in_string", "gen-swe-agent.traj", b"\0")
+    assert kept == tmp_path / "kept" / "0007-nul_in_string" / "gen-swe-agent.traj"
+    assert kept.read_bytes() == b"\0"
+    # A second failure of the same mutant keeps the first copy (the trials put it back).
+    assert fuzz.keep_mutant(tmp_path / "kept", 7, "nul_in_string", "gen-swe-agent.traj",
+                            b"other") == kept and kept.read_bytes() == b"\0"

@@ -201,3 +201,59 @@ def test_html_without_matplotlib_still_has_every_number(
     page, charted = render_report_html(report)
     assert not charted and "<img" not in page
     assert "no-content" in page and "no time" in page
+
+
+_FONT_CACHE_AT_ONCE = """
+import sys, threading
+
+class AtOnce:  # matplotlib's "building the font cache" warning is due after 5 s: now
+    def __init__(self, interval, function):
+        self.function = function
+    def start(self):
+        self.function()
+    def cancel(self):
+        pass
+
+threading.Timer = AtOnce
+from replay.cli import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+def test_report_html_says_only_its_own_lines_on_stderr(tmp_path: Path) -> None:
+    # (The round-10 fuzz, seed 1001: `report --html` on a loaded machine printed a line of
+    # matplotlib's on stderr. Its first chart of a fresh cache builds the font cache, and a
+    # build longer than 5 s logs "Matplotlib is building the font cache"; a CJK name in a
+    # chart warned of glyphs missing from DejaVu Sans, every time.)
+    pytest.importorskip("matplotlib", reason="the replay[report] extra is not installed")
+    import os
+    import subprocess
+    import sys
+
+    path = _chat(tmp_path, "cjk.json", [
+        {"role": "user", "content": "修复测试"}, {"role": "assistant", "content": ""},
+    ], "conv-cjk", title="修复测试 漢字")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MPL")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # no font cache yet
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", _FONT_CACHE_AT_ONCE, "report", "--no-cache", "--jobs", "1",
+         "--html", str(tmp_path / "out.html"), str(path)],
+        capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "cache" / "matplotlib").is_dir()  # the font cache was built
+    assert done.stderr.splitlines() == [f"replay: wrote {tmp_path / 'out.html'}"]
+    assert "修复测试" in (tmp_path / "out.html").read_text(encoding="utf-8")
+
+
+def test_a_control_character_in_a_chart_name_is_escaped() -> None:
+    pytest.importorskip("matplotlib", reason="the replay[report] extra is not installed")
+    import xml.etree.ElementTree as ElementTree
+
+    from replay.core.publish.report_html import bar_chart_svg
+    from replay.core.safe import escape_controls
+
+    svg = bar_chart_svg("Most silent sessions", [("fix\x00it\x1b[2J", 1)])
+    assert svg is not None
+    ElementTree.fromstring(svg)  # readable XML: a raw NUL is not
+    assert escape_controls("fix\x00it\x1b[2J") in svg and "\x1b" not in svg

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import io
+import logging
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from replay.core.atomic import write_text_atomically
 from replay.core.corpus.report import CorpusReport, SessionRow
 from replay.core.publish.casestudy import anchor_for, html_page
 from replay.core.publish.escaping import html_text as _e
+from replay.core.safe import escape_controls
 from replay.core.session.text import one_line, plural
 
 Bars = Sequence[tuple[str, int | float]]
@@ -27,7 +30,30 @@ def _share(part: int, whole: int) -> str:
 
 def bar_chart_svg(title: str, bars: Bars, *, horizontal: bool = True,
                   unit: str = "empty turns") -> str | None:
-    """One bar chart as an SVG document, or None when matplotlib is not installed."""
+    """One bar chart as an SVG document, or None when matplotlib is not installed.
+
+    Nothing matplotlib says reaches stderr (the report's own lines are all that may): its log
+    (a first import under load says "Matplotlib is building the font cache" after 5 s) has a
+    handler that drops it unless the caller set up logging, and its warnings while drawing
+    (a glyph missing from DejaVu Sans, for CJK text) are ignored: the SVG keeps its text as
+    text (`svg.fonttype` none), drawn by the browser's fonts. A control character in a name
+    is shown escaped, as on the terminal (raw, a NUL would make the SVG unreadable XML)."""
+    _quiet_matplotlib_log()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _draw(title, bars, horizontal=horizontal, unit=unit)
+
+
+def _quiet_matplotlib_log() -> None:
+    """A do-nothing handler on the "matplotlib" logger (once): without one, logging's last
+    resort prints its warnings bare on stderr; a handler of the caller's own on the root
+    logger still gets them."""
+    log = logging.getLogger("matplotlib")
+    if not any(isinstance(handler, logging.NullHandler) for handler in log.handlers):
+        log.addHandler(logging.NullHandler())
+
+
+def _draw(title: str, bars: Bars, *, horizontal: bool, unit: str) -> str | None:
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -35,7 +61,7 @@ def bar_chart_svg(title: str, bars: Bars, *, horizontal: bool = True,
     import matplotlib
     from matplotlib.ticker import MaxNLocator
 
-    names = [name for name, _ in bars]
+    names = [escape_controls(name) for name, _ in bars]
     values = [value for _, value in bars]
     height = max(2.2, 0.9 + 0.32 * len(bars)) if horizontal else 3.2
     # Figure directly, not pyplot: no global state, no GUI backend, safe in any thread.
