@@ -12,8 +12,9 @@ gc.disable()
 
 import argparse  # noqa: E402
 import sys  # noqa: E402
+import warnings  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
-from typing import TypeVar  # noqa: E402
+from typing import TextIO, TypeVar  # noqa: E402
 
 from replay import __version__  # noqa: E402
 from replay.arguments import (  # noqa: E402
@@ -157,13 +158,30 @@ def _without_collections(work: Callable[[], T]) -> T:
             gc.enable()
 
 
+def _warning_line(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
+    """`warnings.showwarning` of a run: a warning (a library's, say) is one line of ours,
+    `replay: warning: ...`, escaped, not Python's two lines of source and text."""
+    from replay.core.safe import one_line
+
+    try:
+        print(f"replay: warning: {one_line(f'{category.__name__}: {message}')}",
+              file=sys.stderr if file is None else file, flush=True)
+    except (OSError, ValueError):  # (stderr closed: a warning is not worth a traceback)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `replay` console script.
 
     The one owner of a closed pipe (`replay share S -o - | head`): whatever a command was
     writing, and however (a Rich table, JSON lines, a page streamed), the run ends quietly
     with exit 0, as `cat` does; commands let the `BrokenPipeError` come up to here.
+
+    And of what reaches stderr besides a command's own lines: a Python warning is said as
+    one line of ours (`_warning_line`).
     """
+    warnings.showwarning = _warning_line
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         if arguments and arguments[0] in command_names():

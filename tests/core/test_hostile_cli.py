@@ -346,3 +346,27 @@ def test_label_and_agree_with_hostile_names(corpus: Path, tmp_path: Path) -> Non
     report = json.loads(result.stdout)
     assert report["reviewers"] == ["ana\x1b]0;R\x07\u202e", "bo\u200b"]
     assert report["disagreements"][0]["number"] == 3
+
+
+def test_a_python_warning_during_a_command_is_one_escaped_line_of_ours(tmp_path: Path) -> None:
+    """A library's warning (matplotlib's missing glyph for a NUL in a chart label was one)
+    printed Python's two lines, file and source, raw: now `replay: warning: ...`, one line,
+    its controls and line feeds escaped; the command's output is as ever."""
+    session = REPO / "sample_sessions" / "deploy-pivot.opencode.json"
+    code = (
+        "import sys, warnings\n"
+        "import replay.commands.scan as scan\n"
+        "from replay import cli\n"
+        "real = scan.run\n"
+        "def run(args):\n"
+        "    warnings.warn('Glyph 0 (\\x00) missing\\x1b[2J\\nreplay: forged', UserWarning)\n"
+        "    return real(args)\n"
+        "scan.run = run\n"
+        f"sys.exit(cli.main(['scan', '--json', '--no-cache', {str(session)!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=REPO,
+                          timeout=120, env={**os.environ, "PYTHONWARNINGS": "default"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])
+    lines = done.stderr.decode().splitlines()
+    assert lines == ["replay: warning: UserWarning: Glyph 0 ([NUL]) missing␛[ESC][2J[LF]"
+                     "replay: forged"], lines
