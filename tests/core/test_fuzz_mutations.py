@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,6 @@ def test_a_watch_deaf_to_its_ctrl_c_is_told_where_it_is(
     # command was and presses Ctrl-C again, instead of a bare "hang".)
     import signal
 
-    import pytest
-
-    import replay.cli
 
     fuzz = _fuzz()
     monkeypatch.setattr(fuzz, "WATCH_SECONDS", 0.05)
@@ -78,12 +76,24 @@ def test_a_watch_deaf_to_its_ctrl_c_is_told_where_it_is(
             signal.pause()
         return 0
 
-    monkeypatch.setattr(replay.cli, "main", deaf_watch)
+    _cli_fails(fuzz, tmp_path, monkeypatch, deaf_watch, ("watch", "--from-start"),
+               r"watch: still running 0.3 s after Ctrl-C, at test_fuzz_mutations.py:\d+ "
+               r"deaf_watch")
+
+
+def _cli_fails(fuzz: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+               main: Callable[[list[str]], int], command: tuple[str, ...],
+               match: str | None = None) -> Any:
+    """The harness's (`fuzz`) CLI trial of `command` on a good file, `tmp_path / s.jsonl`,
+    `replay.cli.main` being `main`: the Mismatch it raises (its text matching `match`)."""
+    import replay.cli
+
+    monkeypatch.setattr(replay.cli, "main", main)
     path = tmp_path / "s.jsonl"
     path.write_bytes(LINES)
-    with pytest.raises(fuzz.Mismatch, match=r"watch: still running 0.3 s after Ctrl-C, at "
-                                            r"test_fuzz_mutations.py:\d+ deaf_watch"):
-        fuzz._in_child(lambda: fuzz._cli(path, ("watch", "--from-start")))
+    with pytest.raises(fuzz.Mismatch, match=match) as caught:
+        fuzz._in_child(lambda: fuzz._cli(path, command))
+    return caught.value
 
 
 def _silent_scan(gives: str) -> Any:
@@ -164,7 +174,6 @@ def test_a_wrong_line_on_stderr_is_kept_with_the_command(
     # not one of ours", and the line was not kept: it did not recur alone.)
     import os
 
-    import replay.cli
 
     fuzz = _fuzz()
 
@@ -175,14 +184,9 @@ def test_a_wrong_line_on_stderr_is_kept_with_the_command(
                  + b"x" * 900 + b"\n")
         return 1
 
-    monkeypatch.setattr(replay.cli, "main", chatty_report)
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(LINES)
-    with pytest.raises(fuzz.Mismatch) as caught:
-        fuzz._in_child(lambda: fuzz._cli(path, ("report", "--no-cache")))
-    error = caught.value
+    error = _cli_fails(fuzz, tmp_path, monkeypatch, chatty_report, ("report", "--no-cache"))
     assert error.kind == "report: a line on stderr that is not one of ours"
-    assert f"replay report --no-cache {path}" in error.evidence
+    assert f"replay report --no-cache {tmp_path / 's.jsonl'}" in error.evidence
     assert "stderr line: b'sys:1: ResourceWarning: unclosed file" in error.evidence
     assert "... (965 bytes)" in error.evidence and len(error.evidence) < 500
     assert "one of ours'" not in error.evidence  # the good line is not the evidence
@@ -192,7 +196,6 @@ def test_a_raw_control_byte_is_kept_with_its_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    import replay.cli
 
     fuzz = _fuzz()
 
@@ -200,12 +203,8 @@ def test_a_raw_control_byte_is_kept_with_its_line(
         os.write(1, b"turn 3: fine\nturn 4: \x1b[2Jgone\n")
         return 0
 
-    monkeypatch.setattr(replay.cli, "main", leaky_scan)
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(LINES)
-    with pytest.raises(fuzz.Mismatch, match=r"(?s)scan: a raw control byte.*stdout line: "
-                                            r"b'turn 4: \\x1b\[2Jgone'"):
-        fuzz._in_child(lambda: fuzz._cli(path, ("scan",)))
+    _cli_fails(fuzz, tmp_path, monkeypatch, leaky_scan, ("scan",),
+               r"(?s)scan: a raw control byte.*stdout line: b'turn 4: \\x1b\[2Jgone'")
 
 
 def test_a_failed_trial_gives_its_kind_and_evidence_and_the_mutant_can_be_kept(
