@@ -375,35 +375,13 @@ class _LongCount:
     a character not of one cell)."""
 
 
-class LongText:
-    """A very long plain text drawn a screen at a time (`TurnLines` asks for rows).
+class _LineCounts:
+    """A text's lines as they are counted, a block at a time (`LongText` counts them and lays
+    them out in rows): where each starts, its cells and whether it holds characters not of
+    one cell, a long line's length once cleaned and its kept places; and the text itself,
+    read a piece at a time (from memory or from its file, which may change under it)."""
 
-    Rich would wrap the whole text into lines before the first is shown: a 50 MB message
-    took minutes and gigabytes. Here rows are counted when the width is known (a line of
-    ASCII is `len / width` rows, computed, not made), and a row is cut from its line only
-    when drawn. Lines wrap at the width by cells (no word wrap).
-
-    Rows are counted a block at a time (`_BLOCK` characters of whole lines, or a piece of
-    a longer line: its rows counted so far are drawn while the rest is counted), each block
-    read once: `layout` counts only as far as it is asked to (the first
-    screen), `count_for` goes on between frames, and whatever needs a row past the part
-    counted (a row drawn, the end, a search hit) counts up to it first. A 50 MB message
-    counted whole before its first screen took 1-5 s.
-
-    The text is held as given, never copied whole: each row is made safe (`clean`, tabs
-    expanded) as it is drawn, from the piece of the text it shows. The rows are those of
-    the whole text cleaned, cut at the same places: a row's place is counted in the
-    cleaned text, whose line lengths are known without making it (`escaped_shape`), and a
-    line longer than `_STEP` keeps where every `_STEP` characters of it fall in its
-    cleaned form, so a row of a 50 MB line is cleaned from at most `_STEP` + a row.
-    """
-
-    _STEP = 1024
-    """Characters of a long line between two of its kept places."""
-    _BLOCK = 1 << 16
-    """Characters of whole lines counted at a time (a longer line is a block of its own)."""
-
-    def __init__(self, text: str | Rope, style: Style | None = None, indent: int = 1) -> None:
+    def __init__(self, text: str | Rope) -> None:
         self._text = text
         self.moved: str | None = None
         """Why the text can no longer be read from its file (None while it can)."""
@@ -428,19 +406,6 @@ class LongText:
         self._held: tuple[int, str] = (0, "")
         """The block read last (where it starts, its text): a line walked just after it
         is counted is not read again."""
-        self.style = style
-        self.indent = indent
-        self._width = -1
-        self._room = 1
-        self._first_row: array[int] | None = None
-        """Each laid-out line's first row at the width, and the rows of them all; None
-        while every line laid out fits in a row (row n is line n)."""
-        self._laid = 0
-        """Lines laid out at the width (of those counted)."""
-        self._walked: dict[int, Sequence[int]] = {}
-        """Where the rows of lines drawn lately start (columns of the shown line)."""
-        self._walked_long: dict[int, Sequence[int]] = {}
-        """The same of lines longer than `_STEP`, kept while the width stays."""
         self._long: _LongCount | None = None
         """The line longer than a block being counted (the line after those counted)."""
 
@@ -475,6 +440,95 @@ class LongText:
     def _counted(self) -> int:
         """Lines counted."""
         return len(self._starts) - 1
+
+    @property
+    def line_count(self) -> int:
+        """Lines of the text."""
+        return self._line_total
+
+    def _is_long(self, number: int) -> bool:
+        """Line `number` (counted) is longer than `_STEP` characters."""
+        return number in self._long_lengths
+
+    def _count_short(self, begin: int, chunk: str, lengths: list[int]) -> None:
+        """Count the lines of `chunk` (at `begin`, none longer than `_STEP`, their lengths
+        `lengths`): their shown lengths from a stand-in of the cleaned text, tabs expanded
+        (a regex's replacement holds a string per piece: 9 bytes a character of text full
+        of escapes), then their cells a run of characters of one width at a time."""
+        self._starts.extend(accumulate(map((1).__add__, lengths), initial=begin))
+        del self._starts[-len(lengths) - 1]  # (`begin`, already there)
+        if "\t" not in chunk and not has_controls(chunk):  # shown as it is
+            shown: Sequence[int] = lengths
+        else:
+            self._as_is = False
+            shape = escaped_shape(chunk)
+            if "\t" in shape:
+                shape = shape.expandtabs(8)
+            # (a line's length by `find`, one Python step a line, cost twice the split)
+            shown = list(map(len, shape.split("\n")))
+        if _narrow(chunk, raw=True):
+            self._cells.extend(shown)
+            self._odd.extend(bytes(len(lengths)))
+            self._wide.extend(bytes(len(lengths)))
+            return
+        odd_characters, zero_characters = _not_one_cell(chunk)
+        # Few characters left: their lines' lengths are those of the pieces of a split.
+        odd = list(map(len, odd_characters.split("\n")))
+        self._odd.extend(map(bool, odd))
+        if zero_characters is None:
+            self._cells.extend(map(int.__add__, shown, odd))
+            self._wide.extend(map(bool, odd))
+            return
+        zero = list(map(len, zero_characters.split("\n")))
+        # cells = length + wide - zero = length + odd - 2 zero
+        self._cells.extend(map(int.__sub__, map(int.__add__, shown, odd),
+                               map(int.__add__, zero, zero)))
+        self._wide.extend(map(bool, map(int.__sub__, odd, zero)))
+
+
+class LongText(_LineCounts):
+    """A very long plain text drawn a screen at a time (`TurnLines` asks for rows).
+
+    Rich would wrap the whole text into lines before the first is shown: a 50 MB message
+    took minutes and gigabytes. Here rows are counted when the width is known (a line of
+    ASCII is `len / width` rows, computed, not made), and a row is cut from its line only
+    when drawn. Lines wrap at the width by cells (no word wrap).
+
+    Rows are counted a block at a time (`_BLOCK` characters of whole lines, or a piece of
+    a longer line: its rows counted so far are drawn while the rest is counted), each block
+    read once: `layout` counts only as far as it is asked to (the first
+    screen), `count_for` goes on between frames, and whatever needs a row past the part
+    counted (a row drawn, the end, a search hit) counts up to it first. A 50 MB message
+    counted whole before its first screen took 1-5 s.
+
+    The text is held as given, never copied whole: each row is made safe (`clean`, tabs
+    expanded) as it is drawn, from the piece of the text it shows. The rows are those of
+    the whole text cleaned, cut at the same places: a row's place is counted in the
+    cleaned text, whose line lengths are known without making it (`escaped_shape`), and a
+    line longer than `_STEP` keeps where every `_STEP` characters of it fall in its
+    cleaned form, so a row of a 50 MB line is cleaned from at most `_STEP` + a row.
+    """
+
+    _STEP = 1024
+    """Characters of a long line between two of its kept places."""
+    _BLOCK = 1 << 16
+    """Characters of whole lines counted at a time (a longer line is a block of its own)."""
+
+    def __init__(self, text: str | Rope, style: Style | None = None, indent: int = 1) -> None:
+        super().__init__(text)
+        self.style = style
+        self.indent = indent
+        self._width = -1
+        self._room = 1
+        self._first_row: array[int] | None = None
+        """Each laid-out line's first row at the width, and the rows of them all; None
+        while every line laid out fits in a row (row n is line n)."""
+        self._laid = 0
+        """Lines laid out at the width (of those counted)."""
+        self._walked: dict[int, Sequence[int]] = {}
+        """Where the rows of lines drawn lately start (columns of the shown line)."""
+        self._walked_long: dict[int, Sequence[int]] = {}
+        """The same of lines longer than `_STEP`, kept while the width stays."""
 
     @property
     def done(self) -> bool:
@@ -515,41 +569,6 @@ class LongText:
                 number, at = long + 1, at + lengths[long] + 1
         if number < len(lengths):
             self._count_short(begin + at, chunk[at:], lengths[number:])
-
-    def _count_short(self, begin: int, chunk: str, lengths: list[int]) -> None:
-        """Count the lines of `chunk` (at `begin`, none longer than `_STEP`, their lengths
-        `lengths`): their shown lengths from a stand-in of the cleaned text, tabs expanded
-        (a regex's replacement holds a string per piece: 9 bytes a character of text full
-        of escapes), then their cells a run of characters of one width at a time."""
-        self._starts.extend(accumulate(map((1).__add__, lengths), initial=begin))
-        del self._starts[-len(lengths) - 1]  # (`begin`, already there)
-        if "\t" not in chunk and not has_controls(chunk):  # shown as it is
-            shown: Sequence[int] = lengths
-        else:
-            self._as_is = False
-            shape = escaped_shape(chunk)
-            if "\t" in shape:
-                shape = shape.expandtabs(8)
-            # (a line's length by `find`, one Python step a line, cost twice the split)
-            shown = list(map(len, shape.split("\n")))
-        if _narrow(chunk, raw=True):
-            self._cells.extend(shown)
-            self._odd.extend(bytes(len(lengths)))
-            self._wide.extend(bytes(len(lengths)))
-            return
-        odd_characters, zero_characters = _not_one_cell(chunk)
-        # Few characters left: their lines' lengths are those of the pieces of a split.
-        odd = list(map(len, odd_characters.split("\n")))
-        self._odd.extend(map(bool, odd))
-        if zero_characters is None:
-            self._cells.extend(map(int.__add__, shown, odd))
-            self._wide.extend(map(bool, odd))
-            return
-        zero = list(map(len, zero_characters.split("\n")))
-        # cells = length + wide - zero = length + odd - 2 zero
-        self._cells.extend(map(int.__sub__, map(int.__add__, shown, odd),
-                               map(int.__add__, zero, zero)))
-        self._wide.extend(map(bool, map(int.__sub__, odd, zero)))
 
     def _count_long(self, piece: str, whole: bool) -> None:
         """Count `piece`, the next characters of the long line being counted (`_long`; all of
@@ -775,10 +794,6 @@ class LongText:
                 self._walked_long[first + number] = starts
             number = walk.find(1, number + 1)
 
-    def _is_long(self, number: int) -> bool:
-        """Line `number` (counted) is longer than `_STEP` characters."""
-        return number in self._long_lengths
-
     def _walk(self, number: int) -> Sequence[int]:
         """Where the rows of line `number` start at the laid-out width (shown columns),
         found from its shown text (a long line a piece at a time)."""
@@ -849,11 +864,6 @@ class LongText:
         starts = self._long_starts()
         return len(starts) > 0 and starts[-1] > column
 
-    @property
-    def line_count(self) -> int:
-        """Lines of the text."""
-        return self._line_total
-
     def line(self, number: int) -> str:
         """Line `number` of the text as given (without its line end)."""
         while self._counted <= number and (self._long is not None
@@ -890,16 +900,6 @@ class LongText:
         piece = piece_of(self._slice(begin + raw_at, last), shown_at)
         return piece[start - shown_at:None if end is None else end - shown_at]
 
-    def _every_row(self) -> Iterator[int]:
-        """Every row at the laid-out width, counted as they are reached."""
-        row = 0
-        while True:
-            while row < self.rows:
-                yield row
-                row += 1
-            if not self._step():
-                return
-
     def first_row_holding(self, needle: str) -> int | None:
         """The first row (at the laid-out width) whose text, lower-cased, holds `needle` as
         shown (escaped): the rows `TurnLines.scroll_to_text` would find one by one. Its
@@ -923,27 +923,7 @@ class LongText:
         the text looked through (a float: a pause, nothing needed), then returns the first
         row holding `needle`. Whoever drives it counts the rows up to each place as it likes
         (`TurnLines` between frames); a needle of white space alone counts its rows itself."""
-        from replay.core.escaped_find import find_steps
-
-        wanted = shown(needle).lower()
-        core = wanted.strip()  # (what is in the row's text, not its margin or padding)
-        if not core:  # white space alone: row by row
-            return next((row for row in self._every_row() if wanted in self._row_text(row)),
-                        None)
-        since = time.perf_counter()
-        for step in find_steps(self._slice, self._size, core):
-            if isinstance(step, int):  # characters looked through
-                if time.perf_counter() - since >= self.SEARCH_FOR:
-                    yield step / (self._size + 1)
-                    since = time.perf_counter()
-                continue
-            line, column = step
-            yield step
-            since = time.perf_counter()
-            row = self.row_of(line, column)
-            if wanted in self._row_text(row):
-                return row
-        return None
+        return _rows_holding(self, needle)
 
     SEARCH_FOR = 0.04
     """Seconds `rows_holding` looks through the text before it pauses."""
@@ -979,6 +959,44 @@ class LongText:
             self._count_block()
         end = self._starts[min(lines, self._counted)] - 1
         yield Text(shown_piece(self._slice(0, end)), style=self.style or "")
+
+
+def _rows_holding(long: LongText, needle: str
+                  ) -> Generator[tuple[int, int] | float, None, int | None]:
+    """`LongText.rows_holding`: the occurrences of `needle` found by `escaped_find`, the
+    row of each made until one holds it."""
+    from replay.core.escaped_find import find_steps
+
+    wanted = shown(needle).lower()
+    core = wanted.strip()  # (what is in the row's text, not its margin or padding)
+    if not core:  # white space alone: row by row
+        return next((row for row in _every_row(long) if wanted in long._row_text(row)),
+                    None)
+    since = time.perf_counter()
+    for step in find_steps(long._slice, long._size, core):
+        if isinstance(step, int):  # characters looked through
+            if time.perf_counter() - since >= long.SEARCH_FOR:
+                yield step / (long._size + 1)
+                since = time.perf_counter()
+            continue
+        line, column = step
+        yield step
+        since = time.perf_counter()
+        row = long.row_of(line, column)
+        if wanted in long._row_text(row):
+            return row
+    return None
+
+
+def _every_row(long: LongText) -> Iterator[int]:
+    """Every row of `long` at its laid-out width, counted as they are reached."""
+    row = 0
+    while True:
+        while row < long.rows:
+            yield row
+            row += 1
+        if not long._step():
+            return
 
 
 def tool_title(part: Part) -> str:
