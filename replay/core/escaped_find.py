@@ -277,11 +277,11 @@ def _long_line(read: Callable[[int, int], str], begin: int, size: int, folded: s
                anchor_text: str, end: list[int]) -> Iterator[tuple[int | None, int]]:
     """(shown column, characters of the text looked through) of each occurrence of `folded`
     in the line starting at `begin` (long), and (None, characters looked through) after each
-    window: a window at a time (to its line end, whose place is left in
-    `end[0]`, or the text's end), each searched after the last shown characters of the one
-    before (as many as the needle), only occurrences ending past them given. A window whose
-    raw text (after the last characters of the one before) lacks the anchor holds no end of
-    an occurrence: it is only measured (`shown_length`), its last characters shown."""
+    window of it: a window at a time, to its line end (whose place is left in `end[0]`) or
+    the text's end, each searched after the last shown characters of the one before (as
+    many as the needle), only occurrences ending past them given. A window whose raw text
+    (after the last characters of the one before) lacks the anchor holds no end of an
+    occurrence: it is only measured (`shown_length`), its last characters shown."""
     length = len(folded)
     column, tail, raw_tail = 0, "", ""
     at = begin
