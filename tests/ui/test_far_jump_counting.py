@@ -56,10 +56,9 @@ def _a_block_a_tick(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_ctrl_end_after_o_counts_between_frames_and_a_key_replaces_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A block a tenth of a second: the count takes many frames, as 50 MB do on any machine.
-    monkeypatch.setattr(TurnLines, "COUNT_EVERY", 0.1)
-    monkeypatch.setattr(TurnLines, "JUMP_EVERY", 0.1, raising=False)
-    monkeypatch.setattr(TurnLines, "COUNT_FOR", 0.0)
+    # (main's counting slices, at 80 ms, counted all 4 M characters within a few frames
+    # on a quiet machine once counting got faster: a block a tick keeps it many frames long)
+    _a_block_a_tick(monkeypatch)
     app = build_app(claude_code(tmp_path, TEXT))
     async with app.run_test(size=(80, 40)) as pilot:
         current, long = await unfold_second_turn(pilot, app)
