@@ -54,11 +54,16 @@ def _forms() -> tuple[tuple[frozenset[str], ...], ...]:
 def shown_line(line: str, column: int = 0) -> str:
     """A line (or a piece of one starting at shown column `column`) as the screen shows it:
     escaped, tabs expanded."""
-    safe = escape_controls(line)
-    if "\t" not in safe:
-        return safe
+    return tabs_expanded(escape_controls(line), column)
+
+
+def tabs_expanded(text: str, column: int = 0) -> str:
+    """`text`'s tabs expanded to the next multiple of `TAB` columns as if it started at
+    shown column `column` of its line (what `expandtabs` of the whole line gives there)."""
+    if "\t" not in text:
+        return text
     lead = column % TAB
-    return (" " * lead + safe).expandtabs(TAB)[lead:] if lead else safe.expandtabs(TAB)
+    return (" " * lead + text).expandtabs(TAB)[lead:] if lead else text.expandtabs(TAB)
 
 
 def _fits(needle: str, at: int, form: tuple[frozenset[str], ...], start: int,

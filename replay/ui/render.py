@@ -19,6 +19,7 @@ from rich.style import Style
 from rich.text import Text
 
 from replay.core.detection.empty import format_duration
+from replay.core.escaped_find import find_steps, tabs_expanded
 from replay.core.safe import INVISIBLE, escaped_shape, has_controls
 from replay.core.session import lifted
 from replay.core.session.lifted import Rope
@@ -136,11 +137,7 @@ def shown_piece(text: str, column: int = 0) -> str:
     """A piece of a line as `LongText` shows it: `clean`, then tabs expanded to the next
     multiple of 8 as if the piece started at `column` of its line (what `expandtabs(8)`
     of the whole cleaned line gives there)."""
-    safe = clean(text)
-    if "\t" not in safe:
-        return safe
-    lead = column % 8
-    return (" " * lead + safe).expandtabs(8)[lead:] if lead else safe.expandtabs(8)
+    return tabs_expanded(clean(text), column)
 
 
 def shape_piece(text: str, column: int = 0) -> str:
@@ -148,11 +145,7 @@ def shape_piece(text: str, column: int = 0) -> str:
     the same cells: `escaped_shape` (an escape's characters are one cell each, as its dots
     are), tabs expanded alike. Made without a call per character escaped (a walk of a 50 MB
     line of escapes spent most of its time cleaning it)."""
-    shape = escaped_shape(text) if has_controls(text) else text
-    if "\t" not in shape:
-        return shape
-    lead = column % 8
-    return (" " * lead + shape).expandtabs(8)[lead:] if lead else shape.expandtabs(8)
+    return tabs_expanded(escaped_shape(text) if has_controls(text) else text, column)
 
 
 def _cell_table() -> Iterable[tuple[int, int, int]]:
@@ -595,17 +588,12 @@ class LongText(_LineCounts):
                 walk.feed(piece)
         else:
             self._as_is = False
-            # (tabs alone: the text is its own shape, nothing to escape)
-            shaped = escaped_shape if has_controls(piece) else str
             for step in range(0, len(piece), self._STEP):
                 count.raw.append(at + step - begin)
                 count.shown.append(length)
-                shape = shaped(piece[step:step + self._STEP])
-                if "\t" in shape:
-                    lead = length % 8
-                    shape = (" " * lead + shape).expandtabs(8)[lead:]
+                shape = shape_piece(piece[step:step + self._STEP], length)
                 length += len(shape)
-                if walk is not None:  # (what `shape_piece` gives there)
+                if walk is not None:
                     walk.feed(shape)
         if not _narrow(piece, raw=True):
             odd_characters, zero_characters = _not_one_cell(piece)
@@ -639,15 +627,16 @@ class LongText(_LineCounts):
         piece."""
         count = self._long
         assert count is not None
+        def next_piece() -> str:
+            return self._slice(count.at, min(count.at + (self._STEP << 6), self._size))
+
         if self._room < 2:  # (Rich's own cuts: the line laid out whole)
             while self._long is not None:
-                self._count_long(self._slice(count.at, min(count.at + (self._STEP << 6),
-                                                           self._size)), whole=False)
+                self._count_long(next_piece(), whole=False)
             return
         if self._walk_long(whole=False):
             return
-        self._count_long(self._slice(count.at, min(count.at + (self._STEP << 6), self._size)),
-                         whole=False)
+        self._count_long(next_piece(), whole=False)
         self._walk_long(whole=True)
 
     def _walk_long(self, whole: bool) -> bool:
@@ -965,8 +954,6 @@ def _rows_holding(long: LongText, needle: str
                   ) -> Generator[tuple[int, int] | float, None, int | None]:
     """`LongText.rows_holding`: the occurrences of `needle` found by `escaped_find`, the
     row of each made until one holds it."""
-    from replay.core.escaped_find import find_steps
-
     wanted = shown(needle).lower()
     core = wanted.strip()  # (what is in the row's text, not its margin or padding)
     if not core:  # white space alone: row by row
